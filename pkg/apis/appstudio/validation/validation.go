@@ -1,0 +1,381 @@
+// Package validation checks appstudio.redhat.com objects: the rules the original service
+// enforced in admission webhooks and at run time that can be decided from the object alone.
+package validation
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
+	"github.com/gitops-service/gitops-service/pkg/apis/fieldvalidation"
+)
+
+var (
+	specPath   = field.NewPath("spec")
+	statusPath = field.NewPath("status")
+	metaPath   = field.NewPath("metadata")
+)
+
+func validateMeta(meta *metav1.ObjectMeta, namespaced bool, nameFn apimachineryvalidation.ValidateNameFunc) field.ErrorList {
+	return apimachineryvalidation.ValidateObjectMeta(meta, namespaced, nameFn, metaPath)
+}
+
+func validateMetaUpdate(meta, old *metav1.ObjectMeta) field.ErrorList {
+	return apimachineryvalidation.ValidateObjectMetaUpdate(meta, old, metaPath)
+}
+
+func validateConditions(conditions []metav1.Condition, fldPath *field.Path) field.ErrorList {
+	return metav1validation.ValidateConditions(conditions, fldPath)
+}
+
+// ValidateEnvironment checks an Environment on create. Its name becomes part of generated
+// object names and labels, so it must be a DNS-1123 label.
+func ValidateEnvironment(obj *appstudio.Environment) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSLabel)
+	return append(errs, validateEnvironmentSpec(&obj.Spec)...)
+}
+
+// ValidateEnvironmentUpdate checks an Environment on update.
+func ValidateEnvironmentUpdate(obj, old *appstudio.Environment) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateEnvironmentSpec(&obj.Spec)...)
+}
+
+func validateEnvironmentSpec(spec *appstudio.EnvironmentSpec) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, fieldvalidation.Enum(specPath.Child("type"), spec.Type, false,
+		appstudio.EnvironmentTypePOC, appstudio.EnvironmentTypeNonPOC)...)
+	if spec.DisplayName == "" {
+		errs = append(errs, field.Required(specPath.Child("displayName"), ""))
+	}
+	errs = append(errs, fieldvalidation.Enum(specPath.Child("deploymentStrategy"), spec.DeploymentStrategy, true,
+		appstudio.DeploymentStrategyManual, appstudio.DeploymentStrategyAppStudioAutomated)...)
+	errs = append(errs, fieldvalidation.NamespaceName(specPath.Child("parentEnvironment"), spec.ParentEnvironment, false)...)
+
+	cfg := specPath.Child("configuration")
+	errs = append(errs, validateEnvVars(spec.Configuration.Env, cfg.Child("env"))...)
+	claimPath := cfg.Child("target", "deploymentTargetClaim", "claimName")
+	claim := spec.Configuration.Target.DeploymentTargetClaim.ClaimName
+	errs = append(errs, fieldvalidation.ObjectName(claimPath, claim, false)...)
+
+	if u := spec.UnstableConfigurationFields; u != nil {
+		unstable := specPath.Child("unstableConfigurationFields")
+		if claim != "" {
+			errs = append(errs, field.Forbidden(unstable,
+				"an Environment cannot have both a DeploymentTargetClaim (spec.configuration.target) and credentials configuration set"))
+		}
+		errs = append(errs, fieldvalidation.Enum(unstable.Child("clusterType"), u.ClusterType, false,
+			appstudio.ConfigurationClusterTypeKubernetes, appstudio.ConfigurationClusterTypeOpenShift)...)
+		creds := &u.KubernetesClusterCredentials
+		credsPath := unstable.Child("kubernetesCredentials")
+		errs = append(errs, fieldvalidation.NamespaceName(credsPath.Child("targetNamespace"), creds.TargetNamespace, true)...)
+		errs = append(errs, fieldvalidation.HTTPSURL(credsPath.Child("apiURL"), creds.APIURL, true)...)
+		ingress := credsPath.Child("ingressDomain")
+		if creds.IngressDomain == "" {
+			if u.ClusterType == appstudio.ConfigurationClusterTypeKubernetes {
+				errs = append(errs, field.Required(ingress, "ingress domain cannot be empty if cluster is of type Kubernetes"))
+			}
+		} else {
+			for _, msg := range utilvalidation.IsDNS1123Subdomain(creds.IngressDomain) {
+				errs = append(errs, field.Invalid(ingress, creds.IngressDomain, msg))
+			}
+		}
+		errs = append(errs, fieldvalidation.ObjectName(credsPath.Child("clusterCredentialsSecret"), creds.ClusterCredentialsSecret, true)...)
+		errs = append(errs, fieldvalidation.NamespaceList(credsPath.Child("namespaces"), creds.Namespaces)...)
+	}
+	return errs
+}
+
+func validateEnvVars(vars []appstudio.EnvVarPair, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, v := range vars {
+		idx := fldPath.Index(i).Child("name")
+		if v.Name == "" {
+			errs = append(errs, field.Required(idx, ""))
+			continue
+		}
+		for _, msg := range utilvalidation.IsEnvVarName(v.Name) {
+			errs = append(errs, field.Invalid(idx, v.Name, msg))
+		}
+		if seen.Has(v.Name) {
+			errs = append(errs, field.Duplicate(idx, v.Name))
+		}
+		seen.Insert(v.Name)
+	}
+	return errs
+}
+
+// ValidateEnvironmentStatusUpdate checks a write of an Environment's status.
+func ValidateEnvironmentStatusUpdate(obj, old *appstudio.Environment) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+}
+
+// ValidateSnapshot checks a Snapshot on create.
+func ValidateSnapshot(obj *appstudio.Snapshot) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	errs = append(errs, fieldvalidation.ObjectName(specPath.Child("application"), obj.Spec.Application, true)...)
+	compPath := specPath.Child("components")
+	seen := sets.New[string]()
+	for i, c := range obj.Spec.Components {
+		idx := compPath.Index(i)
+		errs = append(errs, fieldvalidation.NamespaceName(idx.Child("name"), c.Name, true)...)
+		if c.Name != "" && seen.Has(c.Name) {
+			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		}
+		seen.Insert(c.Name)
+		if c.ContainerImage == "" {
+			errs = append(errs, field.Required(idx.Child("containerImage"), ""))
+		}
+		if g := c.Source.GitSource; g != nil && g.URL == "" {
+			errs = append(errs, field.Required(idx.Child("source", "git", "url"), ""))
+		}
+	}
+	return errs
+}
+
+// ValidateSnapshotUpdate checks a Snapshot on update: what a Snapshot captured never changes.
+func ValidateSnapshotUpdate(obj, old *appstudio.Snapshot) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(obj.Spec.Application, old.Spec.Application, specPath.Child("application"))...)
+	if !apiequality.Semantic.DeepEqual(obj.Spec.Components, old.Spec.Components) {
+		errs = append(errs, field.Forbidden(specPath.Child("components"), "field is immutable: create a new Snapshot instead"))
+	}
+	return errs
+}
+
+// ValidateSnapshotStatusUpdate checks a write of a Snapshot's status.
+func ValidateSnapshotStatusUpdate(obj, old *appstudio.Snapshot) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+}
+
+// ValidateSnapshotEnvironmentBinding checks a SnapshotEnvironmentBinding on create. That no
+// other binding has the same application and environment is checked by the storage, atomically.
+func ValidateSnapshotEnvironmentBinding(obj *appstudio.SnapshotEnvironmentBinding) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	return append(errs, validateBindingSpec(&obj.Spec)...)
+}
+
+// ValidateSnapshotEnvironmentBindingUpdate checks a SnapshotEnvironmentBinding on update; its
+// application and environment never change.
+func ValidateSnapshotEnvironmentBindingUpdate(obj, old *appstudio.SnapshotEnvironmentBinding) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, validateBindingSpec(&obj.Spec)...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(obj.Spec.Application, old.Spec.Application, specPath.Child("application"))...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(obj.Spec.Environment, old.Spec.Environment, specPath.Child("environment"))...)
+	return errs
+}
+
+func validateBindingSpec(spec *appstudio.SnapshotEnvironmentBindingSpec) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, fieldvalidation.ObjectName(specPath.Child("application"), spec.Application, true)...)
+	errs = append(errs, fieldvalidation.NamespaceName(specPath.Child("environment"), spec.Environment, true)...)
+	errs = append(errs, fieldvalidation.ObjectName(specPath.Child("snapshot"), spec.Snapshot, true)...)
+	compPath := specPath.Child("components")
+	seen := sets.New[string]()
+	for i, c := range spec.Components {
+		idx := compPath.Index(i)
+		errs = append(errs, fieldvalidation.NamespaceName(idx.Child("name"), c.Name, true)...)
+		if c.Name != "" && seen.Has(c.Name) {
+			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		}
+		seen.Insert(c.Name)
+		cfg := idx.Child("configuration")
+		if r := c.Configuration.Replicas; r != nil && *r < 0 {
+			errs = append(errs, field.Invalid(cfg.Child("replicas"), *r, "must be greater than or equal to 0"))
+		}
+		errs = append(errs, validateEnvVars(c.Configuration.Env, cfg.Child("env"))...)
+		if r := c.Configuration.Resources; r != nil {
+			errs = append(errs, validateResources(r, cfg.Child("resources"))...)
+		}
+	}
+	return errs
+}
+
+// validateResources checks that quantities are not negative and requests do not exceed limits.
+func validateResources(r *corev1.ResourceRequirements, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for name, q := range r.Limits {
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(fldPath.Child("limits").Key(string(name)), q.String(), "must be greater than or equal to 0"))
+		}
+	}
+	for name, q := range r.Requests {
+		p := fldPath.Child("requests").Key(string(name))
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(p, q.String(), "must be greater than or equal to 0"))
+		}
+		if limit, ok := r.Limits[name]; ok && q.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(p, q.String(), "must be less than or equal to "+string(name)+" limit of "+limit.String()))
+		}
+	}
+	return errs
+}
+
+// ValidateSnapshotEnvironmentBindingStatusUpdate checks a write of a binding's status.
+func ValidateSnapshotEnvironmentBindingStatusUpdate(obj, old *appstudio.SnapshotEnvironmentBinding) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	st := &obj.Status
+	errs = append(errs, validateConditions(st.GitOpsRepoConditions, statusPath.Child("gitopsRepoConditions"))...)
+	errs = append(errs, validateConditions(st.ComponentDeploymentConditions, statusPath.Child("componentDeploymentConditions"))...)
+	errs = append(errs, validateConditions(st.BindingConditions, statusPath.Child("bindingConditions"))...)
+	seen := sets.New[string]()
+	for i, d := range st.GitOpsDeployments {
+		idx := statusPath.Child("gitopsDeployments").Index(i).Child("componentName")
+		if d.ComponentName == "" {
+			errs = append(errs, field.Required(idx, ""))
+		} else if seen.Has(d.ComponentName) {
+			errs = append(errs, field.Duplicate(idx, d.ComponentName))
+		}
+		seen.Insert(d.ComponentName)
+	}
+	return errs
+}
+
+// ValidatePromotionRun checks a PromotionRun on create.
+func ValidatePromotionRun(obj *appstudio.PromotionRun) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	spec := &obj.Spec
+	errs = append(errs, fieldvalidation.ObjectName(specPath.Child("snapshot"), spec.Snapshot, true)...)
+	errs = append(errs, fieldvalidation.ObjectName(specPath.Child("application"), spec.Application, true)...)
+	manual := specPath.Child("manualPromotion", "targetEnvironment")
+	automated := specPath.Child("automatedPromotion", "initialEnvironment")
+	switch {
+	case spec.AutomatedPromotion.InitialEnvironment != "":
+		errs = append(errs, field.Forbidden(automated, "automated promotion is not yet supported: use spec.manualPromotion"))
+	case spec.ManualPromotion.TargetEnvironment == "":
+		errs = append(errs, field.Required(manual, "the Environment to promote to"))
+	default:
+		errs = append(errs, fieldvalidation.NamespaceName(manual, spec.ManualPromotion.TargetEnvironment, true)...)
+	}
+	return errs
+}
+
+// ValidatePromotionRunUpdate checks a PromotionRun on update: a run's spec never changes.
+func ValidatePromotionRunUpdate(obj, old *appstudio.PromotionRun) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	if !apiequality.Semantic.DeepEqual(obj.Spec, old.Spec) {
+		errs = append(errs, field.Forbidden(specPath, "field is immutable: create a new PromotionRun instead"))
+	}
+	return errs
+}
+
+// ValidatePromotionRunStatusUpdate checks a write of a PromotionRun's status.
+func ValidatePromotionRunStatusUpdate(obj, old *appstudio.PromotionRun) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	st := &obj.Status
+	errs = append(errs, fieldvalidation.Enum(statusPath.Child("state"), st.State, false,
+		appstudio.PromotionRunStateActive, appstudio.PromotionRunStateWaiting, appstudio.PromotionRunStateComplete)...)
+	errs = append(errs, fieldvalidation.Enum(statusPath.Child("completionResult"), st.CompletionResult, false,
+		appstudio.PromotionRunCompleteResultSuccess, appstudio.PromotionRunCompleteResultFailure)...)
+	if st.CompletionResult != "" && st.State != appstudio.PromotionRunStateComplete {
+		errs = append(errs, field.Invalid(statusPath.Child("completionResult"), st.CompletionResult, "may only be set when status.state is Complete"))
+	}
+	for i, e := range st.EnvironmentStatus {
+		idx := statusPath.Child("environmentStatus").Index(i)
+		errs = append(errs, fieldvalidation.Enum(idx.Child("status"), e.Status, true,
+			appstudio.PromotionRunEnvironmentStatusSuccess, appstudio.PromotionRunEnvironmentStatusInProgress, appstudio.PromotionRunEnvironmentStatusFailed)...)
+	}
+	seen := sets.New[appstudio.PromotionRunConditionType]()
+	for i, c := range st.Conditions {
+		idx := statusPath.Child("conditions").Index(i)
+		errs = append(errs, fieldvalidation.Enum(idx.Child("type"), c.Type, true, appstudio.PromotionRunConditionErrorOccurred)...)
+		if seen.Has(c.Type) {
+			errs = append(errs, field.Duplicate(idx.Child("type"), c.Type))
+		}
+		seen.Insert(c.Type)
+		errs = append(errs, fieldvalidation.ConditionStatus(idx.Child("status"), c.Status)...)
+	}
+	return errs
+}
+
+// ValidateDeploymentTarget checks a DeploymentTarget on create.
+func ValidateDeploymentTarget(obj *appstudio.DeploymentTarget) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	return append(errs, validateDeploymentTargetSpec(&obj.Spec)...)
+}
+
+// ValidateDeploymentTargetUpdate checks a DeploymentTarget on update.
+func ValidateDeploymentTargetUpdate(obj, old *appstudio.DeploymentTarget) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateDeploymentTargetSpec(&obj.Spec)...)
+}
+
+func validateDeploymentTargetSpec(spec *appstudio.DeploymentTargetSpec) field.ErrorList {
+	errs := fieldvalidation.ObjectName(specPath.Child("deploymentTargetClassName"), string(spec.DeploymentTargetClassName), true)
+	creds := specPath.Child("kubernetesCredentials")
+	c := &spec.KubernetesClusterCredentials
+	errs = append(errs, fieldvalidation.NamespaceName(creds.Child("defaultNamespace"), c.DefaultNamespace, false)...)
+	errs = append(errs, fieldvalidation.HTTPSURL(creds.Child("apiURL"), c.APIURL, true)...)
+	errs = append(errs, fieldvalidation.ObjectName(creds.Child("clusterCredentialsSecret"), c.ClusterCredentialsSecret, true)...)
+	return append(errs, fieldvalidation.ObjectName(specPath.Child("claimRef"), spec.ClaimRef, false)...)
+}
+
+// ValidateDeploymentTargetStatusUpdate checks a write of a DeploymentTarget's status.
+func ValidateDeploymentTargetStatusUpdate(obj, old *appstudio.DeploymentTarget) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, fieldvalidation.Enum(statusPath.Child("phase"), obj.Status.Phase, false,
+		appstudio.DeploymentTargetPhasePending, appstudio.DeploymentTargetPhaseAvailable, appstudio.DeploymentTargetPhaseBound,
+		appstudio.DeploymentTargetPhaseReleased, appstudio.DeploymentTargetPhaseFailed)...)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+}
+
+// ValidateDeploymentTargetClaim checks a DeploymentTargetClaim on create.
+func ValidateDeploymentTargetClaim(obj *appstudio.DeploymentTargetClaim) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	return append(errs, validateDeploymentTargetClaimSpec(&obj.Spec)...)
+}
+
+// ValidateDeploymentTargetClaimUpdate checks a DeploymentTargetClaim on update.
+func ValidateDeploymentTargetClaimUpdate(obj, old *appstudio.DeploymentTargetClaim) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateDeploymentTargetClaimSpec(&obj.Spec)...)
+}
+
+func validateDeploymentTargetClaimSpec(spec *appstudio.DeploymentTargetClaimSpec) field.ErrorList {
+	// The class may be empty: a claim can name its target directly.
+	errs := fieldvalidation.ObjectName(specPath.Child("deploymentTargetClassName"), string(spec.DeploymentTargetClassName), false)
+	return append(errs, fieldvalidation.ObjectName(specPath.Child("targetName"), spec.TargetName, false)...)
+}
+
+// ValidateDeploymentTargetClaimStatusUpdate checks a write of a DeploymentTargetClaim's status.
+func ValidateDeploymentTargetClaimStatusUpdate(obj, old *appstudio.DeploymentTargetClaim) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, fieldvalidation.Enum(statusPath.Child("phase"), obj.Status.Phase, false,
+		appstudio.DeploymentTargetClaimPhasePending, appstudio.DeploymentTargetClaimPhaseBound, appstudio.DeploymentTargetClaimPhaseLost)...)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+}
+
+// ValidateDeploymentTargetClass checks a DeploymentTargetClass on create.
+func ValidateDeploymentTargetClass(obj *appstudio.DeploymentTargetClass) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain)
+	return append(errs, validateDeploymentTargetClassSpec(&obj.Spec)...)
+}
+
+// ValidateDeploymentTargetClassUpdate checks a DeploymentTargetClass on update.
+func ValidateDeploymentTargetClassUpdate(obj, old *appstudio.DeploymentTargetClass) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateDeploymentTargetClassSpec(&obj.Spec)...)
+}
+
+func validateDeploymentTargetClassSpec(spec *appstudio.DeploymentTargetClassSpec) field.ErrorList {
+	var errs field.ErrorList
+	p := specPath.Child("provisioner")
+	if spec.Provisioner == "" {
+		errs = append(errs, field.Required(p, ""))
+	} else {
+		for _, msg := range utilvalidation.IsQualifiedName(string(spec.Provisioner)) {
+			errs = append(errs, field.Invalid(p, spec.Provisioner, msg))
+		}
+	}
+	return append(errs, fieldvalidation.Enum(specPath.Child("reclaimPolicy"), spec.ReclaimPolicy, true,
+		appstudio.ReclaimPolicyDelete, appstudio.ReclaimPolicyRetain)...)
+}
