@@ -73,7 +73,7 @@ func TestRoundTripTypes(t *testing.T) {
 func ownKinds(scheme *runtime.Scheme, gv schema.GroupVersion) []string {
 	pkgs := map[string]bool{
 		reflect.TypeOf(managedgitops.GitOpsDeployment{}).PkgPath(): true,
-		reflect.TypeOf(v1alpha1.GitOpsDeployment{}).PkgPath():  true,
+		reflect.TypeOf(v1alpha1.GitOpsDeployment{}).PkgPath():      true,
 	}
 	var kinds []string
 	for kind, typ := range scheme.KnownTypes(gv) {
