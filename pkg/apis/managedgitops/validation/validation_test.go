@@ -233,7 +233,9 @@ func TestValidateGitOpsDeploymentStatusUpdate(t *testing.T) {
 		{"invalid spec is not checked", func(o *gitops.GitOpsDeployment) { o.Spec.Type = "bogus" }, nil},
 		{"condition without type", func(o *gitops.GitOpsDeployment) { o.Status.Conditions[1].Type = "" },
 			[]want{required("status.conditions[1].type")}},
-		{"repeated condition type", func(o *gitops.GitOpsDeployment) { o.Status.Conditions[1].Type = gitops.GitOpsDeploymentConditionErrorOccurred },
+		{"repeated condition type", func(o *gitops.GitOpsDeployment) {
+			o.Status.Conditions[1].Type = gitops.GitOpsDeploymentConditionErrorOccurred
+		},
 			[]want{duplicate("status.conditions[1].type")}},
 		{"condition without status", func(o *gitops.GitOpsDeployment) { o.Status.Conditions[0].Status = "" },
 			[]want{required("status.conditions[0].status")}},
@@ -406,7 +408,9 @@ func managedEnvironmentSpecCases() []managedEnvironmentCase {
 			[]want{required("spec.apiURL")}},
 		{"http API URL", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "http://api.example.com:6443" },
 			[]want{invalid("spec.apiURL")}},
-		{"API URL with query", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "https://api.example.com:6443?cluster=a" },
+		{"API URL with query", func(o *gitops.GitOpsDeploymentManagedEnvironment) {
+			o.Spec.APIURL = "https://api.example.com:6443?cluster=a"
+		},
 			[]want{invalid("spec.apiURL")}},
 		{"API URL with ampersand", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "https://api.example.com:6443/a&b" },
 			[]want{invalid("spec.apiURL")}},
@@ -513,16 +517,22 @@ type repositoryCredentialCase struct {
 func repositoryCredentialSpecCases() []repositoryCredentialCase {
 	return []repositoryCredentialCase{
 		{"valid", func(*gitops.GitOpsDeploymentRepositoryCredential) {}, nil},
-		{"ssh", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "ssh://git@github.com/jgwest/private-app.git" }, nil},
+		{"ssh", func(o *gitops.GitOpsDeploymentRepositoryCredential) {
+			o.Spec.Repository = "ssh://git@github.com/jgwest/private-app.git"
+		}, nil},
 		{"no repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "" },
 			[]want{required("spec.repository")}},
 		// Credentials must not travel in the clear.
-		{"http repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "http://github.com/jgwest/private-app" },
+		{"http repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) {
+			o.Spec.Repository = "http://github.com/jgwest/private-app"
+		},
 			[]want{invalid("spec.repository")}},
 		{"ftp repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "ftp://example.com/repo" },
 			[]want{invalid("spec.repository")}},
 		// The original webhook parsed the value as a URL, which scp-like addresses are not.
-		{"scp-like repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "git@github.com:jgwest/private-app.git" },
+		{"scp-like repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) {
+			o.Spec.Repository = "git@github.com:jgwest/private-app.git"
+		},
 			[]want{invalid("spec.repository")}},
 		{"repository without host", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "https:///private-app" },
 			[]want{invalid("spec.repository")}},
