@@ -1,0 +1,323 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+)
+
+// change is one row of the change log.
+type change struct {
+	rv               int64
+	key              string
+	created, deleted bool
+	value, prevValue []byte
+}
+
+// feedItem is what a subscription receives: a change, a progress bookmark at rv, or a
+// terminal error.
+type feedItem struct {
+	change   *change
+	progress int64
+	err      error
+}
+
+// subscription is one watch's queue on the feed.
+type subscription struct {
+	key       string
+	recursive bool
+	progress  bool
+	// from is the feed's RV when the subscription started: changes up to it must come from
+	// the log, everything after it arrives on ch.
+	from int64
+	ch   chan feedItem
+	// overflowed is set, before ch is closed, when the watch fell more than the queue behind.
+	overflowed bool
+}
+
+func (s *subscription) matches(key string) bool {
+	if s.recursive {
+		return strings.HasPrefix(key, s.key)
+	}
+	return key == s.key
+}
+
+// feed is the process-wide reader of the change log. It reads changes in RV order, which is
+// commit order, so having read RV r it has seen every change <= r, and fans them out to the
+// subscriptions. It never blocks on a subscriber: one that falls behind is cut loose and
+// catches up from the log by itself.
+type feed struct {
+	b       *Backend
+	wakeCh  chan struct{}
+	stateMu sync.Mutex
+	lastErr error
+
+	mu   sync.Mutex
+	rv   int64 // every change <= rv has been dispatched
+	subs map[*subscription]struct{}
+}
+
+const feedBatch = 1000
+
+func newFeed(b *Backend, rv int64) *feed {
+	return &feed{b: b, rv: rv, wakeCh: make(chan struct{}, 1), subs: map[*subscription]struct{}{}}
+}
+
+func (f *feed) wake() {
+	select {
+	case f.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (f *feed) healthy() error {
+	f.stateMu.Lock()
+	defer f.stateMu.Unlock()
+	if f.lastErr != nil {
+		return fmt.Errorf("postgresql storage not ready: %w", f.lastErr)
+	}
+	return nil
+}
+
+func (f *feed) setErr(err error) {
+	f.stateMu.Lock()
+	f.lastErr = err
+	f.stateMu.Unlock()
+}
+
+func (f *feed) subscribe(key string, recursive, progress bool) *subscription {
+	s := &subscription{key: key, recursive: recursive, progress: progress, ch: make(chan feedItem, f.b.opts.WatchQueue)}
+	f.mu.Lock()
+	s.from = f.rv
+	f.subs[s] = struct{}{}
+	f.mu.Unlock()
+	return s
+}
+
+func (f *feed) unsubscribe(s *subscription) {
+	f.mu.Lock()
+	if _, ok := f.subs[s]; ok {
+		delete(f.subs, s)
+		close(s.ch)
+	}
+	f.mu.Unlock()
+}
+
+// send queues an item without blocking. f.mu must be held.
+func (f *feed) send(s *subscription, it feedItem) {
+	select {
+	case s.ch <- it:
+	default:
+		if it.change == nil && it.err == nil {
+			return // a skipped bookmark loses nothing
+		}
+		s.overflowed = true
+		delete(f.subs, s)
+		close(s.ch)
+	}
+}
+
+func (f *feed) requestProgress() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
+		if s.progress {
+			f.send(s, feedItem{progress: f.rv})
+		}
+	}
+}
+
+// run polls the change log whenever woken and at least every PollInterval.
+func (f *feed) run(ctx context.Context) {
+	poll := time.NewTicker(f.b.opts.PollInterval)
+	defer poll.Stop()
+	progress := time.NewTicker(f.b.opts.ProgressNotifyInterval)
+	defer progress.Stop()
+	defer f.closeAll(nil)
+	backoff := 50 * time.Millisecond
+	for {
+		for {
+			more, err := f.pollOnce(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			f.setErr(err)
+			if err != nil {
+				klog.V(2).Infof("postgresql storage feed: %v", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(backoff*2, 2*time.Second)
+				continue
+			}
+			backoff = 50 * time.Millisecond
+			if !more {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wakeCh:
+		case <-poll.C:
+		case <-progress.C:
+			f.requestProgress()
+		}
+	}
+}
+
+// pollOnce dispatches the next batch of changes and reports whether more may be waiting.
+func (f *feed) pollOnce(ctx context.Context) (bool, error) {
+	f.mu.Lock()
+	from := f.rv
+	f.mu.Unlock()
+	current, compacted, changes, err := f.b.readChanges(ctx, changeRange{after: from, limit: feedBatch})
+	if err != nil {
+		return false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if compacted > from+1 {
+		// The feed was away longer than the compaction window: changes are gone for good.
+		// Every watch must end with 410 so its client relists.
+		f.closeAllLocked(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))
+	}
+	for _, c := range changes {
+		for s := range f.subs {
+			if s.matches(c.key) {
+				f.send(s, feedItem{change: c})
+			}
+		}
+	}
+	full := len(changes) == feedBatch
+	switch {
+	case full:
+		f.rv = changes[len(changes)-1].rv
+	case current > f.rv:
+		f.rv = current
+	}
+	return full, nil
+}
+
+func (f *feed) closeAll(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closeAllLocked(err)
+}
+
+func (f *feed) closeAllLocked(err error) {
+	for s := range f.subs {
+		if err != nil {
+			select {
+			case s.ch <- feedItem{err: err}:
+			default:
+			}
+		}
+		delete(f.subs, s)
+		close(s.ch)
+	}
+}
+
+// changeRange selects changes in (after, upTo] (upTo 0: no bound) whose key is key, or starts
+// with key when recursive ("" for every key).
+type changeRange struct {
+	after, upTo int64
+	key         string
+	recursive   bool
+	limit       int
+}
+
+// readChanges returns the changes of r in RV order, with the snapshot's current and
+// compacted RVs.
+func (b *Backend) readChanges(ctx context.Context, r changeRange) (current, compacted int64, out []*change, err error) {
+	var args argList
+	where := "rv > " + args.add(r.after)
+	if r.upTo > 0 {
+		where += " AND rv <= " + args.add(r.upTo)
+	}
+	switch {
+	case r.key == "":
+	case !r.recursive:
+		where += " AND key = " + args.add(r.key)
+	case prefixEnd(r.key) == "":
+		where += " AND key >= " + args.add(r.key)
+	default:
+		where += " AND key >= " + args.add(r.key) + " AND key < " + args.add(prefixEnd(r.key))
+	}
+	rows, err := b.pool.Query(ctx, `
+SELECT (SELECT rv FROM state), (SELECT rv FROM compaction), c.rv, c.key, c.created, c.deleted, c.value, c.prev_value
+FROM (SELECT) one
+LEFT JOIN LATERAL (SELECT * FROM changes WHERE `+where+` ORDER BY rv LIMIT `+args.add(r.limit)+`) c ON true
+ORDER BY c.rv`, args...)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			c                change
+			rv               *int64
+			key              *string
+			created, deleted *bool
+		)
+		if err := rows.Scan(&current, &compacted, &rv, &key, &created, &deleted, &c.value, &c.prevValue); err != nil {
+			return 0, 0, nil, err
+		}
+		if rv == nil {
+			continue
+		}
+		c.rv, c.key, c.created, c.deleted = *rv, *key, *created, *deleted
+		out = append(out, &c)
+	}
+	return current, compacted, out, rows.Err()
+}
+
+// listen holds a dedicated connection in LISTEN so that commits by other processes wake the
+// feed at once. Notifications are only hints: after any reconnect the feed is woken anyway,
+// and the poll ticker covers what is lost while disconnected.
+func (f *feed) listen(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := f.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		klog.V(2).Infof("postgresql storage listener: %v", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (f *feed) listenOnce(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, f.b.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	f.wake()
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		}
+		f.wake()
+	}
+}

@@ -1,0 +1,230 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	apistorage "k8s.io/apiserver/pkg/storage"
+	"k8s.io/klog/v2"
+)
+
+// maxLimit caps how far a filtered page grows its fetch size, as in etcd3.
+const maxLimit = 10000
+
+const (
+	expiredList     = "The resourceVersion for the provided list is too old."
+	continueExpired = "The provided continue parameter is too old " +
+		"to display a consistent list result. You can start a new list without " +
+		"the continue parameter."
+	inconsistentContinue = "The provided continue parameter is too old " +
+		"to display a consistent list result. You can start a new list without " +
+		"the continue parameter, or use the continue token in this response to " +
+		"retrieve the remainder of the results. Continuing with the provided " +
+		"token results in an inconsistent list - objects that were created, " +
+		"modified, or deleted between the time the first chunk was returned " +
+		"and now may show up in the list."
+)
+
+// compactedListError is the 410 a list gets for a compacted RV; a paged list also gets a
+// continue token that resumes at the latest RV (-1), as etcd3 returns.
+func compactedListError(paging bool, continueKey, keyPrefix string) error {
+	if !paging {
+		return apierrors.NewResourceExpired(expiredList)
+	}
+	token, err := apistorage.EncodeContinue(continueKey, keyPrefix, -1)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return apierrors.NewResourceExpired(continueExpired)
+	}
+	statusErr := apierrors.NewResourceExpired(inconsistentContinue)
+	statusErr.ErrStatus.ListMeta.Continue = token
+	return statusErr
+}
+
+// resolveGetListRev returns the RV to read at (0: latest), with etcd3's rules.
+func (s *Store) resolveGetListRev(continueKey string, continueRV int64, opts apistorage.ListOptions) (int64, error) {
+	if len(continueKey) > 0 {
+		if len(opts.ResourceVersion) > 0 && opts.ResourceVersion != "0" {
+			return 0, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+		}
+		// A negative continue RV asks for the latest state.
+		if continueRV > 0 {
+			return continueRV, nil
+		}
+		return 0, nil
+	}
+	if len(opts.ResourceVersion) == 0 {
+		return 0, nil
+	}
+	parsedRV, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
+	}
+	switch opts.ResourceVersionMatch {
+	case metav1.ResourceVersionMatchNotOlderThan:
+		return 0, nil
+	case metav1.ResourceVersionMatchExact:
+		return int64(parsedRV), nil
+	case "":
+		if opts.Recursive && opts.Predicate.Limit > 0 && parsedRV > 0 {
+			return int64(parsedRV), nil
+		}
+		return 0, nil
+	default:
+		return 0, fmt.Errorf("unknown ResourceVersionMatch value: %v", opts.ResourceVersionMatch)
+	}
+}
+
+// GetList implements storage.Interface.
+func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
+	key, err := s.prepareKey(key)
+	if err != nil {
+		return err
+	}
+	listPtr, err := meta.GetItemsPtr(listObj)
+	if err != nil {
+		return err
+	}
+	v, err := conversion.EnforcePtr(listPtr)
+	if err != nil || v.Kind() != reflect.Slice {
+		return fmt.Errorf("need ptr to slice: %v", err)
+	}
+	// A trailing "/" keeps "/a" from listing "/ab/...".
+	if opts.Recursive && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	keyPrefix := key
+	pred := opts.Predicate
+	q := rangeQuery{start: key, exact: !opts.Recursive, filters: filtersFor(pred)}
+	if opts.Recursive {
+		q.end = prefixEnd(keyPrefix)
+	}
+
+	var continueKey string
+	var continueRV int64
+	if opts.Recursive && len(pred.Continue) > 0 {
+		continueKey, continueRV, err = apistorage.DecodeContinue(pred.Continue, keyPrefix)
+		if err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+		}
+		q.start, q.startExclusive = continueStart(continueKey)
+	}
+	withRev, err := s.resolveGetListRev(continueKey, continueRV, opts)
+	if err != nil {
+		return err
+	}
+	q.rv = withRev
+
+	limit := pred.Limit
+	paging := limit > 0
+	newItem := newItemFunc(listObj, v)
+	var (
+		lastKey string
+		hasMore bool
+		count   int64
+	)
+	for {
+		// One extra row tells whether more remain without decoding it.
+		if paging {
+			q.limit = limit + 1
+			q.withCount = pred.Empty()
+		}
+		res, err := s.b.rangeRead(ctx, q)
+		if err != nil {
+			return err
+		}
+		if q.rv != 0 && q.rv < res.compactedRV {
+			return compactedListError(len(pred.Continue) > 0, continueKey, keyPrefix)
+		}
+		if q.rv > res.currentRV {
+			return apistorage.NewTooLargeResourceVersionError(uint64(q.rv), uint64(res.currentRV), 1)
+		}
+		if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(res.currentRV)); err != nil {
+			return err
+		}
+		// Later pages of this call, and continue tokens, read the same snapshot.
+		if q.rv == 0 {
+			q.rv = res.currentRV
+		}
+		count = res.count
+		rows := res.rows
+		hasMore = paging && int64(len(rows)) > limit
+		if hasMore {
+			rows = rows[:limit]
+		}
+		for _, row := range rows {
+			if paging && int64(v.Len()) >= pred.Limit {
+				hasMore = true
+				break
+			}
+			lastKey = row.key
+			data, _, err := s.fromStorage(ctx, row.key, row.value)
+			if err != nil {
+				return apistorage.NewInternalErrorf("unable to transform key %q: %v", row.key, err)
+			}
+			if ctx.Err() != nil {
+				return apistorage.NewTimeoutError(row.key, "request did not complete within requested timeout")
+			}
+			obj, _, err := s.codec.Decode(data, nil, newItem())
+			if err != nil {
+				return err
+			}
+			if err := s.versioner.UpdateObject(obj, uint64(row.rv)); err != nil {
+				klog.Errorf("failed to update object version: %v", err)
+			}
+			if matched, err := pred.Matches(obj); err == nil && matched {
+				v.Set(reflect.Append(v, reflect.ValueOf(obj).Elem()))
+			}
+		}
+		if !hasMore || int64(v.Len()) >= pred.Limit {
+			break
+		}
+		// Filters dropped items: fetch more, in growing pages, until the page is full.
+		if limit < maxLimit {
+			limit = min(limit*2, maxLimit)
+		}
+		q.start, q.startExclusive = lastKey, true
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	}
+	continueValue, remaining, err := apistorage.PrepareContinueToken(lastKey, keyPrefix, q.rv, count, hasMore, opts)
+	if err != nil {
+		return err
+	}
+	return s.versioner.UpdateList(listObj, uint64(q.rv), continueValue, remaining)
+}
+
+// continueStart turns a continue key into a range start. Continue keys end in "\x00" (the
+// smallest key after the last one returned), which PostgreSQL text cannot hold, so that
+// becomes an exclusive bound on the last key instead.
+func continueStart(continueKey string) (string, bool) {
+	if k, ok := strings.CutSuffix(continueKey, "\x00"); ok {
+		return k, true
+	}
+	return continueKey, false
+}
+
+// newItemFunc returns a constructor for list items, keeping the apiVersion of unstructured lists.
+func newItemFunc(listObj runtime.Object, v reflect.Value) func() runtime.Object {
+	if ul, ok := listObj.(*unstructured.UnstructuredList); ok {
+		if apiVersion := ul.GetAPIVersion(); len(apiVersion) > 0 {
+			return func() runtime.Object {
+				return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": apiVersion}}
+			}
+		}
+	}
+	elem := v.Type().Elem()
+	return func() runtime.Object {
+		return reflect.New(elem).Interface().(runtime.Object)
+	}
+}

@@ -1,0 +1,4 @@
+DROP TABLE changes;
+DROP TABLE objects;
+DROP TABLE compaction;
+DROP TABLE state;

@@ -1,0 +1,192 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	apistorage "k8s.io/apiserver/pkg/storage"
+)
+
+// rangeQuery selects keys in [start, end) (or only start when exact) as of rv (0: latest).
+type rangeQuery struct {
+	start          string
+	startExclusive bool
+	end            string // "" for no upper bound
+	exact          bool
+	rv             int64
+	limit          int64 // rows to return, 0 for all
+	withCount      bool  // also count every matching key from start, ignoring limit
+	filters        filters
+}
+
+// filters are pushed-down pre-filters; every row is still matched in Go afterwards.
+type filters struct {
+	namespace *string
+	labels    labels.Requirements
+}
+
+func filtersFor(p apistorage.SelectionPredicate) filters {
+	var f filters
+	if p.Field != nil {
+		if ns, ok := p.Field.RequiresExactMatch("metadata.namespace"); ok {
+			f.namespace = &ns
+		}
+	}
+	if p.Label != nil {
+		if reqs, ok := p.Label.Requirements(); ok {
+			f.labels = reqs
+		}
+	}
+	return f
+}
+
+// rangeResult is what one rangeQuery returns: rows in key order plus the snapshot's header.
+type rangeResult struct {
+	rows        []rawRow
+	currentRV   int64 // global RV of the snapshot
+	compactedRV int64
+	count       int64
+}
+
+type rawRow struct {
+	key   string
+	value []byte
+	rv    int64
+}
+
+type argList []any
+
+func (a *argList) add(v any) string {
+	*a = append(*a, v)
+	return fmt.Sprintf("$%d", len(*a))
+}
+
+// keyRange renders the key bounds of the query.
+func (q *rangeQuery) keyRange(args *argList) string {
+	switch {
+	case q.exact:
+		return "key = " + args.add(q.start)
+	case q.end == "" && q.startExclusive:
+		return "key > " + args.add(q.start)
+	case q.end == "":
+		return "key >= " + args.add(q.start)
+	case q.startExclusive:
+		return "key > " + args.add(q.start) + " AND key < " + args.add(q.end)
+	default:
+		return "key >= " + args.add(q.start) + " AND key < " + args.add(q.end)
+	}
+}
+
+// labelCondition translates one requirement into a GIN-indexable jsonb predicate. Operators
+// without an indexable form (Gt, Lt) are left to the Go matcher.
+func labelCondition(args *argList, col string, r labels.Requirement) string {
+	contains := func() string {
+		var ors []string
+		for _, v := range r.Values().List() {
+			doc, _ := json.Marshal(map[string]string{r.Key(): v})
+			ors = append(ors, col+" @> "+args.add(string(doc))+"::jsonb")
+		}
+		if len(ors) == 0 {
+			return "false"
+		}
+		return "(" + strings.Join(ors, " OR ") + ")"
+	}
+	switch r.Operator() {
+	case selection.Equals, selection.DoubleEquals, selection.In:
+		return contains()
+	case selection.NotEquals, selection.NotIn:
+		return "NOT " + contains()
+	case selection.Exists:
+		return col + " ? " + args.add(r.Key())
+	case selection.DoesNotExist:
+		return "NOT (" + col + " ? " + args.add(r.Key()) + ")"
+	}
+	return ""
+}
+
+// sql renders the query. Reads at the latest RV use objects alone. Reads at an older RV r
+// combine objects unchanged since r with, for keys changed after r, the prev_* columns of
+// their first change after r (unless that change created the key). Both branches are
+// disjoint: a key in objects with mod_rv > r always has a change after r.
+func (q *rangeQuery) sql() (string, []any) {
+	var args argList
+	var inner string
+	if q.rv == 0 {
+		inner = `SELECT key, value, mod_rv FROM objects WHERE ` + q.keyRange(&args) + ` AND ` + q.filterOnly(&args, "namespace", "labels")
+	} else {
+		rv := args.add(q.rv)
+		inner = `SELECT key, value, mod_rv FROM objects WHERE mod_rv <= ` + rv + ` AND ` + q.keyRange(&args) + ` AND ` + q.filterOnly(&args, "namespace", "labels") + `
+		UNION ALL
+		SELECT key, prev_value, prev_rv FROM (
+			SELECT DISTINCT ON (key) key, created, prev_value, prev_rv, prev_labels, prev_namespace
+			FROM changes WHERE rv > ` + rv + ` AND ` + q.keyRange(&args) + `
+			ORDER BY key, rv
+		) h WHERE NOT created AND ` + q.filterOnly(&args, "prev_namespace", "prev_labels")
+	}
+	limit := ""
+	if q.limit > 0 {
+		limit = " LIMIT " + args.add(q.limit)
+	}
+	count := "0::bigint"
+	if q.withCount {
+		count = `(SELECT count(*) FROM (` + inner + `) c)`
+	}
+	return `SELECT (SELECT rv FROM state), (SELECT rv FROM compaction), ` + count + `, r.key, r.value, r.mod_rv
+FROM (SELECT) one
+LEFT JOIN LATERAL (SELECT * FROM (` + inner + `) u ORDER BY key` + limit + `) r ON true
+ORDER BY r.key`, args
+}
+
+// filterOnly renders the pushed-down filters against the given columns.
+func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol string) string {
+	c := []string{"true"}
+	if q.filters.namespace != nil {
+		c = append(c, nsCol+" = "+args.add(*q.filters.namespace))
+	}
+	for _, r := range q.filters.labels {
+		if cond := labelCondition(args, labelsCol, r); cond != "" {
+			c = append(c, cond)
+		}
+	}
+	return strings.Join(c, " AND ")
+}
+
+func (b *Backend) rangeRead(ctx context.Context, q rangeQuery) (*rangeResult, error) {
+	stmt, args := q.sql()
+	rows, err := b.pool.Query(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	res := &rangeResult{}
+	for rows.Next() {
+		var (
+			key   *string
+			value []byte
+			rv    *int64
+		)
+		if err := rows.Scan(&res.currentRV, &res.compactedRV, &res.count, &key, &value, &rv); err != nil {
+			return nil, err
+		}
+		if key != nil {
+			res.rows = append(res.rows, rawRow{key: *key, value: value, rv: *rv})
+		}
+	}
+	return res, rows.Err()
+}
+
+// prefixEnd returns the smallest key greater than every key starting with prefix.
+func prefixEnd(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0x7f {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}
