@@ -18,7 +18,7 @@ func Resource(resource string) schema.GroupResource {
 }
 
 var (
-	localSchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes, addDefaultingFuncs)
+	localSchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes, addDefaultingFuncs, addFieldLabelConversionFuncs)
 	// AddToScheme adds the types of this group version to a scheme.
 	AddToScheme = localSchemeBuilder.AddToScheme
 )

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the e2e suite (test/e2e) against a local stack of its own: its state in .local/e2e, its
+# ports 1000 above those of `make run`, so both can run at once. The stack is stopped and its
+# state removed afterwards, whatever the outcome.
+set -o errexit -o nounset -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export GITOPS_LOCAL_DIR="${ROOT}/.local/e2e"
+export GITOPS_LOCAL_PORT_OFFSET=1000
+
+cleanup() {
+	local rc=$?
+	"${ROOT}/hack/local-up.sh" stop || true
+	if [[ ${rc} -ne 0 && -d "${GITOPS_LOCAL_DIR}/logs" ]]; then
+		for f in "${GITOPS_LOCAL_DIR}"/logs/gitops-apiserver.log "${GITOPS_LOCAL_DIR}"/logs/kube-apiserver.log; do
+			[[ -f "${f}" ]] && { echo "--- last lines of ${f}" >&2; tail -n 40 "${f}" >&2; }
+		done
+	fi
+	rm -rf "${GITOPS_LOCAL_DIR}"
+	exit "${rc}"
+}
+trap cleanup EXIT
+
+rm -rf "${GITOPS_LOCAL_DIR}"
+"${ROOT}/hack/local-up.sh" up
+
+KUBE_BIN="$("${ROOT}/hack/build-kube.sh")"
+export GITOPS_E2E_DIR="${GITOPS_LOCAL_DIR}"
+export GITOPS_E2E_KUBECTL="${KUBE_BIN}/kubectl"
+cd "${ROOT}"
+go test -tags e2e -count=1 -timeout 30m ./test/e2e/... -args -ginkgo.v

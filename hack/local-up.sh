@@ -1,0 +1,404 @@
+#!/usr/bin/env bash
+# The local stack: PostgreSQL, etcd, kube-apiserver and kube-controller-manager (built from
+# source by hack/build-kube.sh), and gitops-apiserver registered through real APIServices.
+# Everything listens on 127.0.0.1 and keeps its state under .local/ (git-ignored).
+#
+#   hack/local-up.sh up     start everything in the background; return once the API is served
+#   hack/local-up.sh run    start everything and stay in the foreground until Ctrl-C
+#   hack/local-up.sh stop   stop everything this script started, by recorded PID
+#
+# Ports are fixed, so kubeconfigs stay valid across restarts: PostgreSQL 15432, etcd 12379/12380,
+# kube-apiserver 16443, kube-controller-manager 16444, gitops-apiserver 18443. A second stack
+# (the e2e tests run one) sets GITOPS_LOCAL_DIR to its own folder and GITOPS_LOCAL_PORT_OFFSET.
+set -o errexit -o nounset -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE="${GITOPS_LOCAL_DIR:-${ROOT}/.local}"
+mkdir -p "${STATE}"
+STATE="$(cd "${STATE}" && pwd)"
+PIDS="${STATE}/pids"
+LOGS="${STATE}/logs"
+CERTS="${STATE}/certs"
+
+OFFSET="${GITOPS_LOCAL_PORT_OFFSET:-0}"
+PG_PORT=$((15432 + OFFSET))
+ETCD_PORT=$((12379 + OFFSET))
+ETCD_PEER_PORT=$((12380 + OFFSET))
+KUBE_PORT=$((16443 + OFFSET))
+KCM_PORT=$((16444 + OFFSET))
+GITOPS_PORT=$((18443 + OFFSET))
+PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
+
+log() { echo "local-up: $*" >&2; }
+die() {
+	log "$*"
+	exit 1
+}
+
+# --- processes ---------------------------------------------------------------------------------
+
+# start_bg NAME CMD... runs CMD in the background with its output in .local/logs/NAME.log and
+# its PID recorded in .local/pids/NAME.pid.
+start_bg() {
+	local name="$1"
+	shift
+	"$@" >"${LOGS}/${name}.log" 2>&1 &
+	echo $! >"${PIDS}/${name}.pid"
+}
+
+alive() {
+	local pidfile="${PIDS}/$1.pid"
+	[[ -f "${pidfile}" ]] && kill -0 "$(cat "${pidfile}")" 2>/dev/null
+}
+
+# wait_for DESCRIPTION SECONDS NAME CMD... retries CMD until it succeeds; it fails early, with
+# the end of NAME's log, if NAME's process has exited.
+wait_for() {
+	local what="$1" timeout="$2" name="$3"
+	shift 3
+	local deadline=$((SECONDS + timeout))
+	until "$@" >/dev/null 2>&1; do
+		if [[ -n "${name}" ]] && ! alive "${name}"; then
+			tail -n 30 "${LOGS}/${name}.log" >&2 || true
+			die "${name} exited while waiting for ${what}; its log is ${LOGS}/${name}.log"
+		fi
+		if ((SECONDS > deadline)); then
+			[[ -n "${name}" ]] && { tail -n 30 "${LOGS}/${name}.log" >&2 || true; }
+			die "timed out after ${timeout}s waiting for ${what}"
+		fi
+		sleep 0.5
+	done
+}
+
+stop_pid() {
+	local name="$1" pidfile="${PIDS}/$1.pid"
+	[[ -f "${pidfile}" ]] || return 0
+	local pid
+	pid="$(cat "${pidfile}")"
+	if kill -0 "${pid}" 2>/dev/null; then
+		kill -TERM "${pid}" 2>/dev/null || true
+		for _ in $(seq 1 60); do
+			kill -0 "${pid}" 2>/dev/null || break
+			sleep 0.25
+		done
+		if kill -0 "${pid}" 2>/dev/null; then
+			log "${name} (${pid}) did not stop on SIGTERM; killing it"
+			kill -KILL "${pid}" 2>/dev/null || true
+		fi
+	fi
+	rm -f "${pidfile}"
+}
+
+stop_all() {
+	for name in gitops-apiserver kube-controller-manager kube-apiserver etcd; do
+		stop_pid "${name}"
+	done
+	if [[ -f "${STATE}/postgres/postmaster.pid" ]]; then
+		as_postgres "${PG_BIN}/pg_ctl" -D "${STATE}/postgres" stop -m fast -w >/dev/null 2>&1 || true
+	fi
+	rm -f "${PIDS}/postgres.pid"
+}
+
+check_free() {
+	local port="$1" what="$2"
+	if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
+		die "port ${port} (${what}) is in use: stop what holds it (hack/local-up.sh stop, if it is an earlier stack)"
+	fi
+}
+
+# --- PostgreSQL --------------------------------------------------------------------------------
+
+as_postgres() {
+	if [[ $(id -u) -eq 0 ]]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+ensure_postgres_binaries() {
+	[[ -x "${PG_BIN}/initdb" ]] && return
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		log "installing PostgreSQL 15"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15 >&2 ||
+			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15 >&2; }
+	fi
+	[[ -x "${PG_BIN}/initdb" ]] || die "no PostgreSQL binaries in ${PG_BIN}: install postgresql-15 or set PG_BIN"
+}
+
+start_postgres() {
+	ensure_postgres_binaries
+	local data="${STATE}/postgres"
+	if [[ ! -f "${data}/PG_VERSION" ]]; then
+		mkdir -p "${data}"
+		[[ $(id -u) -eq 0 ]] && chown postgres: "${data}"
+		chmod 700 "${data}"
+		as_postgres "${PG_BIN}/initdb" -D "${data}" -U postgres --auth=trust -E UTF8 --locale=C >"${LOGS}/initdb.log" 2>&1 ||
+			{ cat "${LOGS}/initdb.log" >&2; die "initdb failed"; }
+		cat >>"${data}/postgresql.conf" <<EOF
+listen_addresses = '127.0.0.1'
+port = ${PG_PORT}
+unix_socket_directories = ''
+max_connections = 200
+EOF
+	fi
+	[[ $(id -u) -eq 0 ]] && chown postgres: "${LOGS}" && touch "${LOGS}/postgres.log" && chown postgres: "${LOGS}/postgres.log"
+	as_postgres "${PG_BIN}/pg_ctl" -D "${data}" -l "${LOGS}/postgres.log" start -w -t 60 >/dev/null ||
+		{ tail -n 30 "${LOGS}/postgres.log" >&2; die "PostgreSQL did not start"; }
+	head -1 "${data}/postmaster.pid" >"${PIDS}/postgres.pid"
+	local psql=("${PG_BIN}/psql" -h 127.0.0.1 -p "${PG_PORT}" -U postgres -v ON_ERROR_STOP=1 -qtA)
+	if [[ "$("${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'gitops'")" != 1 ]]; then
+		"${psql[@]}" -c "CREATE DATABASE gitops" >/dev/null
+	fi
+	echo "postgres://postgres@127.0.0.1:${PG_PORT}/gitops?sslmode=disable" >"${STATE}/postgres.dsn"
+	chmod 600 "${STATE}/postgres.dsn"
+}
+
+# --- certificates, tokens, kubeconfigs ---------------------------------------------------------
+
+# sign NAME CN SANS [EXTKEYUSAGE [CA]] issues NAME.crt/NAME.key from CA (default: the local CA).
+sign() {
+	local name="$1" cn="$2" sans="$3" usage="${4:-serverAuth}"
+	openssl req -new -newkey rsa:2048 -nodes -keyout "${CERTS}/${name}.key" -subj "/CN=${cn}" \
+		-out "${CERTS}/${name}.csr" 2>/dev/null
+	local ext="${CERTS}/${name}.ext"
+	{
+		echo "basicConstraints=CA:FALSE"
+		echo "keyUsage=digitalSignature,keyEncipherment"
+		echo "extendedKeyUsage=${usage}"
+		[[ -n "${sans}" ]] && echo "subjectAltName=${sans}"
+	} >"${ext}"
+	openssl x509 -req -in "${CERTS}/${name}.csr" -CA "${CERTS}/${5:-ca}.crt" -CAkey "${CERTS}/${5:-ca}.key" \
+		-CAcreateserial -days 3650 -sha256 -extfile "${ext}" -out "${CERTS}/${name}.crt" 2>/dev/null
+	rm -f "${CERTS}/${name}.csr" "${ext}"
+}
+
+make_ca() {
+	openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "${CERTS}/$1.key" -subj "/CN=$2" \
+		-days 3650 -sha256 -out "${CERTS}/$1.crt" 2>/dev/null
+}
+
+ensure_certs() {
+	[[ -f "${CERTS}/done" ]] && return
+	rm -rf "${CERTS}" && mkdir -p "${CERTS}" && chmod 700 "${CERTS}"
+	make_ca ca "gitops-local-ca"
+	make_ca front-proxy-ca "gitops-local-front-proxy-ca"
+	sign kube-apiserver kube-apiserver "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
+	sign gitops-apiserver gitops-apiserver "DNS:gitops-apiserver.gitops-service.svc,DNS:localhost,IP:127.0.0.1"
+	sign front-proxy-client front-proxy-client "" clientAuth front-proxy-ca
+	openssl genrsa -out "${CERTS}/sa.key" 2048 2>/dev/null
+	openssl rsa -in "${CERTS}/sa.key" -pubout -out "${CERTS}/sa.pub" 2>/dev/null
+	touch "${CERTS}/done"
+}
+
+# The users of the static token file: an admin, the gitops-apiserver identity (named like the
+# ServiceAccount the artifacts bind), and two tenants plus a viewer for the tests.
+USERS=(admin gitops-apiserver alice bob carol)
+user_line() {
+	case "$1" in
+	admin) echo "admin,admin-uid,\"system:masters\"" ;;
+	gitops-apiserver) echo "system:serviceaccount:gitops-service:gitops-apiserver,gitops-apiserver-uid,\"system:serviceaccounts,system:serviceaccounts:gitops-service\"" ;;
+	*) echo "$1,$1-uid,\"tenants\"" ;;
+	esac
+}
+
+ensure_tokens() {
+	[[ -f "${STATE}/tokens.csv" ]] && return
+	local tmp="${STATE}/tokens.csv.tmp"
+	: >"${tmp}"
+	for u in "${USERS[@]}"; do
+		echo "$(openssl rand -hex 24),$(user_line "${u}")" >>"${tmp}"
+	done
+	chmod 600 "${tmp}"
+	mv "${tmp}" "${STATE}/tokens.csv"
+}
+
+token_of() {
+	local name
+	name="$(user_line "$1" | cut -d, -f1)"
+	awk -F, -v n="${name}" '$2 == n { print $1 }' "${STATE}/tokens.csv"
+}
+
+write_kubeconfig() {
+	local file="$1" user="$2"
+	cat >"${file}" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:${KUBE_PORT}
+    certificate-authority: ${CERTS}/ca.crt
+users:
+- name: ${user}
+  user:
+    token: $(token_of "${user}")
+contexts:
+- name: ${user}@local
+  context:
+    cluster: local
+    user: ${user}
+current-context: ${user}@local
+EOF
+	chmod 600 "${file}"
+}
+
+ensure_kubeconfigs() {
+	write_kubeconfig "${STATE}/kubeconfig" admin
+	write_kubeconfig "${STATE}/gitops-apiserver.kubeconfig" gitops-apiserver
+	for u in alice bob carol; do
+		write_kubeconfig "${STATE}/${u}.kubeconfig" "${u}"
+	done
+}
+
+# --- the stack ---------------------------------------------------------------------------------
+
+up() {
+	mkdir -p "${STATE}" "${PIDS}" "${LOGS}"
+	for name in postgres etcd kube-apiserver kube-controller-manager gitops-apiserver; do
+		alive "${name}" && die "${name} is already running (PID $(cat "${PIDS}/${name}.pid")): run hack/local-up.sh stop first"
+	done
+	check_free "${PG_PORT}" PostgreSQL
+	check_free "${ETCD_PORT}" etcd
+	check_free "${ETCD_PEER_PORT}" "etcd peer"
+	check_free "${KUBE_PORT}" kube-apiserver
+	check_free "${KCM_PORT}" kube-controller-manager
+	check_free "${GITOPS_PORT}" gitops-apiserver
+
+	log "building the control plane (cached under bin/; about 12 minutes the first time)"
+	local kubebin
+	kubebin="$("${ROOT}/hack/build-kube.sh")"
+	log "building gitops-apiserver"
+	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver)
+	KUBECTL=("${kubebin}/kubectl" --kubeconfig "${STATE}/kubeconfig")
+
+	ensure_certs
+	ensure_tokens
+	ensure_kubeconfigs
+
+	# Whatever fails from here on (die, or a failing command under errexit) stops what was started.
+	trap 'if [[ -z "${UP_DONE:-}" ]]; then log "start-up failed; stopping what was started"; stop_all; fi' EXIT
+
+	log "starting PostgreSQL on 127.0.0.1:${PG_PORT}"
+	start_postgres
+
+	log "starting etcd on 127.0.0.1:${ETCD_PORT}"
+	start_bg etcd "${kubebin}/etcd" --name local --data-dir "${STATE}/etcd" \
+		--listen-client-urls "http://127.0.0.1:${ETCD_PORT}" --advertise-client-urls "http://127.0.0.1:${ETCD_PORT}" \
+		--listen-peer-urls "http://127.0.0.1:${ETCD_PEER_PORT}" --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER_PORT}" \
+		--initial-cluster "local=http://127.0.0.1:${ETCD_PEER_PORT}" --listen-metrics-urls ""
+	wait_for "etcd" 60 etcd curl -sf "http://127.0.0.1:${ETCD_PORT}/health"
+
+	log "starting kube-apiserver on 127.0.0.1:${KUBE_PORT}"
+	start_bg kube-apiserver "${kubebin}/kube-apiserver" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "${KUBE_PORT}" \
+		--etcd-servers "http://127.0.0.1:${ETCD_PORT}" \
+		--tls-cert-file "${CERTS}/kube-apiserver.crt" --tls-private-key-file "${CERTS}/kube-apiserver.key" \
+		--client-ca-file "${CERTS}/ca.crt" --token-auth-file "${STATE}/tokens.csv" \
+		--authorization-mode RBAC \
+		--service-account-issuer https://kubernetes.default.svc \
+		--service-account-key-file "${CERTS}/sa.pub" --service-account-signing-key-file "${CERTS}/sa.key" \
+		--service-cluster-ip-range 10.0.0.0/24 \
+		--requestheader-client-ca-file "${CERTS}/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+		--requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+		--requestheader-extra-headers-prefix X-Remote-Extra- \
+		--proxy-client-cert-file "${CERTS}/front-proxy-client.crt" --proxy-client-key-file "${CERTS}/front-proxy-client.key"
+	wait_for "kube-apiserver" 120 kube-apiserver "${KUBECTL[@]}" get --raw /readyz
+
+	log "starting kube-controller-manager"
+	start_bg kube-controller-manager "${kubebin}/kube-controller-manager" \
+		--kubeconfig "${STATE}/kubeconfig" --authentication-kubeconfig "${STATE}/kubeconfig" \
+		--authorization-kubeconfig "${STATE}/kubeconfig" \
+		--bind-address 127.0.0.1 --secure-port "${KCM_PORT}" --leader-elect=false \
+		--service-account-private-key-file "${CERTS}/sa.key" --root-ca-file "${CERTS}/ca.crt" \
+		--use-service-account-credentials=false
+
+	log "registering gitops-apiserver"
+	local overlay="${STATE}/overlay"
+	mkdir -p "${overlay}"
+	cat >"${overlay}/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to "${overlay}" "${ROOT}/artifacts/local")
+patches:
+  - target:
+      kind: APIService
+    patch: |-
+      - op: add
+        path: /spec/caBundle
+        value: $(base64 -w0 <"${CERTS}/ca.crt")
+      - op: replace
+        path: /spec/service/port
+        value: ${GITOPS_PORT}
+EOF
+	"${KUBECTL[@]}" apply -k "${overlay}" >/dev/null
+
+	start_gitops_apiserver
+	UP_DONE=1
+	trap - EXIT
+
+	cat >&2 <<EOF
+
+The GitOps Service is up. Use it with:
+
+  export KUBECONFIG=${STATE}/kubeconfig     # cluster admin
+  export PATH=${kubebin}:\$PATH              # kubectl ${kubebin##*/kube-}
+  kubectl create namespace jane
+  kubectl apply -f artifacts/examples/
+  kubectl get gitops -n jane
+
+Tenant kubeconfigs (no access until you bind them a role): ${STATE}/{alice,bob,carol}.kubeconfig
+Logs: ${LOGS}/    Stop: make stop
+EOF
+}
+
+# start_gitops_apiserver starts gitops-apiserver and waits until kube-apiserver serves both
+# groups through it. The e2e tests call it alone to restart the server after killing it.
+start_gitops_apiserver() {
+	log "starting gitops-apiserver on 127.0.0.1:${GITOPS_PORT}"
+	start_bg gitops-apiserver "${ROOT}/bin/gitops-apiserver" \
+		--bind-address 127.0.0.1 --secure-port "${GITOPS_PORT}" \
+		--tls-cert-file "${CERTS}/gitops-apiserver.crt" --tls-private-key-file "${CERTS}/gitops-apiserver.key" \
+		--kubeconfig "${STATE}/gitops-apiserver.kubeconfig" \
+		--authentication-kubeconfig "${STATE}/gitops-apiserver.kubeconfig" \
+		--authorization-kubeconfig "${STATE}/gitops-apiserver.kubeconfig" \
+		--postgres-dsn-file "${STATE}/postgres.dsn" \
+		--allow-file-repositories
+	wait_for "gitops-apiserver to be ready" 120 gitops-apiserver \
+		curl -sfk "https://127.0.0.1:${GITOPS_PORT}/readyz"
+	wait_for "the GitOps APIServices to become Available" 120 gitops-apiserver \
+		"${KUBECTL[@]}" wait --for=condition=Available --timeout=1s \
+		apiservice/v1alpha1.managed-gitops.redhat.com apiservice/v1alpha1.appstudio.redhat.com
+}
+
+run() {
+	up
+	trap 'echo; log "stopping"; stop_all; exit 0' INT TERM
+	log "running in the foreground; Ctrl-C stops everything"
+	while true; do
+		for name in etcd kube-apiserver gitops-apiserver; do
+			if ! alive "${name}"; then
+				tail -n 30 "${LOGS}/${name}.log" >&2 || true
+				log "${name} exited; stopping the stack"
+				stop_all
+				exit 1
+			fi
+		done
+		sleep 2
+	done
+}
+
+case "${1:-}" in
+up) up ;;
+run) run ;;
+stop) stop_all ;;
+start-gitops-apiserver)
+	KUBECTL=("$("${ROOT}/hack/build-kube.sh")/kubectl" --kubeconfig "${STATE}/kubeconfig")
+	start_gitops_apiserver
+	;;
+*)
+	echo "usage: $0 up|run|stop|start-gitops-apiserver" >&2
+	exit 2
+	;;
+esac

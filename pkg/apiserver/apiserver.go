@@ -1,0 +1,130 @@
+// Package apiserver assembles the GitOps Service's aggregated API server: both API groups,
+// their PostgreSQL storage, authorization of the internal kinds, OpenAPI and health checks.
+package apiserver
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
+	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
+	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttarget"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclaim"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclass"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/environment"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionrun"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshot"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentmanagedenvironment"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentrepositorycredential"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentsyncrun"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/operation"
+	"github.com/gitops-service/gitops-service/pkg/registry/store"
+)
+
+// ExtraConfig is what the server needs beyond the generic apiserver configuration.
+type ExtraConfig struct {
+	Validation validation.Options
+}
+
+// Config is the configuration of the server.
+type Config struct {
+	GenericConfig *genericapiserver.RecommendedConfig
+	ExtraConfig   ExtraConfig
+}
+
+// CompletedConfig is a Config that Complete has filled in.
+type CompletedConfig struct {
+	genericConfig genericapiserver.CompletedConfig
+	extraConfig   *ExtraConfig
+}
+
+// Complete fills in defaults.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{genericConfig: c.GenericConfig.Complete(), extraConfig: &c.ExtraConfig}
+}
+
+// Server is the running GitOps API server.
+type Server struct {
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+// New builds the server with both API groups installed.
+func (c CompletedConfig) New() (*Server, error) {
+	server, err := c.genericConfig.New("gitops-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, c.extraConfig.Validation)
+	if err != nil {
+		return nil, err
+	}
+	gitopsGroup := genericapiserver.NewDefaultAPIGroupInfo(gitops.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	gitopsGroup.VersionedResourcesStorageMap["v1alpha1"] = storage[gitops.GroupName]
+	appstudioGroup := genericapiserver.NewDefaultAPIGroupInfo(appstudio.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	appstudioGroup.VersionedResourcesStorageMap["v1alpha1"] = storage[appstudio.GroupName]
+
+	if err := server.InstallAPIGroups(&gitopsGroup, &appstudioGroup); err != nil {
+		return nil, fmt.Errorf("installing API groups: %w", err)
+	}
+	return &Server{GenericAPIServer: server}, nil
+}
+
+// resourceStorage builds the storage of every resource, by group and resource name.
+func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Options) (map[string]map[string]rest.Storage, error) {
+	gitopsStorage, err := resources(map[string]newREST{
+		"gitopsdeployments": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+			return gitopsdeployment.NewREST(Scheme, g, opts)
+		},
+		"gitopsdeploymentsyncruns":              bind(gitopsdeploymentsyncrun.NewREST),
+		"gitopsdeploymentmanagedenvironments":   bind(gitopsdeploymentmanagedenvironment.NewREST),
+		"gitopsdeploymentrepositorycredentials": bind(gitopsdeploymentrepositorycredential.NewREST),
+		"operations":                            bind(operation.NewREST),
+	}, optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	appstudioStorage, err := resources(map[string]newREST{
+		"environments":                bind(environment.NewREST),
+		"snapshots":                   bind(snapshot.NewREST),
+		"snapshotenvironmentbindings": bind(snapshotenvironmentbinding.NewREST),
+		"promotionruns":               bind(promotionrun.NewREST),
+		"deploymenttargets":           bind(deploymenttarget.NewREST),
+		"deploymenttargetclaims":      bind(deploymenttargetclaim.NewREST),
+		"deploymenttargetclasses":     bind(deploymenttargetclass.NewREST),
+	}, optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]map[string]rest.Storage{gitops.GroupName: gitopsStorage, appstudio.GroupName: appstudioStorage}, nil
+}
+
+type newREST func(generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error)
+
+// bind adapts a registry's NewREST to this server's scheme.
+func bind(f func(typer runtime.ObjectTyper, g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error)) newREST {
+	return func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) { return f(Scheme, g) }
+}
+
+// resources builds the storage of each resource and of its /status.
+func resources(defs map[string]newREST, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	storage := map[string]rest.Storage{}
+	for name, newFn := range defs {
+		main, status, err := newFn(optsGetter)
+		if err != nil {
+			return nil, err
+		}
+		storage[name] = main
+		if status != nil {
+			storage[name+"/status"] = status
+		}
+	}
+	return storage, nil
+}

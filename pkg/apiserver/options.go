@@ -1,0 +1,189 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	utilversion "k8s.io/apiserver/pkg/util/version"
+	netutils "k8s.io/utils/net"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+)
+
+// DSNEnv is the environment variable the PostgreSQL DSN is read from when no flag names it.
+const DSNEnv = "GITOPS_POSTGRES_DSN"
+
+// Options are the command-line options of gitops-apiserver.
+type Options struct {
+	// RecommendedOptions are k8s.io/apiserver's options without the etcd ones: PostgreSQL is
+	// the storage, configured by Postgres.
+	RecommendedOptions *genericoptions.RecommendedOptions
+	Postgres           PostgresOptions
+	// InternalAPIGroups may use the internal kinds (Operations) besides cluster admins.
+	InternalAPIGroups []string
+	// AllowFileRepositories accepts file:// repository URLs (local stacks only).
+	AllowFileRepositories bool
+
+	Stdout, Stderr io.Writer
+}
+
+// PostgresOptions configure the connection to PostgreSQL and the storage on it.
+type PostgresOptions struct {
+	DSN               string
+	DSNFile           string
+	MaxConns          int32
+	CompactionWindow  time.Duration
+	EnableWatchCache  bool
+	ConnectionTimeout time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions(stdout, stderr io.Writer) *Options {
+	o := &Options{
+		// The prefix and codec are only used by the etcd options, which are removed below.
+		RecommendedOptions: genericoptions.NewRecommendedOptions("", nil),
+		Postgres: PostgresOptions{
+			MaxConns:          20,
+			CompactionWindow:  5 * time.Minute,
+			EnableWatchCache:  true,
+			ConnectionTimeout: 30 * time.Second,
+		},
+		InternalAPIGroups: []string{"system:serviceaccounts:gitops-service"},
+		Stdout:            stdout,
+		Stderr:            stderr,
+	}
+	o.RecommendedOptions.Etcd = nil
+	return o
+}
+
+// AddFlags adds the options to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.RecommendedOptions.AddFlags(fs)
+	fs.StringVar(&o.Postgres.DSN, "postgres-dsn", o.Postgres.DSN,
+		"PostgreSQL connection string (URL or key=value form). Prefer --postgres-dsn-file or $"+DSNEnv+": flags are visible to every user of the machine.")
+	fs.StringVar(&o.Postgres.DSNFile, "postgres-dsn-file", o.Postgres.DSNFile,
+		"File holding the PostgreSQL connection string, such as a mounted Secret.")
+	fs.Int32Var(&o.Postgres.MaxConns, "postgres-max-conns", o.Postgres.MaxConns,
+		"Largest number of PostgreSQL connections the server opens.")
+	fs.DurationVar(&o.Postgres.CompactionWindow, "postgres-compaction-window", o.Postgres.CompactionWindow,
+		"How long change history is kept; reads and watches at an older resourceVersion get 410 Gone.")
+	fs.DurationVar(&o.Postgres.ConnectionTimeout, "postgres-connection-timeout", o.Postgres.ConnectionTimeout,
+		"How long start-up waits for PostgreSQL to accept connections.")
+	fs.BoolVar(&o.Postgres.EnableWatchCache, "watch-cache", o.Postgres.EnableWatchCache,
+		"Serve watches and lists at resourceVersion 0 from an in-memory cache fed by one watch per resource.")
+	fs.StringSliceVar(&o.InternalAPIGroups, "internal-api-groups", o.InternalAPIGroups,
+		"User groups that may use the internal kinds (operations), besides system:masters.")
+	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
+		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
+}
+
+// resolveDSN returns the DSN from the flag, the file or the environment, in that order of
+// precedence. Errors never include the DSN: it may hold a password.
+func (o *PostgresOptions) resolveDSN() (string, error) {
+	if o.DSN != "" && o.DSNFile != "" {
+		return "", errors.New("--postgres-dsn and --postgres-dsn-file are mutually exclusive")
+	}
+	switch {
+	case o.DSN != "":
+		return o.DSN, nil
+	case o.DSNFile != "":
+		b, err := os.ReadFile(o.DSNFile)
+		if err != nil {
+			return "", fmt.Errorf("--postgres-dsn-file: %w", err)
+		}
+		dsn := strings.TrimSpace(string(b))
+		if dsn == "" {
+			return "", fmt.Errorf("--postgres-dsn-file: %s is empty", o.DSNFile)
+		}
+		return dsn, nil
+	case os.Getenv(DSNEnv) != "":
+		return os.Getenv(DSNEnv), nil
+	}
+	return "", fmt.Errorf("no PostgreSQL connection string: set --postgres-dsn-file, $%s or --postgres-dsn", DSNEnv)
+}
+
+// Validate checks the options and returns every problem found.
+func (o *Options) Validate() error {
+	errs := o.RecommendedOptions.Validate()
+	if _, err := o.Postgres.resolveDSN(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Postgres.MaxConns < 2 {
+		errs = append(errs, fmt.Errorf("--postgres-max-conns must be at least 2 (one for the watch feed), got %d", o.Postgres.MaxConns))
+	}
+	if o.Postgres.CompactionWindow < time.Minute {
+		errs = append(errs, fmt.Errorf("--postgres-compaction-window must be at least 1m, got %s", o.Postgres.CompactionWindow))
+	}
+	if o.Postgres.ConnectionTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--postgres-connection-timeout must be positive, got %s", o.Postgres.ConnectionTimeout))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config builds the server configuration. The returned cleanup closes the storage.
+func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
+	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil,
+		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, nil, fmt.Errorf("creating self-signed certificates: %w", err)
+	}
+
+	serverConfig := genericapiserver.NewRecommendedConfig(Codecs)
+	namer := openapi.NewDefinitionNamer(Scheme)
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)
+	serverConfig.OpenAPIConfig.Info.Title = "GitOps Service"
+	serverConfig.OpenAPIConfig.Info.Version = "v1alpha1"
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, namer)
+	serverConfig.OpenAPIV3Config.Info.Title = "GitOps Service"
+	serverConfig.OpenAPIV3Config.Info.Version = "v1alpha1"
+	serverConfig.FeatureGate = utilfeature.DefaultFeatureGate
+	serverConfig.EffectiveVersion = utilversion.DefaultKubeEffectiveVersion()
+
+	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
+		return nil, nil, err
+	}
+	serverConfig.Authorization.Authorizer = guardInternalKinds(serverConfig.Authorization.Authorizer, o.InternalAPIGroups)
+
+	dsn, err := o.Postgres.resolveDSN()
+	if err != nil {
+		return nil, nil, err
+	}
+	storage, err := newPostgresStorage(ctx, dsn, o.Postgres)
+	if err != nil {
+		return nil, nil, err
+	}
+	serverConfig.RESTOptionsGetter = storage
+	// Not a liveness check: restarting the server does not bring PostgreSQL back.
+	serverConfig.HealthzChecks = append(serverConfig.HealthzChecks, storage.healthCheck())
+	serverConfig.AddReadyzChecks(storage.healthCheck())
+
+	return &Config{
+		GenericConfig: serverConfig,
+		ExtraConfig:   ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories}},
+	}, storage.Close, nil
+}
+
+// Run serves until ctx is done.
+func (o *Options) Run(ctx context.Context) error {
+	config, cleanup, err := o.Config(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}

@@ -1,0 +1,142 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/server/healthz"
+	apistorage "k8s.io/apiserver/pkg/storage"
+	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
+	"k8s.io/client-go/tools/cache"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/storage"
+)
+
+// keyPrefix is the root of every key, as --etcd-prefix is for kube-apiserver.
+const keyPrefix = "/registry"
+
+// postgresStorage hands every resource a storage.Interface on one PostgreSQL backend: one
+// pool, one change feed and one compactor per process, whatever the number of resources.
+type postgresStorage struct {
+	pool       *pgxpool.Pool
+	backend    *storage.Backend
+	codec      runtime.Codec
+	watchCache bool
+	closeOnce  sync.Once
+}
+
+var _ generic.RESTOptionsGetter = &postgresStorage{}
+
+func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (*postgresStorage, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors quote the connection string, password included.
+		return nil, fmt.Errorf("the PostgreSQL connection string is not valid (it is not repeated here because it may hold a password)")
+	}
+	cfg.MaxConns = opts.MaxConns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	if err := waitForPostgres(ctx, pool, opts.ConnectionTimeout); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	// NewBackend applies pending migrations under an advisory lock, so replicas may start together.
+	backend, err := storage.NewBackend(ctx, pool, storage.Options{CompactionWindow: opts.CompactionWindow})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("starting the PostgreSQL storage: %w", err)
+	}
+	return &postgresStorage{
+		pool:       pool,
+		backend:    backend,
+		codec:      Codecs.LegacyCodec(gitopsv1alpha1.SchemeGroupVersion, appstudiov1alpha1.SchemeGroupVersion),
+		watchCache: opts.EnableWatchCache,
+	}, nil
+}
+
+func waitForPostgres(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = pool.Ping(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("PostgreSQL did not accept connections within %s: %w", timeout, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (p *postgresStorage) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	config := storagebackend.NewDefaultConfig(keyPrefix, p.codec)
+	return generic.RESTOptions{
+		StorageConfig:           config.ForResource(resource),
+		Decorator:               p.decorator,
+		EnableGarbageCollection: true,
+		DeleteCollectionWorkers: 1,
+		ResourcePrefix:          resource.Group + "/" + resource.Resource,
+		CountMetricPollPeriod:   time.Minute,
+	}, nil
+}
+
+// decorator is a generic.StorageDecorator building the PostgreSQL store of a resource,
+// behind the apiserver's watch cache when it is enabled.
+func (p *postgresStorage) decorator(config *storagebackend.ConfigForResource, resourcePrefix string,
+	keyFunc func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
+	getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs, indexers *cache.Indexers) (apistorage.Interface, factory.DestroyFunc, error) {
+	s := p.backend.NewStore(config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix, config.GroupResource,
+		identity.NewEncryptCheckTransformer())
+	if !p.watchCache {
+		return s, func() {}, nil
+	}
+	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+		Storage:        s,
+		Versioner:      apistorage.APIObjectVersioner{},
+		GroupResource:  config.GroupResource,
+		ResourcePrefix: resourcePrefix,
+		KeyFunc:        keyFunc,
+		NewFunc:        newFunc,
+		NewListFunc:    newListFunc,
+		GetAttrsFunc:   getAttrsFunc,
+		IndexerFuncs:   triggerFuncs,
+		Indexers:       indexers,
+		Codec:          config.Codec,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var once sync.Once
+	return cacher, func() { once.Do(cacher.Stop) }, nil
+}
+
+func (p *postgresStorage) healthCheck() healthz.HealthChecker {
+	return healthz.NamedCheck("postgres", func(r *http.Request) error {
+		return p.backend.ReadinessCheck()
+	})
+}
+
+// Close stops the change feed and closes the pool.
+func (p *postgresStorage) Close() {
+	p.closeOnce.Do(func() {
+		p.backend.Close()
+		p.pool.Close()
+	})
+}

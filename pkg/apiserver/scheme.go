@@ -1,0 +1,30 @@
+package apiserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	appstudioinstall "github.com/gitops-service/gitops-service/pkg/apis/appstudio/install"
+	gitopsinstall "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/install"
+)
+
+var (
+	// Scheme holds both API groups, internal and versioned, as the server serves them.
+	Scheme = runtime.NewScheme()
+	// Codecs encodes and decodes with Scheme.
+	Codecs = serializer.NewCodecFactory(Scheme)
+)
+
+func init() {
+	gitopsinstall.Install(Scheme)
+	appstudioinstall.Install(Scheme)
+
+	// The options types (ListOptions, DeleteOptions, ...) every group version accepts, and
+	// the unversioned types discovery and errors are written with.
+	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	Scheme.AddUnversionedTypes(unversioned,
+		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
+}

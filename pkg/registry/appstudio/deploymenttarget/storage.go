@@ -1,0 +1,22 @@
+package deploymenttarget
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
+	"github.com/gitops-service/gitops-service/pkg/registry/store"
+)
+
+// NewREST returns the storage of deploymenttargets and of their /status.
+func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.New(store.Definition{
+		Kind:             kind(typer),
+		Resource:         appstudio.Resource("deploymenttargets"),
+		SingularResource: appstudio.Resource("deploymenttarget"),
+		NewFunc:          func() runtime.Object { return &appstudio.DeploymentTarget{} },
+		NewListFunc:      func() runtime.Object { return &appstudio.DeploymentTargetList{} },
+		SelectableFields: selectableFields,
+		Columns:          columns,
+	}, optsGetter)
+}

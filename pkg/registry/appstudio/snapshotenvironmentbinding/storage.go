@@ -1,0 +1,23 @@
+package snapshotenvironmentbinding
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
+	"github.com/gitops-service/gitops-service/pkg/registry/store"
+)
+
+// NewREST returns the storage of snapshotenvironmentbindings and of their /status.
+func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.New(store.Definition{
+		Kind:             kind(typer),
+		Resource:         appstudio.Resource("snapshotenvironmentbindings"),
+		SingularResource: appstudio.Resource("snapshotenvironmentbinding"),
+		NewFunc:          func() runtime.Object { return &appstudio.SnapshotEnvironmentBinding{} },
+		NewListFunc:      func() runtime.Object { return &appstudio.SnapshotEnvironmentBindingList{} },
+		SelectableFields: selectableFields,
+		Columns:          columns,
+		ShortNames:       []string{"aseb", "binding"},
+	}, optsGetter)
+}

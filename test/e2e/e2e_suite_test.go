@@ -1,0 +1,125 @@
+//go:build e2e
+
+// Package e2e tests the GitOps Service as users meet it: through kubectl and client-go against
+// a kube-apiserver that proxies to gitops-apiserver. hack/e2e.sh starts the stack and runs it.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "GitOps Service e2e")
+}
+
+var (
+	stackDir string
+	kubectl  string
+
+	adminConfig *rest.Config
+	kube        kubernetes.Interface
+	gitops      versioned.Interface
+)
+
+// Tenants: alice administers tenant-a, bob administers tenant-b, carol may only view tenant-a.
+const (
+	tenantA = "e2e-tenant-a"
+	tenantB = "e2e-tenant-b"
+)
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	stackDir = os.Getenv("GITOPS_E2E_DIR")
+	kubectl = os.Getenv("GITOPS_E2E_KUBECTL")
+	Expect(stackDir).NotTo(BeEmpty(), "GITOPS_E2E_DIR is not set: run the suite with hack/e2e.sh")
+	Expect(kubectl).NotTo(BeEmpty(), "GITOPS_E2E_KUBECTL is not set: run the suite with hack/e2e.sh")
+
+	var err error
+	adminConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig("admin"))
+	Expect(err).NotTo(HaveOccurred())
+	kube = kubernetes.NewForConfigOrDie(adminConfig)
+	gitops = versioned.NewForConfigOrDie(adminConfig)
+
+	for ns, bindings := range map[string]map[string]string{
+		tenantA: {"alice": "admin", "carol": "view"},
+		tenantB: {"bob": "admin"},
+	} {
+		createNamespace(ctx, ns)
+		for user, role := range bindings {
+			_, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+				Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
+			}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+})
+
+func kubeconfig(user string) string {
+	if user == "admin" {
+		return filepath.Join(stackDir, "kubeconfig")
+	}
+	return filepath.Join(stackDir, user+".kubeconfig")
+}
+
+func createNamespace(ctx context.Context, name string) {
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// run runs kubectl as user with stdin (may be empty) and returns stdout, stderr and the error.
+func run(user, stdin string, args ...string) (string, string, error) {
+	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig(user)}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// must runs kubectl as user and fails the spec unless it succeeds.
+func must(user string, args ...string) string {
+	GinkgoHelper()
+	stdout, stderr, err := run(user, "", args...)
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s: %s", strings.Join(args, " "), stderr)
+	return stdout
+}
+
+// mustIn is must with stdin.
+func mustIn(user, stdin string, args ...string) string {
+	GinkgoHelper()
+	stdout, stderr, err := run(user, stdin, args...)
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s: %s", strings.Join(args, " "), stderr)
+	return stdout
+}
+
+// fails runs kubectl as user, expects it to fail, and returns its stderr.
+func fails(user, stdin string, args ...string) string {
+	GinkgoHelper()
+	stdout, stderr, err := run(user, stdin, args...)
+	Expect(err).To(HaveOccurred(), "kubectl %s succeeded: %s", strings.Join(args, " "), stdout)
+	return stderr
+}

@@ -1,0 +1,162 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// deployment is a valid GitOpsDeployment manifest.
+func deployment(name, namespace string) string {
+	return fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeployment
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  source:
+    repoURL: https://github.com/redhat-appstudio/managed-gitops
+    path: resources/test-data/sample-gitops-repository/environments/overlays/dev
+  type: automated
+`, name, namespace)
+}
+
+var _ = Describe("kubectl", func() {
+	It("discovers every kind with its short names and the gitops category", func() {
+		out := must("admin", "api-resources", "--api-group=appstudio.redhat.com", "-o", "wide")
+		for _, want := range []string{
+			`environments\s+env\s+appstudio.redhat.com/v1alpha1\s+true\s+Environment\s+.*gitops`,
+			`snapshots\s+as,snapshot\s+appstudio.redhat.com/v1alpha1\s+true\s+Snapshot`,
+			`snapshotenvironmentbindings\s+aseb,binding\s+appstudio.redhat.com/v1alpha1\s+true\s+SnapshotEnvironmentBinding`,
+			`promotionruns\s+apr,promotion\s+appstudio.redhat.com/v1alpha1\s+true\s+PromotionRun`,
+			`deploymenttargetclasses\s+appstudio.redhat.com/v1alpha1\s+false\s+DeploymentTargetClass`,
+		} {
+			Expect(out).To(MatchRegexp(want))
+		}
+		out = must("admin", "api-resources", "--api-group=managed-gitops.redhat.com", "-o", "wide")
+		Expect(out).To(MatchRegexp(`gitopsdeployments\s+managed-gitops.redhat.com/v1alpha1\s+true\s+GitOpsDeployment\s+.*gitops`))
+		// Operations are internal: served, but not in the gitops category (the last column).
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "operations ") {
+				Expect(strings.TrimSpace(line)).To(HaveSuffix("]"), "operations must have no category: %q", line)
+			}
+		}
+	})
+
+	It("applies the example objects and prints them as tables", func(ctx context.Context) {
+		createNamespace(ctx, "jane")
+		must("admin", "apply", "-f", "../../artifacts/examples/")
+		out := must("admin", "get", "gitopsdeployments", "-n", "jane")
+		Expect(out).To(MatchRegexp(`NAME\s+SYNC STATUS\s+HEALTH STATUS\s+AGE`))
+		Expect(out).To(ContainSubstring("managed-environment-gitops-depl"))
+
+		out = must("admin", "get", "gitops", "-n", "jane")
+		for _, kind := range []string{"gitopsdeployment.managed-gitops.redhat.com/", "environment.appstudio.redhat.com/",
+			"snapshotenvironmentbinding.appstudio.redhat.com/", "gitopsdeploymentmanagedenvironment.managed-gitops.redhat.com/"} {
+			Expect(out).To(ContainSubstring(kind))
+		}
+		Expect(out).NotTo(ContainSubstring("operation.managed-gitops.redhat.com/"))
+
+		out = must("admin", "get", "binding", "-n", "jane")
+		Expect(out).To(MatchRegexp(`NAME\s+APPLICATION\s+ENVIRONMENT\s+SNAPSHOT\s+DEPLOYED\s+AGE`))
+	})
+
+	It("rejects invalid objects with the field path, and stores nothing", func(ctx context.Context) {
+		ns := tenantA
+		bad := strings.Replace(deployment("invalid-path", ns), "path: resources/test-data/sample-gitops-repository/environments/overlays/dev", "path: /", 1)
+		stderr := fails("admin", bad, "apply", "-f", "-")
+		Expect(stderr).To(ContainSubstring(`GitOpsDeployment.managed-gitops.redhat.com "invalid-path" is invalid`))
+		Expect(stderr).To(ContainSubstring("spec.source.path"))
+		_, _, err := run("admin", "", "get", "gitopsdeployment", "invalid-path", "-n", ns)
+		Expect(err).To(HaveOccurred())
+
+		unknown := deployment("unknown-field", ns) + "  bogus: true\n"
+		stderr = fails("admin", unknown, "apply", "--validate=strict", "-f", "-")
+		Expect(stderr).To(ContainSubstring(`unknown field "spec.bogus"`))
+	})
+
+	It("applies server-side, patches, labels and selects", func(ctx context.Context) {
+		ns := tenantA
+		mustIn("admin", deployment("ssa", ns), "apply", "--server-side", "--field-manager=e2e", "-f", "-")
+		must("admin", "patch", "gitopsdeployment", "ssa", "-n", ns, "--type=merge", "-p", `{"spec":{"type":"manual"}}`)
+		must("admin", "patch", "gitopsdeployment", "ssa", "-n", ns, "--type=json",
+			"-p", `[{"op":"replace","path":"/spec/source/targetRevision","value":"main"}]`)
+		must("admin", "patch", "gitopsdeployment", "ssa", "-n", ns, "--type=strategic",
+			"-p", `{"spec":{"syncPolicy":{"syncOptions":["CreateNamespace=true"]}}}`)
+		must("admin", "label", "gitopsdeployment", "ssa", "-n", ns, "team=blue")
+
+		d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "ssa", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.Spec.Type).To(Equal(gitopsv1alpha1.GitOpsDeploymentSpecTypeManual))
+		Expect(d.Spec.Source.TargetRevision).To(Equal("main"))
+		Expect(d.Spec.SyncPolicy.SyncOptions).To(ConsistOf(gitopsv1alpha1.SyncOptionCreateNamespaceTrue))
+		Expect(d.Generation).To(Equal(int64(4)), "three spec changes after creation, the label is not one")
+
+		Expect(must("admin", "get", "gitopsdeployments", "-n", ns, "-l", "team=blue", "-o", "name")).
+			To(Equal("gitopsdeployment.managed-gitops.redhat.com/ssa\n"))
+		Expect(must("admin", "get", "gitopsdeployments", "-n", ns, "--field-selector", "spec.type=manual", "-o", "name")).
+			To(ContainSubstring("gitopsdeployment.managed-gitops.redhat.com/ssa"))
+		Expect(must("admin", "get", "gitopsdeployments", "-n", ns, "--field-selector", "spec.type=automated", "-o", "name")).
+			NotTo(ContainSubstring("/ssa\n"))
+		stderr := fails("admin", "", "get", "gitopsdeployments", "-n", ns, "--field-selector", "spec.nothing=1")
+		Expect(stderr).To(ContainSubstring("field label not supported"))
+	})
+
+	It("explains nested fields and describes objects", func() {
+		out := must("admin", "explain", "gitopsdeployment.spec.source.path")
+		Expect(out).To(ContainSubstring("Path is the directory of the repository to deploy"))
+		out = must("admin", "explain", "snapshotenvironmentbinding.spec.components.configuration.resources.limits")
+		Expect(out).To(ContainSubstring("FIELD: limits"))
+		out = must("admin", "describe", "gitopsdeployment", "ssa", "-n", tenantA)
+		Expect(out).To(MatchRegexp(`Repo URL:\s+https://github.com/redhat-appstudio/managed-gitops`))
+	})
+
+	It("refuses an update from a stale resourceVersion with 409", func(ctx context.Context) {
+		client := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(tenantA)
+		mustIn("admin", deployment("stale", tenantA), "apply", "-f", "-")
+		d, err := client.Get(ctx, "stale", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		must("admin", "label", "gitopsdeployment", "stale", "-n", tenantA, "touched=yes")
+		d.Spec.Source.Path = "elsewhere"
+		d.APIVersion, d.Kind = gitopsv1alpha1.SchemeGroupVersion.String(), "GitOpsDeployment"
+		stderr := fails("admin", mustYAML(d), "replace", "-f", "-")
+		Expect(stderr).To(ContainSubstring("the object has been modified"))
+		d, err = client.Get(ctx, "stale", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.Spec.Source.Path).NotTo(Equal("elsewhere"))
+	})
+
+	It("keeps an object with a finalizer until the finalizer is removed", func(ctx context.Context) {
+		manifest := strings.Replace(deployment("finalized", tenantA), "  namespace: "+tenantA+"\n",
+			"  namespace: "+tenantA+"\n  finalizers: [\""+gitopsv1alpha1.GitOpsDeploymentFinalizer+"\"]\n", 1)
+		mustIn("admin", manifest, "apply", "-f", "-")
+		must("admin", "delete", "gitopsdeployment", "finalized", "-n", tenantA, "--wait=false")
+		out := must("admin", "get", "gitopsdeployment", "finalized", "-n", tenantA, "-o", "jsonpath={.metadata.deletionTimestamp}")
+		Expect(out).NotTo(BeEmpty())
+		must("admin", "patch", "gitopsdeployment", "finalized", "-n", tenantA, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
+		must("admin", "wait", "--for=delete", "gitopsdeployment/finalized", "-n", tenantA, "--timeout=30s")
+	})
+
+	It("waits for a condition written through /status", func() {
+		mustIn("admin", deployment("conditioned", tenantA), "apply", "-f", "-")
+		must("admin", "patch", "gitopsdeployment", "conditioned", "-n", tenantA, "--subresource=status", "--type=merge",
+			"-p", `{"status":{"conditions":[{"type":"ErrorOccurred","status":"False","reason":"ErrorOccurredResolved"}]}}`)
+		must("admin", "wait", "--for=condition=ErrorOccurred=False", "gitopsdeployment/conditioned", "-n", tenantA, "--timeout=30s")
+	})
+})
+
+func mustYAML(obj interface{}) string {
+	GinkgoHelper()
+	b, err := yaml.Marshal(obj)
+	Expect(err).NotTo(HaveOccurred())
+	return string(b)
+}

@@ -1,0 +1,69 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("RBAC of the host cluster", func() {
+	It("lets a tenant work only in the namespaces where it holds a role", func() {
+		mustIn("alice", deployment("alices", tenantA), "apply", "-f", "-")
+		Expect(must("alice", "get", "gitopsdeployments", "-n", tenantA, "-o", "name")).To(ContainSubstring("/alices"))
+
+		stderr := fails("alice", deployment("intruder", tenantB), "apply", "-f", "-")
+		Expect(stderr).To(ContainSubstring("forbidden"))
+		stderr = fails("alice", "", "get", "gitopsdeployments", "-n", tenantB)
+		Expect(stderr).To(ContainSubstring("forbidden"))
+		stderr = fails("alice", "", "get", "gitopsdeployments", "--all-namespaces")
+		Expect(stderr).To(ContainSubstring("forbidden"))
+
+		mustIn("bob", deployment("bobs", tenantB), "apply", "-f", "-")
+		Expect(must("bob", "get", "gitopsdeployments", "-n", tenantB, "-o", "name")).NotTo(ContainSubstring("/alices"))
+	})
+
+	It("lets a viewer read but not write", func() {
+		Expect(must("carol", "get", "gitopsdeployments", "-n", tenantA, "-o", "name")).To(ContainSubstring("/alices"))
+		stderr := fails("carol", deployment("viewers", tenantA), "apply", "-f", "-")
+		Expect(stderr).To(ContainSubstring("forbidden"))
+		stderr = fails("carol", "", "delete", "gitopsdeployment", "alices", "-n", tenantA)
+		Expect(stderr).To(ContainSubstring("forbidden"))
+	})
+
+	It("keeps status writable only by the service", func() {
+		stderr := fails("alice", "", "patch", "gitopsdeployment", "alices", "-n", tenantA, "--subresource=status",
+			"--type=merge", "-p", `{"status":{"health":{"status":"Healthy"}}}`)
+		Expect(stderr).To(ContainSubstring("forbidden"))
+	})
+
+	It("keeps Operations away from tenants, even in their own namespace", func() {
+		for _, args := range [][]string{
+			{"get", "operations", "-n", tenantA},
+			{"get", "operations", "--all-namespaces"},
+		} {
+			stderr := fails("alice", "", args...)
+			Expect(stderr).To(ContainSubstring("forbidden"))
+		}
+		Expect(must("admin", "get", "operations", "--all-namespaces")).To(Or(BeEmpty(), ContainSubstring("NAMESPACE")))
+	})
+
+	It("answers kubectl auth can-i as it enforces", func() {
+		for _, c := range []struct {
+			user, verb, resource, namespace, want string
+		}{
+			{"alice", "create", "gitopsdeployments.managed-gitops.redhat.com", tenantA, "yes"},
+			{"alice", "create", "gitopsdeployments.managed-gitops.redhat.com", tenantB, "no"},
+			{"alice", "update", "gitopsdeployments.managed-gitops.redhat.com/status", tenantA, "no"},
+			{"alice", "list", "operations.managed-gitops.redhat.com", tenantA, "no"},
+			{"carol", "list", "snapshotenvironmentbindings.appstudio.redhat.com", tenantA, "yes"},
+			{"carol", "create", "snapshotenvironmentbindings.appstudio.redhat.com", tenantA, "no"},
+			{"bob", "delete", "environments.appstudio.redhat.com", tenantB, "yes"},
+		} {
+			stdout, _, _ := run(c.user, "", "auth", "can-i", c.verb, c.resource, "-n", c.namespace)
+			Expect(strings.TrimSpace(stdout)).To(Equal(c.want), "%s can-i %s %s -n %s", c.user, c.verb, c.resource, c.namespace)
+		}
+	})
+})
