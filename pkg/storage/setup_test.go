@@ -70,10 +70,11 @@ func testSetup(t *testing.T) (context.Context, *Store) {
 // withPrefix lets the suite swap the transformer of reads, writes and watches at once.
 type withPrefix struct{ *Store }
 
+// The modifier gets a fresh copy of the store's default transformer: copying the one in use
+// would race with watchers counting their reads in it.
 func (s withPrefix) UpdatePrefixTransformer(modifier storagetesting.PrefixTransformerModifier) func() {
-	orig := s.Transformer().(*storagetesting.PrefixTransformer)
-	cp := *orig
-	s.SetTransformer(modifier(&cp))
+	orig := s.Transformer()
+	s.SetTransformer(modifier(storagetesting.NewPrefixTransformer([]byte(testPrefix), false)))
 	return func() { s.SetTransformer(orig) }
 }
 

@@ -1,0 +1,143 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	apistorage "k8s.io/apiserver/pkg/storage"
+)
+
+// pgctl runs pg_ctl on the test server with the prefix hack/test-postgres.sh exports.
+func pgctl(t *testing.T, args ...string) {
+	t.Helper()
+	prefix := strings.Fields(os.Getenv("GITOPS_TEST_POSTGRES_PGCTL"))
+	if len(prefix) == 0 {
+		t.Fatal("GITOPS_TEST_POSTGRES_PGCTL is not set; run the tests as: hack/test-postgres.sh go test ./pkg/storage/...")
+	}
+	args = append(prefix[1:], args...)
+	if out, err := exec.Command(prefix[0], args...).CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctl %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestRestart stops PostgreSQL (immediate shutdown, like a crash) in the middle of a write and
+// watch load and starts it again. Every acknowledged write must survive; the readiness check
+// must fail while the server is down; the watcher must deliver exactly the committed history,
+// or end with an error or a closed channel — never skip a change silently.
+func TestRestart(t *testing.T) {
+	ctx := context.Background()
+	s := newPodStore(newTestBackend(t, testOptions))
+	start, err := s.currentRV(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx, "/pods", apistorage.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true, Predicate: apistorage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	var (
+		mu    sync.Mutex
+		acked = map[string]string{} // key -> RV of every Create reported successful
+		stop  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("w%d-%d", i, n)}}
+				out := &example.Pod{}
+				opCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				err := s.Create(opCtx, "/pods/ns/"+pod.Name, pod, out, 0)
+				cancel()
+				if err == nil {
+					mu.Lock()
+					acked["/pods/ns/"+pod.Name] = out.ResourceVersion
+					mu.Unlock()
+				} else {
+					time.Sleep(20 * time.Millisecond) // the server is down; do not spin
+				}
+			}
+		}(i)
+	}
+
+	time.Sleep(500 * time.Millisecond)
+	pgctl(t, "stop", "-m", "immediate", "-w")
+	stopped := time.Now()
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return s.ReadinessCheck() != nil, nil
+	}); err != nil {
+		t.Errorf("readiness check stayed healthy while PostgreSQL was down")
+	}
+	time.Sleep(time.Second)
+	pgctl(t, "start", "-w", "-l", os.Getenv("GITOPS_TEST_POSTGRES_LOG"))
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return s.ReadinessCheck() == nil, nil
+	}); err != nil {
+		t.Fatalf("readiness check did not recover: %v", s.ReadinessCheck())
+	}
+	t.Logf("ready again %v after the stop", time.Since(stopped).Round(time.Millisecond))
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	for key, rv := range acked {
+		got := &example.Pod{}
+		if err := s.Get(ctx, key, apistorage.GetOptions{}, got); err != nil {
+			t.Errorf("acknowledged write %s lost: %v", key, err)
+		} else if got.ResourceVersion != rv {
+			t.Errorf("acknowledged write %s at RV %s reads back at RV %s", key, rv, got.ResourceVersion)
+		}
+	}
+	history := readHistory(t, s.b, start)
+	if len(history) == 0 {
+		t.Fatal("nothing was written")
+	}
+	events, ended, err := collect(w, history[len(history)-1].rv, wait30s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range events {
+		if i >= len(history) || events[i] != history[i] {
+			t.Fatalf("event %d = %+v does not match the history", i, events[i])
+		}
+	}
+	if len(events) < len(history) && !ended {
+		t.Fatalf("watcher delivered %d of %d changes and did not end", len(events), len(history))
+	}
+	t.Logf("%d acknowledged creates, %d committed, watcher delivered %d (ended: %v)", len(acked), len(history), len(events), ended)
+	if ended {
+		return
+	}
+	// A watch that survived must keep working.
+	out := &example.Pod{}
+	if err := s.Create(ctx, "/pods/ns/after", &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "after"}}, out, 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Added || ev.Object.(*example.Pod).Name != "after" {
+			t.Fatalf("unexpected event after the restart: %+v", ev)
+		}
+	case <-time.After(wait30s):
+		t.Fatal("no event after the restart")
+	}
+}
