@@ -1,0 +1,74 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	apistorage "k8s.io/apiserver/pkg/storage"
+)
+
+// TestBackgroundCompaction lets the compactor run with a short window and checks that reads
+// and watches before the compacted RV get 410 Gone while newer ones keep working.
+func TestBackgroundCompaction(t *testing.T) {
+	opts := testOptions
+	opts.DisableCompaction = false
+	opts.CompactionWindow = time.Second
+	opts.CompactionInterval = 100 * time.Millisecond
+	s := newPodStore(newTestBackend(t, opts))
+	ctx := context.Background()
+
+	var rvs []string
+	for _, name := range []string{"a", "b", "c"} {
+		out := &example.Pod{}
+		if err := s.Create(ctx, "/pods/ns/"+name, &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}, out, 0); err != nil {
+			t.Fatal(err)
+		}
+		rvs = append(rvs, out.ResourceVersion)
+	}
+	var compacted int64
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := s.b.pool.QueryRow(ctx, `SELECT rv FROM compaction`).Scan(&compacted)
+		return compacted > 0, err
+	}); err != nil {
+		t.Fatalf("compactor did not run: %v", err)
+	}
+	if want := rvs[2]; fmt.Sprint(compacted) != want {
+		t.Fatalf("compacted to %d, want the newest change older than the window (%s)", compacted, want)
+	}
+
+	exact := func(rv string) error {
+		return s.GetList(ctx, "/pods", apistorage.ListOptions{Recursive: true, ResourceVersion: rv,
+			ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: apistorage.Everything}, &example.PodList{})
+	}
+	if err := exact(rvs[1]); !apierrors.IsResourceExpired(err) {
+		t.Errorf("list at compacted RV %s: got %v, want 410 Expired", rvs[1], err)
+	}
+	if err := exact(rvs[2]); err != nil {
+		t.Errorf("list at the compaction RV %s: %v", rvs[2], err)
+	}
+
+	w, err := s.Watch(ctx, "/pods", apistorage.ListOptions{ResourceVersion: rvs[0], Recursive: true, Predicate: apistorage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	select {
+	case ev := <-w.ResultChan():
+		if status, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || status.Code != 410 {
+			t.Errorf("watch from compacted RV %s: got %+v, want a 410 error", rvs[0], ev)
+		}
+	case <-time.After(wait30s):
+		t.Fatal("no event from a watch at a compacted RV")
+	}
+	var left int
+	if err := s.b.pool.QueryRow(ctx, `SELECT count(*) FROM changes WHERE rv < $1`, compacted).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d log rows left below the compacted RV (err %v)", left, err)
+	}
+}
