@@ -28,4 +28,4 @@ KUBE_BIN="$("${ROOT}/hack/build-kube.sh")"
 export GITOPS_E2E_DIR="${GITOPS_LOCAL_DIR}"
 export GITOPS_E2E_KUBECTL="${KUBE_BIN}/kubectl"
 cd "${ROOT}"
-go test -tags e2e -count=1 -timeout 30m ./test/e2e/... -args -ginkgo.v
+go test -tags e2e -count=1 -timeout 30m -v ./test/e2e/... -args -ginkgo.v

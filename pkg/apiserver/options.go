@@ -147,6 +147,9 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, namer)
 	serverConfig.OpenAPIV3Config.Info.Title = "GitOps Service"
 	serverConfig.OpenAPIV3Config.Info.Version = "v1alpha1"
+	// On shutdown, end watches (clients re-establish them, on another replica if there is one)
+	// instead of holding the process until the request timeout.
+	serverConfig.ShutdownWatchTerminationGracePeriod = 5 * time.Second
 	serverConfig.FeatureGate = utilfeature.DefaultFeatureGate
 	serverConfig.EffectiveVersion = utilversion.DefaultKubeEffectiveVersion()
 

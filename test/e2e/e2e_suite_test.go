@@ -55,6 +55,8 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
 	adminConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig("admin"))
 	Expect(err).NotTo(HaveOccurred())
+	// client-go's default of 5 requests a second would make creating 1,000 objects take minutes.
+	adminConfig.QPS, adminConfig.Burst = 200, 400
 	kube = kubernetes.NewForConfigOrDie(adminConfig)
 	gitops = versioned.NewForConfigOrDie(adminConfig)
 

@@ -52,18 +52,22 @@ var _ = Describe("RBAC of the host cluster", func() {
 
 	It("answers kubectl auth can-i as it enforces", func() {
 		for _, c := range []struct {
-			user, verb, resource, namespace, want string
+			user, verb, resource, subresource, namespace, want string
 		}{
-			{"alice", "create", "gitopsdeployments.managed-gitops.redhat.com", tenantA, "yes"},
-			{"alice", "create", "gitopsdeployments.managed-gitops.redhat.com", tenantB, "no"},
-			{"alice", "update", "gitopsdeployments.managed-gitops.redhat.com/status", tenantA, "no"},
-			{"alice", "list", "operations.managed-gitops.redhat.com", tenantA, "no"},
-			{"carol", "list", "snapshotenvironmentbindings.appstudio.redhat.com", tenantA, "yes"},
-			{"carol", "create", "snapshotenvironmentbindings.appstudio.redhat.com", tenantA, "no"},
-			{"bob", "delete", "environments.appstudio.redhat.com", tenantB, "yes"},
+			{"alice", "create", "gitopsdeployments.managed-gitops.redhat.com", "", tenantA, "yes"},
+			{"alice", "create", "gitopsdeployments.managed-gitops.redhat.com", "", tenantB, "no"},
+			{"alice", "update", "gitopsdeployments.managed-gitops.redhat.com", "status", tenantA, "no"},
+			{"alice", "get", "gitopsdeployments.managed-gitops.redhat.com", "status", tenantA, "yes"},
+			{"carol", "list", "snapshotenvironmentbindings.appstudio.redhat.com", "", tenantA, "yes"},
+			{"carol", "create", "snapshotenvironmentbindings.appstudio.redhat.com", "", tenantA, "no"},
+			{"bob", "delete", "environments.appstudio.redhat.com", "", tenantB, "yes"},
 		} {
-			stdout, _, _ := run(c.user, "", "auth", "can-i", c.verb, c.resource, "-n", c.namespace)
-			Expect(strings.TrimSpace(stdout)).To(Equal(c.want), "%s can-i %s %s -n %s", c.user, c.verb, c.resource, c.namespace)
+			args := []string{"auth", "can-i", c.verb, c.resource, "-n", c.namespace}
+			if c.subresource != "" {
+				args = append(args, "--subresource", c.subresource)
+			}
+			stdout, _, _ := run(c.user, "", args...)
+			Expect(strings.TrimSpace(stdout)).To(Equal(c.want), "%s %v", c.user, args)
 		}
 	})
 })
