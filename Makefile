@@ -22,7 +22,7 @@ stop:
 # Everything CI runs (.ci/run calls exactly this): generated code is current, vet is clean,
 # every unit test passes under the race detector against a throwaway PostgreSQL, and the e2e
 # suite passes against a stack of its own.
-test: verify-codegen vet unit
+test: verify-codegen vet unit e2e
 
 vet:
 	$(GO) vet ./...
