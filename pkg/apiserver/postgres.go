@@ -60,6 +60,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		pool.Close()
 		return nil, fmt.Errorf("starting the PostgreSQL storage: %w", err)
 	}
+	exposePoolMetrics(pool)
 	return &postgresStorage{
 		pool:       pool,
 		backend:    backend,

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,5 +137,15 @@ func TestServerServesGitOpsDeployments(t *testing.T) {
 	}
 	if causes := err.(apierrors.APIStatus).Status().Details.Causes; len(causes) != 1 || causes[0].Field != "spec.source.path" {
 		t.Errorf("invalid object: causes %+v", causes)
+	}
+
+	metrics, err := versioned.NewForConfigOrDie(cfg).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	for _, want := range []string{`gitops_storage_pool_connections{state="max"} 20`, "apiserver_request_total"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

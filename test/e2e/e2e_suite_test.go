@@ -71,7 +71,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 				Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
 			}, metav1.CreateOptions{})
-			Expect(err).NotTo(HaveOccurred())
+			if !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred())
+			}
 		}
 	}
 })

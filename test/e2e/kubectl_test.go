@@ -80,6 +80,22 @@ var _ = Describe("kubectl", func() {
 		Expect(stderr).To(ContainSubstring(`unknown field "spec.bogus"`))
 	})
 
+	It("refuses oversized objects with a clear error, and stores nothing", func() {
+		bigAnnotation := strings.Replace(deployment("big-annotation", tenantA), "  namespace: "+tenantA+"\n",
+			"  namespace: "+tenantA+"\n  annotations:\n    note: "+strings.Repeat("x", 300*1024)+"\n", 1)
+		stderr := fails("admin", bigAnnotation, "create", "-f", "-")
+		Expect(stderr).To(ContainSubstring("metadata.annotations: Too long"))
+
+		bigBody := strings.Replace(deployment("big-body", tenantA), "path: resources/", "path: "+strings.Repeat("p", 4<<20)+"/", 1)
+		stderr = fails("admin", bigBody, "create", "-f", "-")
+		Expect(stderr).To(ContainSubstring("Request entity too large"))
+
+		for _, name := range []string{"big-annotation", "big-body"} {
+			_, _, err := run("admin", "", "get", "gitopsdeployment", name, "-n", tenantA)
+			Expect(err).To(HaveOccurred())
+		}
+	})
+
 	It("applies server-side, patches, labels and selects", func(ctx context.Context) {
 		ns := tenantA
 		mustIn("admin", deployment("ssa", ns), "apply", "--server-side", "--field-manager=e2e", "-f", "-")
