@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 )
 
