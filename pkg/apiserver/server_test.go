@@ -9,23 +9,25 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	gitopsapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
 
-// startServer runs gitops-apiserver in process on a fresh database and returns a client with
+// startServer runs gitops-apiserver in process on the database dsn and returns a client with
 // the loopback (system:masters) identity. Delegated authentication, authorization and
 // admission need a kube-apiserver and are covered by the e2e suite.
-func startServer(t *testing.T) *rest.Config {
+func startServer(t *testing.T, dsn string) *rest.Config {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 
 	o := NewOptions(nil, nil)
-	o.Postgres.DSN = pgtest.NewDatabase(t)
+	o.Postgres.DSN = dsn
 	ro := o.RecommendedOptions
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,7 +79,7 @@ func startServer(t *testing.T) *rest.Config {
 }
 
 func TestServerServesGitOpsDeployments(t *testing.T) {
-	cfg := startServer(t)
+	cfg := startServer(t, pgtest.NewDatabase(t))
 	client := versioned.NewForConfigOrDie(cfg).ManagedGitopsV1alpha1().GitOpsDeployments("jane")
 	ctx := context.Background()
 
@@ -147,5 +149,48 @@ func TestServerServesGitOpsDeployments(t *testing.T) {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// Replicas share nothing but the database: what one acknowledges, another serves and watches.
+func TestReplicasShareOneDatabase(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	a := versioned.NewForConfigOrDie(startServer(t, dsn)).AppStudioV1alpha1().Snapshots("team")
+	b := versioned.NewForConfigOrDie(startServer(t, dsn)).AppStudioV1alpha1().Snapshots("team")
+	ctx := context.Background()
+
+	w, err := b.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	created, err := a.Create(ctx, &appstudiov1alpha1.Snapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: "s1"},
+		Spec:       appstudiov1alpha1.SnapshotSpec{Application: "app"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		got := ev.Object.(*appstudiov1alpha1.Snapshot)
+		if ev.Type != watch.Added || got.Name != "s1" || got.ResourceVersion != created.ResourceVersion {
+			t.Errorf("replica b watched %s %s@%s, want ADDED s1@%s", ev.Type, got.Name, got.ResourceVersion, created.ResourceVersion)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("replica b saw no event for a write acknowledged by replica a")
+	}
+	if _, err := b.Get(ctx, "s1", metav1.GetOptions{}); err != nil {
+		t.Errorf("replica b: %v", err)
+	}
+	// A stale write through b loses against a's newer one: the resourceVersion is global.
+	stale := created.DeepCopy()
+	created.Spec.DisplayName = "from a"
+	if _, err := a.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stale.Spec.DisplayName = "from b"
+	if _, err := b.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		t.Errorf("stale update through replica b: want 409, got %v", err)
 	}
 }
