@@ -3,9 +3,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -78,6 +82,24 @@ var _ = Describe("kubectl", func() {
 		unknown := deployment("unknown-field", ns) + "  bogus: true\n"
 		stderr = fails("admin", unknown, "apply", "--validate=strict", "-f", "-")
 		Expect(stderr).To(ContainSubstring(`unknown field "spec.bogus"`))
+	})
+
+	It("refuses objects in a namespace that does not exist", func() {
+		stderr := fails("admin", deployment("orphan", "e2e-no-such-namespace"), "create", "-f", "-")
+		Expect(stderr).To(ContainSubstring(`namespaces "e2e-no-such-namespace" not found`))
+	})
+
+	It("streams changes to kubectl get --watch", func(ctx context.Context) {
+		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig("admin"), "get", "gitopsdeployments",
+			"-n", tenantB, "--watch", "--output-watch-events", "-o", "custom-columns=EVENT:.type,NAME:.object.metadata.name", "--no-headers")
+		var out safeBuffer
+		cmd.Stdout = &out
+		Expect(cmd.Start()).To(Succeed())
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		time.Sleep(time.Second) // the watch is established once the initial list is printed, which is empty here
+		mustIn("admin", deployment("watched-by-kubectl", tenantB), "apply", "-f", "-")
+		must("admin", "delete", "gitopsdeployment", "watched-by-kubectl", "-n", tenantB)
+		Eventually(out.String).WithTimeout(30 * time.Second).Should(MatchRegexp(`ADDED\s+watched-by-kubectl\n(MODIFIED\s+watched-by-kubectl\n)*DELETED\s+watched-by-kubectl`))
 	})
 
 	It("refuses oversized objects with a clear error, and stores nothing", func() {
@@ -171,4 +193,22 @@ func mustYAML(obj interface{}) string {
 	b, err := yaml.Marshal(obj)
 	Expect(err).NotTo(HaveOccurred())
 	return string(b)
+}
+
+// safeBuffer is a bytes.Buffer that a command writes while the test reads it.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
