@@ -344,7 +344,6 @@ The GitOps Service is up. Use it with:
 
   export KUBECONFIG=${STATE}/kubeconfig     # cluster admin
   export PATH=${kubebin}:\$PATH      # kubectl
-  kubectl create namespace jane
   kubectl apply -f artifacts/examples/
   kubectl get gitops -n jane
 

@@ -47,7 +47,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	gitopsinstall.Install(s)
 	appstudioinstall.Install(s)
-	// Only so that the Secrets the examples reference can be checked to parse.
+	// Only so that the Namespace and Secrets the examples need can be checked to parse.
 	if err := corev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
@@ -167,14 +167,15 @@ func stripComments(doc []byte) []byte {
 	return b.Bytes()
 }
 
-// decode decodes strictly, defaults and converts to the internal version. Secrets, which our
-// API server never decodes, are only decoded as core v1 objects.
+// decode decodes strictly, defaults and converts to the internal version. Namespaces and Secrets,
+// which our API server never decodes, are only decoded as core v1 objects.
 func decode(data []byte) (runtime.Object, error) {
 	obj, _, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := obj.(*corev1.Secret); ok {
+	switch obj.(type) {
+	case *corev1.Secret, *corev1.Namespace:
 		return obj, nil
 	}
 	obj, _, err = codecs.UniversalDecoder().Decode(data, nil, nil)
@@ -196,6 +197,9 @@ func TestExamplesDecodeAndValidate(t *testing.T) {
 					t.Fatalf("decode: %v", err)
 				}
 				kinds[ex.gvk.Kind] = true
+				if _, ok := obj.(*corev1.Namespace); ok {
+					return
+				}
 				if s, ok := obj.(*corev1.Secret); ok {
 					if ex.gvk != corev1.SchemeGroupVersion.WithKind("Secret") {
 						t.Errorf("decoded a Secret from %s", ex.gvk)
