@@ -1,9 +1,6 @@
 package validation
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,44 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/gitops-service/gitops-service/pkg/apis/apitesting"
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 )
-
-// want is one expected error: its type and its exact field path.
-type want struct {
-	typ   field.ErrorType
-	field string
-}
-
-func required(f string) want     { return want{field.ErrorTypeRequired, f} }
-func invalid(f string) want      { return want{field.ErrorTypeInvalid, f} }
-func notSupported(f string) want { return want{field.ErrorTypeNotSupported, f} }
-func duplicate(f string) want    { return want{field.ErrorTypeDuplicate, f} }
-func forbidden(f string) want    { return want{field.ErrorTypeForbidden, f} }
-
-// expectErrors compares the whole list, so an extra error fails as much as a missing one.
-func expectErrors(t *testing.T, errs field.ErrorList, wants ...want) {
-	t.Helper()
-	got := make([]string, 0, len(errs))
-	for _, e := range errs {
-		got = append(got, fmt.Sprintf("%s %s", e.Type, e.Field))
-	}
-	exp := make([]string, 0, len(wants))
-	for _, w := range wants {
-		exp = append(exp, fmt.Sprintf("%s %s", w.typ, w.field))
-	}
-	sort.Strings(got)
-	sort.Strings(exp)
-	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
-		t.Errorf("errors:\n  %s\nwant:\n  %s\nfull: %v", strings.Join(got, "\n  "), strings.Join(exp, "\n  "), errs)
-	}
-}
 
 // tc is a case of a table: a change to a valid object and the errors it must cause.
 type tc[T any] struct {
 	name   string
 	mutate func(*T)
-	want   []want
+	want   []apitesting.Want
 }
 
 // run validates a mutated copy of a valid object with each table case.
@@ -60,7 +28,7 @@ func run[T any](t *testing.T, valid func() *T, validate func(*T) field.ErrorList
 		t.Run(c.name, func(t *testing.T) {
 			obj := valid()
 			c.mutate(obj)
-			expectErrors(t, validate(obj), c.want...)
+			apitesting.ExpectErrors(t, validate(obj), c.want...)
 		})
 	}
 }
@@ -73,7 +41,7 @@ func runUpdate[T any](t *testing.T, valid func() *T, validate func(obj, old *T) 
 			old := valid()
 			obj := valid()
 			c.mutate(obj)
-			expectErrors(t, validate(obj, old), c.want...)
+			apitesting.ExpectErrors(t, validate(obj, old), c.want...)
 		})
 	}
 }
@@ -85,16 +53,16 @@ func meta(name string) metav1.ObjectMeta {
 // metaCases are the metadata rules of namespaced kinds named by DNS subdomains.
 func metaCases[T any](set func(*T, metav1.ObjectMeta)) []tc[T] {
 	return []tc[T]{
-		{"no name", func(o *T) { set(o, metav1.ObjectMeta{Namespace: "jane"}) }, []want{required("metadata.name")}},
-		{"no namespace", func(o *T) { set(o, metav1.ObjectMeta{Name: "x"}) }, []want{required("metadata.namespace")}},
-		{"name not a subdomain", func(o *T) { set(o, metav1.ObjectMeta{Name: "Bad_Name", Namespace: "jane"}) }, []want{invalid("metadata.name")}},
+		{"no name", func(o *T) { set(o, metav1.ObjectMeta{Namespace: "jane"}) }, []apitesting.Want{apitesting.Required("metadata.name")}},
+		{"no namespace", func(o *T) { set(o, metav1.ObjectMeta{Name: "x"}) }, []apitesting.Want{apitesting.Required("metadata.namespace")}},
+		{"name not a subdomain", func(o *T) { set(o, metav1.ObjectMeta{Name: "Bad_Name", Namespace: "jane"}) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
 		{"dotted name", func(o *T) { set(o, metav1.ObjectMeta{Name: "a.b", Namespace: "jane"}) }, nil},
 	}
 }
 
 // nameImmutable is the metadata rule every update shares.
 func nameImmutable[T any](set func(*T, string)) tc[T] {
-	return tc[T]{"name is immutable", func(o *T) { set(o, "renamed") }, []want{invalid("metadata.name")}}
+	return tc[T]{"name is immutable", func(o *T) { set(o, "renamed") }, []apitesting.Want{apitesting.Invalid("metadata.name")}}
 }
 
 var now = metav1.Now()
@@ -107,16 +75,16 @@ func conditionCases[T any](path string, set func(*T, []metav1.Condition)) []tc[T
 		{path + " valid", func(o *T) {
 			set(o, []metav1.Condition{good, {Type: "Reconciled", Status: metav1.ConditionTrue, Reason: "Reconciled", LastTransitionTime: now}})
 		}, nil},
-		{path + " repeated type", func(o *T) { set(o, []metav1.Condition{good, good}) }, []want{duplicate(path + "[1].type")}},
+		{path + " repeated type", func(o *T) { set(o, []metav1.Condition{good, good}) }, []apitesting.Want{apitesting.Duplicate(path + "[1].type")}},
 		{path + " no reason", func(o *T) {
 			set(o, []metav1.Condition{{Type: "Reconciled", Status: metav1.ConditionTrue, LastTransitionTime: now}})
-		}, []want{required(path + "[0].reason")}},
+		}, []apitesting.Want{apitesting.Required(path + "[0].reason")}},
 		{path + " unknown status", func(o *T) {
 			set(o, []metav1.Condition{{Type: "Reconciled", Status: "Yes", Reason: "Reconciled", LastTransitionTime: now}})
-		}, []want{notSupported(path + "[0].status")}},
+		}, []apitesting.Want{apitesting.NotSupported(path + "[0].status")}},
 		{path + " no transition time", func(o *T) {
 			set(o, []metav1.Condition{{Type: "Reconciled", Status: metav1.ConditionTrue, Reason: "Reconciled"}})
-		}, []want{required(path + "[0].lastTransitionTime")}},
+		}, []apitesting.Want{apitesting.Required(path + "[0].lastTransitionTime")}},
 	}
 }
 
@@ -151,24 +119,24 @@ func environmentSpecCases() []tc[appstudio.Environment] {
 		{"valid", func(*E) {}, nil},
 		{"manual", func(o *E) { o.Spec.DeploymentStrategy = appstudio.DeploymentStrategyManual }, nil},
 		{"deprecated type", func(o *E) { o.Spec.Type = appstudio.EnvironmentTypeNonPOC }, nil},
-		{"unknown type", func(o *E) { o.Spec.Type = "Production" }, []want{notSupported("spec.type")}},
-		{"no display name", func(o *E) { o.Spec.DisplayName = "" }, []want{required("spec.displayName")}},
-		{"no deployment strategy", func(o *E) { o.Spec.DeploymentStrategy = "" }, []want{required("spec.deploymentStrategy")}},
-		{"unknown deployment strategy", func(o *E) { o.Spec.DeploymentStrategy = "Automated" }, []want{notSupported("spec.deploymentStrategy")}},
+		{"unknown type", func(o *E) { o.Spec.Type = "Production" }, []apitesting.Want{apitesting.NotSupported("spec.type")}},
+		{"no display name", func(o *E) { o.Spec.DisplayName = "" }, []apitesting.Want{apitesting.Required("spec.displayName")}},
+		{"no deployment strategy", func(o *E) { o.Spec.DeploymentStrategy = "" }, []apitesting.Want{apitesting.Required("spec.deploymentStrategy")}},
+		{"unknown deployment strategy", func(o *E) { o.Spec.DeploymentStrategy = "Automated" }, []apitesting.Want{apitesting.NotSupported("spec.deploymentStrategy")}},
 		{"parent", func(o *E) { o.Spec.ParentEnvironment = "dev"; o.Spec.Tags = []string{"staging"} }, nil},
-		{"invalid parent", func(o *E) { o.Spec.ParentEnvironment = "Dev" }, []want{invalid("spec.parentEnvironment")}},
+		{"invalid parent", func(o *E) { o.Spec.ParentEnvironment = "Dev" }, []apitesting.Want{apitesting.Invalid("spec.parentEnvironment")}},
 		{"env vars", func(o *E) {
 			o.Spec.Configuration.Env = []appstudio.EnvVarPair{{Name: "My_STG_ENV", Value: "100"}, {Name: "other.var-1", Value: ""}}
 		}, nil},
 		{"env var without name", func(o *E) { o.Spec.Configuration.Env = []appstudio.EnvVarPair{{Value: "1"}} },
-			[]want{required("spec.configuration.env[0].name")}},
+			[]apitesting.Want{apitesting.Required("spec.configuration.env[0].name")}},
 		{"invalid env var name", func(o *E) { o.Spec.Configuration.Env = []appstudio.EnvVarPair{{Name: "A"}, {Name: "1ABC"}} },
-			[]want{invalid("spec.configuration.env[1].name")}},
+			[]apitesting.Want{apitesting.Invalid("spec.configuration.env[1].name")}},
 		{"repeated env var", func(o *E) { o.Spec.Configuration.Env = []appstudio.EnvVarPair{{Name: "A"}, {Name: "A"}} },
-			[]want{duplicate("spec.configuration.env[1].name")}},
+			[]apitesting.Want{apitesting.Duplicate("spec.configuration.env[1].name")}},
 		{"claim", func(o *E) { o.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName = "staging-dtc" }, nil},
 		{"invalid claim", func(o *E) { o.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName = "Staging DTC" },
-			[]want{invalid("spec.configuration.target.deploymentTargetClaim.claimName")}},
+			[]apitesting.Want{apitesting.Invalid("spec.configuration.target.deploymentTargetClaim.claimName")}},
 		{"credentials", func(o *E) {
 			c := withCredentials(o)
 			c.AllowInsecureSkipTLSVerify = true
@@ -178,7 +146,7 @@ func environmentSpecCases() []tc[appstudio.Environment] {
 		{"claim and credentials", func(o *E) {
 			withCredentials(o)
 			o.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName = "staging-dtc"
-		}, []want{forbidden("spec.unstableConfigurationFields")}},
+		}, []apitesting.Want{apitesting.Forbidden("spec.unstableConfigurationFields")}},
 		{"OpenShift without ingress domain", func(o *E) {
 			withCredentials(o)
 			o.Spec.UnstableConfigurationFields.ClusterType = appstudio.ConfigurationClusterTypeOpenShift
@@ -190,34 +158,34 @@ func environmentSpecCases() []tc[appstudio.Environment] {
 		{"Kubernetes without ingress domain", func(o *E) {
 			withCredentials(o)
 			o.Spec.UnstableConfigurationFields.ClusterType = appstudio.ConfigurationClusterTypeKubernetes
-		}, []want{required(credsPath + "ingressDomain")}},
+		}, []apitesting.Want{apitesting.Required(credsPath + "ingressDomain")}},
 		{"invalid ingress domain", func(o *E) { withCredentials(o).IngressDomain = "Apps_Example" },
-			[]want{invalid(credsPath + "ingressDomain")}},
+			[]apitesting.Want{apitesting.Invalid(credsPath + "ingressDomain")}},
 		{"unknown cluster type", func(o *E) {
 			withCredentials(o)
 			o.Spec.UnstableConfigurationFields.ClusterType = "EKS"
-		}, []want{notSupported("spec.unstableConfigurationFields.clusterType")}},
+		}, []apitesting.Want{apitesting.NotSupported("spec.unstableConfigurationFields.clusterType")}},
 		{"no target namespace", func(o *E) { withCredentials(o).TargetNamespace = "" },
-			[]want{required(credsPath + "targetNamespace")}},
+			[]apitesting.Want{apitesting.Required(credsPath + "targetNamespace")}},
 		{"invalid target namespace", func(o *E) { withCredentials(o).TargetNamespace = "My-Namespace" },
-			[]want{invalid(credsPath + "targetNamespace")}},
+			[]apitesting.Want{apitesting.Invalid(credsPath + "targetNamespace")}},
 		{"no API URL", func(o *E) { withCredentials(o).APIURL = "" },
-			[]want{required(credsPath + "apiURL")}},
+			[]apitesting.Want{apitesting.Required(credsPath + "apiURL")}},
 		{"http API URL", func(o *E) { withCredentials(o).APIURL = "http://api.example.com:6443" },
-			[]want{invalid(credsPath + "apiURL")}},
+			[]apitesting.Want{apitesting.Invalid(credsPath + "apiURL")}},
 		{"API URL with query", func(o *E) { withCredentials(o).APIURL = "https://api.example.com:6443?a=b" },
-			[]want{invalid(credsPath + "apiURL")}},
+			[]apitesting.Want{apitesting.Invalid(credsPath + "apiURL")}},
 		{"no credentials secret", func(o *E) { withCredentials(o).ClusterCredentialsSecret = "" },
-			[]want{required(credsPath + "clusterCredentialsSecret")}},
+			[]apitesting.Want{apitesting.Required(credsPath + "clusterCredentialsSecret")}},
 		{"invalid credentials secret", func(o *E) { withCredentials(o).ClusterCredentialsSecret = "Secret" },
-			[]want{invalid(credsPath + "clusterCredentialsSecret")}},
+			[]apitesting.Want{apitesting.Invalid(credsPath + "clusterCredentialsSecret")}},
 		{"invalid namespace", func(o *E) { withCredentials(o).Namespaces = []string{"ok", "not_ok"} },
-			[]want{invalid(credsPath + "namespaces[1]")}},
+			[]apitesting.Want{apitesting.Invalid(credsPath + "namespaces[1]")}},
 		{"repeated namespace", func(o *E) { withCredentials(o).Namespaces = []string{"ok", "ok"} },
-			[]want{duplicate(credsPath + "namespaces[1]")}},
+			[]apitesting.Want{apitesting.Duplicate(credsPath + "namespaces[1]")}},
 		{"empty credentials", func(o *E) {
 			o.Spec.UnstableConfigurationFields = &appstudio.UnstableEnvironmentConfiguration{}
-		}, []want{required(credsPath + "targetNamespace"), required(credsPath + "apiURL"), required(credsPath + "clusterCredentialsSecret")}},
+		}, []apitesting.Want{apitesting.Required(credsPath + "targetNamespace"), apitesting.Required(credsPath + "apiURL"), apitesting.Required(credsPath + "clusterCredentialsSecret")}},
 	}
 }
 
@@ -225,11 +193,11 @@ func TestValidateEnvironment(t *testing.T) {
 	type E = appstudio.Environment
 	set := func(o *E, m metav1.ObjectMeta) { o.ObjectMeta = m }
 	cases := append(environmentSpecCases(),
-		tc[E]{"no name", func(o *E) { set(o, metav1.ObjectMeta{Namespace: "jane"}) }, []want{required("metadata.name")}},
-		tc[E]{"no namespace", func(o *E) { set(o, metav1.ObjectMeta{Name: "x"}) }, []want{required("metadata.namespace")}},
+		tc[E]{"no name", func(o *E) { set(o, metav1.ObjectMeta{Namespace: "jane"}) }, []apitesting.Want{apitesting.Required("metadata.name")}},
+		tc[E]{"no namespace", func(o *E) { set(o, metav1.ObjectMeta{Name: "x"}) }, []apitesting.Want{apitesting.Required("metadata.namespace")}},
 		// The name goes into generated names and labels, so it must be a DNS-1123 label.
-		tc[E]{"dotted name", func(o *E) { set(o, metav1.ObjectMeta{Name: "a.b", Namespace: "jane"}) }, []want{invalid("metadata.name")}},
-		tc[E]{"upper-case name", func(o *E) { set(o, metav1.ObjectMeta{Name: "Staging", Namespace: "jane"}) }, []want{invalid("metadata.name")}},
+		tc[E]{"dotted name", func(o *E) { set(o, metav1.ObjectMeta{Name: "a.b", Namespace: "jane"}) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		tc[E]{"upper-case name", func(o *E) { set(o, metav1.ObjectMeta{Name: "Staging", Namespace: "jane"}) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	)
 	run(t, validEnvironment, ValidateEnvironment, cases)
 }
@@ -280,13 +248,13 @@ func TestValidateSnapshot(t *testing.T) {
 			o.Spec.Artifacts.UnstableFields = &runtime.RawExtension{Raw: []byte(`{"sbom":["a"]}`)}
 			o.Spec.DisplayName = "My known good staging snapshot"
 		}, nil},
-		{"no application", func(o *S) { o.Spec.Application = "" }, []want{required("spec.application")}},
-		{"invalid application", func(o *S) { o.Spec.Application = "New Demo App" }, []want{invalid("spec.application")}},
-		{"component without name", func(o *S) { o.Spec.Components[1].Name = "" }, []want{required("spec.components[1].name")}},
-		{"invalid component name", func(o *S) { o.Spec.Components[0].Name = "component.a" }, []want{invalid("spec.components[0].name")}},
-		{"repeated component", func(o *S) { o.Spec.Components[1].Name = "component-a" }, []want{duplicate("spec.components[1].name")}},
-		{"component without image", func(o *S) { o.Spec.Components[0].ContainerImage = "" }, []want{required("spec.components[0].containerImage")}},
-		{"git source without URL", func(o *S) { o.Spec.Components[1].Source.GitSource.URL = "" }, []want{required("spec.components[1].source.git.url")}},
+		{"no application", func(o *S) { o.Spec.Application = "" }, []apitesting.Want{apitesting.Required("spec.application")}},
+		{"invalid application", func(o *S) { o.Spec.Application = "New Demo App" }, []apitesting.Want{apitesting.Invalid("spec.application")}},
+		{"component without name", func(o *S) { o.Spec.Components[1].Name = "" }, []apitesting.Want{apitesting.Required("spec.components[1].name")}},
+		{"invalid component name", func(o *S) { o.Spec.Components[0].Name = "component.a" }, []apitesting.Want{apitesting.Invalid("spec.components[0].name")}},
+		{"repeated component", func(o *S) { o.Spec.Components[1].Name = "component-a" }, []apitesting.Want{apitesting.Duplicate("spec.components[1].name")}},
+		{"component without image", func(o *S) { o.Spec.Components[0].ContainerImage = "" }, []apitesting.Want{apitesting.Required("spec.components[0].containerImage")}},
+		{"git source without URL", func(o *S) { o.Spec.Components[1].Source.GitSource.URL = "" }, []apitesting.Want{apitesting.Required("spec.components[1].source.git.url")}},
 	}, metaCases(func(o *S, m metav1.ObjectMeta) { o.ObjectMeta = m })...)
 	run(t, validSnapshot, ValidateSnapshot, cases)
 }
@@ -300,15 +268,15 @@ func TestValidateSnapshotUpdate(t *testing.T) {
 			o.Spec.DisplayDescription = "better"
 			o.Spec.Artifacts.UnstableFields = &runtime.RawExtension{Raw: []byte(`{}`)}
 		}, nil},
-		{"application changes", func(o *S) { o.Spec.Application = "other-app" }, []want{invalid("spec.application")}},
-		{"image changes", func(o *S) { o.Spec.Components[0].ContainerImage = "quay.io/x/y:z" }, []want{forbidden("spec.components")}},
-		{"git revision changes", func(o *S) { o.Spec.Components[1].Source.GitSource.Revision = "dev" }, []want{forbidden("spec.components")}},
+		{"application changes", func(o *S) { o.Spec.Application = "other-app" }, []apitesting.Want{apitesting.Invalid("spec.application")}},
+		{"image changes", func(o *S) { o.Spec.Components[0].ContainerImage = "quay.io/x/y:z" }, []apitesting.Want{apitesting.Forbidden("spec.components")}},
+		{"git revision changes", func(o *S) { o.Spec.Components[1].Source.GitSource.Revision = "dev" }, []apitesting.Want{apitesting.Forbidden("spec.components")}},
 		{"component added", func(o *S) {
 			o.Spec.Components = append(o.Spec.Components, appstudio.SnapshotComponent{Name: "c", ContainerImage: "i"})
-		}, []want{forbidden("spec.components")}},
-		{"components removed", func(o *S) { o.Spec.Components = nil }, []want{forbidden("spec.components")}},
+		}, []apitesting.Want{apitesting.Forbidden("spec.components")}},
+		{"components removed", func(o *S) { o.Spec.Components = nil }, []apitesting.Want{apitesting.Forbidden("spec.components")}},
 		{"both change", func(o *S) { o.Spec.Application = "other-app"; o.Spec.Components = nil },
-			[]want{invalid("spec.application"), forbidden("spec.components")}},
+			[]apitesting.Want{apitesting.Invalid("spec.application"), apitesting.Forbidden("spec.components")}},
 		nameImmutable(func(o *S, n string) { o.Name = n }),
 	}
 	runUpdate(t, validSnapshot, ValidateSnapshotUpdate, cases)
@@ -359,32 +327,32 @@ func bindingSpecCases() []tc[appstudio.SnapshotEnvironmentBinding] {
 	return []tc[B]{
 		{"valid", func(*B) {}, nil},
 		{"no components", func(o *B) { o.Spec.Components = nil }, nil},
-		{"no application", func(o *B) { o.Spec.Application = "" }, []want{required("spec.application")}},
-		{"invalid application", func(o *B) { o.Spec.Application = "App_A" }, []want{invalid("spec.application")}},
-		{"no environment", func(o *B) { o.Spec.Environment = "" }, []want{required("spec.environment")}},
+		{"no application", func(o *B) { o.Spec.Application = "" }, []apitesting.Want{apitesting.Required("spec.application")}},
+		{"invalid application", func(o *B) { o.Spec.Application = "App_A" }, []apitesting.Want{apitesting.Invalid("spec.application")}},
+		{"no environment", func(o *B) { o.Spec.Environment = "" }, []apitesting.Want{apitesting.Required("spec.environment")}},
 		// Environment names are DNS-1123 labels.
-		{"dotted environment", func(o *B) { o.Spec.Environment = "stag.ing" }, []want{invalid("spec.environment")}},
-		{"no snapshot", func(o *B) { o.Spec.Snapshot = "" }, []want{required("spec.snapshot")}},
-		{"invalid snapshot", func(o *B) { o.Spec.Snapshot = "My Snapshot" }, []want{invalid("spec.snapshot")}},
-		{"component without name", func(o *B) { o.Spec.Components[1].Name = "" }, []want{required("spec.components[1].name")}},
-		{"invalid component name", func(o *B) { o.Spec.Components[1].Name = "Component-B" }, []want{invalid("spec.components[1].name")}},
-		{"repeated component", func(o *B) { o.Spec.Components[1].Name = "component-a" }, []want{duplicate("spec.components[1].name")}},
+		{"dotted environment", func(o *B) { o.Spec.Environment = "stag.ing" }, []apitesting.Want{apitesting.Invalid("spec.environment")}},
+		{"no snapshot", func(o *B) { o.Spec.Snapshot = "" }, []apitesting.Want{apitesting.Required("spec.snapshot")}},
+		{"invalid snapshot", func(o *B) { o.Spec.Snapshot = "My Snapshot" }, []apitesting.Want{apitesting.Invalid("spec.snapshot")}},
+		{"component without name", func(o *B) { o.Spec.Components[1].Name = "" }, []apitesting.Want{apitesting.Required("spec.components[1].name")}},
+		{"invalid component name", func(o *B) { o.Spec.Components[1].Name = "Component-B" }, []apitesting.Want{apitesting.Invalid("spec.components[1].name")}},
+		{"repeated component", func(o *B) { o.Spec.Components[1].Name = "component-a" }, []apitesting.Want{apitesting.Duplicate("spec.components[1].name")}},
 		{"zero replicas", func(o *B) { o.Spec.Components[0].Configuration.Replicas = ptr.To[int32](0) }, nil},
-		{"negative replicas", func(o *B) { o.Spec.Components[0].Configuration.Replicas = ptr.To[int32](-1) }, []want{invalid(comp0 + "replicas")}},
-		{"env var without name", func(o *B) { o.Spec.Components[0].Configuration.Env[0].Name = "" }, []want{required(comp0 + "env[0].name")}},
-		{"invalid env var", func(o *B) { o.Spec.Components[0].Configuration.Env[0].Name = "A=B" }, []want{invalid(comp0 + "env[0].name")}},
+		{"negative replicas", func(o *B) { o.Spec.Components[0].Configuration.Replicas = ptr.To[int32](-1) }, []apitesting.Want{apitesting.Invalid(comp0 + "replicas")}},
+		{"env var without name", func(o *B) { o.Spec.Components[0].Configuration.Env[0].Name = "" }, []apitesting.Want{apitesting.Required(comp0 + "env[0].name")}},
+		{"invalid env var", func(o *B) { o.Spec.Components[0].Configuration.Env[0].Name = "A=B" }, []apitesting.Want{apitesting.Invalid(comp0 + "env[0].name")}},
 		{"repeated env var", func(o *B) {
 			o.Spec.Components[0].Configuration.Env = append(o.Spec.Components[0].Configuration.Env, appstudio.EnvVarPair{Name: "My_STG_ENV"})
-		}, []want{duplicate(comp0 + "env[1].name")}},
+		}, []apitesting.Want{apitesting.Duplicate(comp0 + "env[1].name")}},
 		{"resources", func(o *B) { o.Spec.Components[0].Configuration.Resources = resources("500m", "250m") }, nil},
 		{"request equal to limit", func(o *B) { o.Spec.Components[0].Configuration.Resources = resources("1", "1000m") }, nil},
 		{"request without limit", func(o *B) { o.Spec.Components[0].Configuration.Resources = resources("", "2") }, nil},
 		{"negative limit", func(o *B) { o.Spec.Components[0].Configuration.Resources = resources("-1", "") },
-			[]want{invalid(comp0 + "resources.limits[cpu]")}},
+			[]apitesting.Want{apitesting.Invalid(comp0 + "resources.limits[cpu]")}},
 		{"negative request", func(o *B) { o.Spec.Components[0].Configuration.Resources = resources("", "-100m") },
-			[]want{invalid(comp0 + "resources.requests[cpu]")}},
+			[]apitesting.Want{apitesting.Invalid(comp0 + "resources.requests[cpu]")}},
 		{"request above limit", func(o *B) { o.Spec.Components[0].Configuration.Resources = resources("500m", "1") },
-			[]want{invalid(comp0 + "resources.requests[cpu]")}},
+			[]apitesting.Want{apitesting.Invalid(comp0 + "resources.requests[cpu]")}},
 		{"request above limit of another resource only", func(o *B) {
 			r := resources("500m", "")
 			r.Requests[corev1.ResourceMemory] = resource.MustParse("1Gi")
@@ -406,19 +374,19 @@ func TestValidateSnapshotEnvironmentBindingUpdate(t *testing.T) {
 			o.Spec.Snapshot = "newer-snapshot"
 			o.Spec.Components = o.Spec.Components[:1]
 		}, nil},
-		tc[B]{"application changes", func(o *B) { o.Spec.Application = "other-app" }, []want{invalid("spec.application")}},
-		tc[B]{"environment changes", func(o *B) { o.Spec.Environment = "prod" }, []want{invalid("spec.environment")}},
+		tc[B]{"application changes", func(o *B) { o.Spec.Application = "other-app" }, []apitesting.Want{apitesting.Invalid("spec.application")}},
+		tc[B]{"environment changes", func(o *B) { o.Spec.Environment = "prod" }, []apitesting.Want{apitesting.Invalid("spec.environment")}},
 		tc[B]{"application cleared", func(o *B) { o.Spec.Application = "" },
-			[]want{required("spec.application"), invalid("spec.application")}},
+			[]apitesting.Want{apitesting.Required("spec.application"), apitesting.Invalid("spec.application")}},
 		nameImmutable(func(o *B, n string) { o.Name = n }),
 	)
 	// bindingSpecCases' "no application"/"no environment" change immutable fields as well.
 	for i := range cases {
 		switch cases[i].name {
 		case "no application", "invalid application":
-			cases[i].want = append(cases[i].want, invalid("spec.application"))
+			cases[i].want = append(cases[i].want, apitesting.Invalid("spec.application"))
 		case "no environment", "dotted environment":
-			cases[i].want = append(cases[i].want, invalid("spec.environment"))
+			cases[i].want = append(cases[i].want, apitesting.Invalid("spec.environment"))
 		}
 	}
 	runUpdate(t, validBinding, ValidateSnapshotEnvironmentBindingUpdate, cases)
@@ -440,10 +408,10 @@ func TestValidateSnapshotEnvironmentBindingStatusUpdate(t *testing.T) {
 		}, nil},
 		tc[B]{"deployment without component", func(o *B) {
 			o.Status.GitOpsDeployments = []appstudio.BindingStatusGitOpsDeployment{{ComponentName: "a"}, {GitOpsDeployment: "x"}}
-		}, []want{required("status.gitopsDeployments[1].componentName")}},
+		}, []apitesting.Want{apitesting.Required("status.gitopsDeployments[1].componentName")}},
 		tc[B]{"repeated deployment component", func(o *B) {
 			o.Status.GitOpsDeployments = []appstudio.BindingStatusGitOpsDeployment{{ComponentName: "a"}, {ComponentName: "a"}}
-		}, []want{duplicate("status.gitopsDeployments[1].componentName")}},
+		}, []apitesting.Want{apitesting.Duplicate("status.gitopsDeployments[1].componentName")}},
 		tc[B]{"invalid spec is not checked", func(o *B) { o.Spec.Snapshot = "" }, nil},
 		nameImmutable(func(o *B, n string) { o.Name = n }),
 	)
@@ -467,20 +435,20 @@ func TestValidatePromotionRun(t *testing.T) {
 	type P = appstudio.PromotionRun
 	cases := append([]tc[P]{
 		{"valid", func(*P) {}, nil},
-		{"no snapshot", func(o *P) { o.Spec.Snapshot = "" }, []want{required("spec.snapshot")}},
-		{"invalid snapshot", func(o *P) { o.Spec.Snapshot = "My Snapshot" }, []want{invalid("spec.snapshot")}},
-		{"no application", func(o *P) { o.Spec.Application = "" }, []want{required("spec.application")}},
-		{"invalid application", func(o *P) { o.Spec.Application = "appA" }, []want{invalid("spec.application")}},
+		{"no snapshot", func(o *P) { o.Spec.Snapshot = "" }, []apitesting.Want{apitesting.Required("spec.snapshot")}},
+		{"invalid snapshot", func(o *P) { o.Spec.Snapshot = "My Snapshot" }, []apitesting.Want{apitesting.Invalid("spec.snapshot")}},
+		{"no application", func(o *P) { o.Spec.Application = "" }, []apitesting.Want{apitesting.Required("spec.application")}},
+		{"invalid application", func(o *P) { o.Spec.Application = "appA" }, []apitesting.Want{apitesting.Invalid("spec.application")}},
 		{"no target", func(o *P) { o.Spec.ManualPromotion.TargetEnvironment = "" },
-			[]want{required("spec.manualPromotion.targetEnvironment")}},
+			[]apitesting.Want{apitesting.Required("spec.manualPromotion.targetEnvironment")}},
 		{"invalid target", func(o *P) { o.Spec.ManualPromotion.TargetEnvironment = "stag.ing" },
-			[]want{invalid("spec.manualPromotion.targetEnvironment")}},
+			[]apitesting.Want{apitesting.Invalid("spec.manualPromotion.targetEnvironment")}},
 		{"automated only", func(o *P) {
 			o.Spec.ManualPromotion.TargetEnvironment = ""
 			o.Spec.AutomatedPromotion.InitialEnvironment = "staging"
-		}, []want{forbidden("spec.automatedPromotion.initialEnvironment")}},
+		}, []apitesting.Want{apitesting.Forbidden("spec.automatedPromotion.initialEnvironment")}},
 		{"manual and automated", func(o *P) { o.Spec.AutomatedPromotion.InitialEnvironment = "staging" },
-			[]want{forbidden("spec.automatedPromotion.initialEnvironment")}},
+			[]apitesting.Want{apitesting.Forbidden("spec.automatedPromotion.initialEnvironment")}},
 	}, metaCases(func(o *P, m metav1.ObjectMeta) { o.ObjectMeta = m })...)
 	run(t, validPromotionRun, ValidatePromotionRun, cases)
 }
@@ -490,10 +458,10 @@ func TestValidatePromotionRunUpdate(t *testing.T) {
 	cases := []tc[P]{
 		{"unchanged", func(*P) {}, nil},
 		{"labels may change", func(o *P) { o.Labels = map[string]string{"appstudio.application": "appa"} }, nil},
-		{"snapshot changes", func(o *P) { o.Spec.Snapshot = "other" }, []want{forbidden("spec")}},
-		{"application changes", func(o *P) { o.Spec.Application = "other" }, []want{forbidden("spec")}},
-		{"target changes", func(o *P) { o.Spec.ManualPromotion.TargetEnvironment = "prod" }, []want{forbidden("spec")}},
-		{"automated added", func(o *P) { o.Spec.AutomatedPromotion.InitialEnvironment = "dev" }, []want{forbidden("spec")}},
+		{"snapshot changes", func(o *P) { o.Spec.Snapshot = "other" }, []apitesting.Want{apitesting.Forbidden("spec")}},
+		{"application changes", func(o *P) { o.Spec.Application = "other" }, []apitesting.Want{apitesting.Forbidden("spec")}},
+		{"target changes", func(o *P) { o.Spec.ManualPromotion.TargetEnvironment = "prod" }, []apitesting.Want{apitesting.Forbidden("spec")}},
+		{"automated added", func(o *P) { o.Spec.AutomatedPromotion.InitialEnvironment = "dev" }, []apitesting.Want{apitesting.Forbidden("spec")}},
 		nameImmutable(func(o *P, n string) { o.Name = n }),
 	}
 	runUpdate(t, validPromotionRun, ValidatePromotionRunUpdate, cases)
@@ -519,39 +487,39 @@ func TestValidatePromotionRunStatusUpdate(t *testing.T) {
 			o.Status.State = appstudio.PromotionRunStateComplete
 			o.Status.CompletionResult = appstudio.PromotionRunCompleteResultFailure
 		}, nil},
-		{"unknown state", func(o *P) { o.Status.State = "Completed" }, []want{notSupported("status.state")}},
+		{"unknown state", func(o *P) { o.Status.State = "Completed" }, []apitesting.Want{apitesting.NotSupported("status.state")}},
 		{"unknown result", func(o *P) {
 			o.Status.State = appstudio.PromotionRunStateComplete
 			o.Status.CompletionResult = "Partial"
-		}, []want{notSupported("status.completionResult")}},
+		}, []apitesting.Want{apitesting.NotSupported("status.completionResult")}},
 		{"result before completion", func(o *P) {
 			o.Status.State = appstudio.PromotionRunStateWaiting
 			o.Status.CompletionResult = appstudio.PromotionRunCompleteResultSuccess
-		}, []want{invalid("status.completionResult")}},
+		}, []apitesting.Want{apitesting.Invalid("status.completionResult")}},
 		{"environment without status", func(o *P) {
 			o.Status.EnvironmentStatus = []appstudio.PromotionRunEnvironmentStatus{{Step: 1, EnvironmentName: "staging"}}
-		}, []want{required("status.environmentStatus[0].status")}},
+		}, []apitesting.Want{apitesting.Required("status.environmentStatus[0].status")}},
 		// The API document spells these in lower case; the real values are capitalised.
 		{"environment with unknown status", func(o *P) {
 			o.Status.EnvironmentStatus = []appstudio.PromotionRunEnvironmentStatus{
 				{Step: 1, EnvironmentName: "dev", Status: appstudio.PromotionRunEnvironmentStatusSuccess},
 				{Step: 2, EnvironmentName: "staging", Status: "success"},
 			}
-		}, []want{notSupported("status.environmentStatus[1].status")}},
+		}, []apitesting.Want{apitesting.NotSupported("status.environmentStatus[1].status")}},
 		{"condition without type", func(o *P) {
 			o.Status.Conditions = []appstudio.PromotionRunCondition{{Status: appstudio.PromotionRunConditionStatusTrue}}
-		}, []want{required("status.conditions[0].type")}},
+		}, []apitesting.Want{apitesting.Required("status.conditions[0].type")}},
 		{"condition with unknown type", func(o *P) {
 			o.Status.Conditions = []appstudio.PromotionRunCondition{{Type: "Failed", Status: appstudio.PromotionRunConditionStatusTrue}}
-		}, []want{notSupported("status.conditions[0].type")}},
+		}, []apitesting.Want{apitesting.NotSupported("status.conditions[0].type")}},
 		{"repeated condition", func(o *P) { o.Status.Conditions = []appstudio.PromotionRunCondition{errorCond, errorCond} },
-			[]want{duplicate("status.conditions[1].type")}},
+			[]apitesting.Want{apitesting.Duplicate("status.conditions[1].type")}},
 		{"condition without status", func(o *P) {
 			o.Status.Conditions = []appstudio.PromotionRunCondition{{Type: appstudio.PromotionRunConditionErrorOccurred}}
-		}, []want{required("status.conditions[0].status")}},
+		}, []apitesting.Want{apitesting.Required("status.conditions[0].status")}},
 		{"condition with unknown status", func(o *P) {
 			o.Status.Conditions = []appstudio.PromotionRunCondition{{Type: appstudio.PromotionRunConditionErrorOccurred, Status: "true"}}
-		}, []want{notSupported("status.conditions[0].status")}},
+		}, []apitesting.Want{apitesting.NotSupported("status.conditions[0].status")}},
 		nameImmutable(func(o *P, n string) { o.Name = n }),
 	}
 	runUpdate(t, validPromotionRun, ValidatePromotionRunStatusUpdate, cases)
@@ -580,15 +548,15 @@ func deploymentTargetSpecCases() []tc[appstudio.DeploymentTarget] {
 	return []tc[D]{
 		{"valid", func(*D) {}, nil},
 		{"unbound, any namespace", func(o *D) { o.Spec.ClaimRef = ""; o.Spec.KubernetesClusterCredentials.DefaultNamespace = "" }, nil},
-		{"no class", func(o *D) { o.Spec.DeploymentTargetClassName = "" }, []want{required("spec.deploymentTargetClassName")}},
-		{"invalid class", func(o *D) { o.Spec.DeploymentTargetClassName = "Isolation Level" }, []want{invalid("spec.deploymentTargetClassName")}},
-		{"invalid namespace", func(o *D) { o.Spec.KubernetesClusterCredentials.DefaultNamespace = "a.b" }, []want{invalid(creds + "defaultNamespace")}},
-		{"no API URL", func(o *D) { o.Spec.KubernetesClusterCredentials.APIURL = "" }, []want{required(creds + "apiURL")}},
-		{"http API URL", func(o *D) { o.Spec.KubernetesClusterCredentials.APIURL = "http://api.example.com" }, []want{invalid(creds + "apiURL")}},
-		{"API URL with query", func(o *D) { o.Spec.KubernetesClusterCredentials.APIURL = "https://api.example.com?x" }, []want{invalid(creds + "apiURL")}},
-		{"no secret", func(o *D) { o.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret = "" }, []want{required(creds + "clusterCredentialsSecret")}},
-		{"invalid secret", func(o *D) { o.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret = "S" }, []want{invalid(creds + "clusterCredentialsSecret")}},
-		{"invalid claim", func(o *D) { o.Spec.ClaimRef = "prod_dtc" }, []want{invalid("spec.claimRef")}},
+		{"no class", func(o *D) { o.Spec.DeploymentTargetClassName = "" }, []apitesting.Want{apitesting.Required("spec.deploymentTargetClassName")}},
+		{"invalid class", func(o *D) { o.Spec.DeploymentTargetClassName = "Isolation Level" }, []apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
+		{"invalid namespace", func(o *D) { o.Spec.KubernetesClusterCredentials.DefaultNamespace = "a.b" }, []apitesting.Want{apitesting.Invalid(creds + "defaultNamespace")}},
+		{"no API URL", func(o *D) { o.Spec.KubernetesClusterCredentials.APIURL = "" }, []apitesting.Want{apitesting.Required(creds + "apiURL")}},
+		{"http API URL", func(o *D) { o.Spec.KubernetesClusterCredentials.APIURL = "http://api.example.com" }, []apitesting.Want{apitesting.Invalid(creds + "apiURL")}},
+		{"API URL with query", func(o *D) { o.Spec.KubernetesClusterCredentials.APIURL = "https://api.example.com?x" }, []apitesting.Want{apitesting.Invalid(creds + "apiURL")}},
+		{"no secret", func(o *D) { o.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret = "" }, []apitesting.Want{apitesting.Required(creds + "clusterCredentialsSecret")}},
+		{"invalid secret", func(o *D) { o.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret = "S" }, []apitesting.Want{apitesting.Invalid(creds + "clusterCredentialsSecret")}},
+		{"invalid claim", func(o *D) { o.Spec.ClaimRef = "prod_dtc" }, []apitesting.Want{apitesting.Invalid("spec.claimRef")}},
 	}
 }
 
@@ -608,7 +576,7 @@ func TestValidateDeploymentTargetStatusUpdate(t *testing.T) {
 	type D = appstudio.DeploymentTarget
 	cases := append(conditionCases("status.conditions", func(o *D, c []metav1.Condition) { o.Status.Conditions = c }),
 		tc[D]{"released", func(o *D) { o.Status.Phase = appstudio.DeploymentTargetPhaseReleased }, nil},
-		tc[D]{"unknown phase", func(o *D) { o.Status.Phase = "Lost" }, []want{notSupported("status.phase")}},
+		tc[D]{"unknown phase", func(o *D) { o.Status.Phase = "Lost" }, []apitesting.Want{apitesting.NotSupported("status.phase")}},
 		nameImmutable(func(o *D, n string) { o.Name = n }),
 	)
 	runUpdate(t, validDeploymentTarget, ValidateDeploymentTargetStatusUpdate, cases)
@@ -633,8 +601,8 @@ func deploymentTargetClaimSpecCases() []tc[appstudio.DeploymentTargetClaim] {
 		{"class only", func(o *C) { o.Spec.TargetName = "" }, nil},
 		// A claim may name its target without a class.
 		{"target only", func(o *C) { o.Spec.DeploymentTargetClassName = "" }, nil},
-		{"invalid class", func(o *C) { o.Spec.DeploymentTargetClassName = "Bad Class" }, []want{invalid("spec.deploymentTargetClassName")}},
-		{"invalid target", func(o *C) { o.Spec.TargetName = "prod_dt" }, []want{invalid("spec.targetName")}},
+		{"invalid class", func(o *C) { o.Spec.DeploymentTargetClassName = "Bad Class" }, []apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
+		{"invalid target", func(o *C) { o.Spec.TargetName = "prod_dt" }, []apitesting.Want{apitesting.Invalid("spec.targetName")}},
 	}
 }
 
@@ -654,7 +622,7 @@ func TestValidateDeploymentTargetClaimStatusUpdate(t *testing.T) {
 	type C = appstudio.DeploymentTargetClaim
 	cases := append(conditionCases("status.conditions", func(o *C, c []metav1.Condition) { o.Status.Conditions = c }),
 		tc[C]{"lost", func(o *C) { o.Status.Phase = appstudio.DeploymentTargetClaimPhaseLost }, nil},
-		tc[C]{"unknown phase", func(o *C) { o.Status.Phase = "Released" }, []want{notSupported("status.phase")}},
+		tc[C]{"unknown phase", func(o *C) { o.Status.Phase = "Released" }, []apitesting.Want{apitesting.NotSupported("status.phase")}},
 		nameImmutable(func(o *C, n string) { o.Name = n }),
 	)
 	runUpdate(t, validDeploymentTargetClaim, ValidateDeploymentTargetClaimStatusUpdate, cases)
@@ -678,20 +646,20 @@ func deploymentTargetClassSpecCases() []tc[appstudio.DeploymentTargetClass] {
 		{"valid", func(*K) {}, nil},
 		{"retain", func(o *K) { o.Spec.ReclaimPolicy = appstudio.ReclaimPolicyRetain }, nil},
 		{"other provisioner", func(o *K) { o.Spec.Provisioner = "example.com/my-provisioner" }, nil},
-		{"no provisioner", func(o *K) { o.Spec.Provisioner = "" }, []want{required("spec.provisioner")}},
-		{"invalid provisioner", func(o *K) { o.Spec.Provisioner = "example.com/a/b" }, []want{invalid("spec.provisioner")}},
-		{"no reclaim policy", func(o *K) { o.Spec.ReclaimPolicy = "" }, []want{required("spec.reclaimPolicy")}},
-		{"unknown reclaim policy", func(o *K) { o.Spec.ReclaimPolicy = "Recycle" }, []want{notSupported("spec.reclaimPolicy")}},
+		{"no provisioner", func(o *K) { o.Spec.Provisioner = "" }, []apitesting.Want{apitesting.Required("spec.provisioner")}},
+		{"invalid provisioner", func(o *K) { o.Spec.Provisioner = "example.com/a/b" }, []apitesting.Want{apitesting.Invalid("spec.provisioner")}},
+		{"no reclaim policy", func(o *K) { o.Spec.ReclaimPolicy = "" }, []apitesting.Want{apitesting.Required("spec.reclaimPolicy")}},
+		{"unknown reclaim policy", func(o *K) { o.Spec.ReclaimPolicy = "Recycle" }, []apitesting.Want{apitesting.NotSupported("spec.reclaimPolicy")}},
 	}
 }
 
 func TestValidateDeploymentTargetClass(t *testing.T) {
 	type K = appstudio.DeploymentTargetClass
 	cases := append(deploymentTargetClassSpecCases(),
-		tc[K]{"no name", func(o *K) { o.Name = "" }, []want{required("metadata.name")}},
+		tc[K]{"no name", func(o *K) { o.Name = "" }, []apitesting.Want{apitesting.Required("metadata.name")}},
 		// The class is cluster-scoped.
-		tc[K]{"namespaced", func(o *K) { o.Namespace = "jane" }, []want{forbidden("metadata.namespace")}},
-		tc[K]{"invalid name", func(o *K) { o.Name = "Isolation" }, []want{invalid("metadata.name")}},
+		tc[K]{"namespaced", func(o *K) { o.Namespace = "jane" }, []apitesting.Want{apitesting.Forbidden("metadata.namespace")}},
+		tc[K]{"invalid name", func(o *K) { o.Name = "Isolation" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	)
 	run(t, validDeploymentTargetClass, ValidateDeploymentTargetClass, cases)
 }

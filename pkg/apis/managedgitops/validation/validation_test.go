@@ -1,45 +1,14 @@
 package validation
 
 import (
-	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/gitops-service/gitops-service/pkg/apis/apitesting"
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 )
-
-// want is one expected error: its type and its exact field path.
-type want struct {
-	typ   field.ErrorType
-	field string
-}
-
-func required(f string) want     { return want{field.ErrorTypeRequired, f} }
-func invalid(f string) want      { return want{field.ErrorTypeInvalid, f} }
-func notSupported(f string) want { return want{field.ErrorTypeNotSupported, f} }
-func duplicate(f string) want    { return want{field.ErrorTypeDuplicate, f} }
-
-// expectErrors compares the whole list, so an extra error fails as much as a missing one.
-func expectErrors(t *testing.T, errs field.ErrorList, wants ...want) {
-	t.Helper()
-	got := make([]string, 0, len(errs))
-	for _, e := range errs {
-		got = append(got, fmt.Sprintf("%s %s", e.Type, e.Field))
-	}
-	exp := make([]string, 0, len(wants))
-	for _, w := range wants {
-		exp = append(exp, fmt.Sprintf("%s %s", w.typ, w.field))
-	}
-	sort.Strings(got)
-	sort.Strings(exp)
-	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
-		t.Errorf("errors:\n  %s\nwant:\n  %s\nfull: %v", strings.Join(got, "\n  "), strings.Join(exp, "\n  "), errs)
-	}
-}
 
 func meta(name string) metav1.ObjectMeta {
 	// A resourceVersion so that the same meta also passes update validation.
@@ -52,16 +21,16 @@ var now = metav1.Now()
 func metaCases[T any](setMeta func(*T, metav1.ObjectMeta)) []struct {
 	name   string
 	mutate func(*T)
-	want   []want
+	want   []apitesting.Want
 } {
 	return []struct {
 		name   string
 		mutate func(*T)
-		want   []want
+		want   []apitesting.Want
 	}{
-		{"no name", func(o *T) { setMeta(o, metav1.ObjectMeta{Namespace: "jane"}) }, []want{required("metadata.name")}},
-		{"no namespace", func(o *T) { setMeta(o, metav1.ObjectMeta{Name: "x"}) }, []want{required("metadata.namespace")}},
-		{"name not a subdomain", func(o *T) { setMeta(o, metav1.ObjectMeta{Name: "Bad_Name", Namespace: "jane"}) }, []want{invalid("metadata.name")}},
+		{"no name", func(o *T) { setMeta(o, metav1.ObjectMeta{Namespace: "jane"}) }, []apitesting.Want{apitesting.Required("metadata.name")}},
+		{"no namespace", func(o *T) { setMeta(o, metav1.ObjectMeta{Name: "x"}) }, []apitesting.Want{apitesting.Required("metadata.namespace")}},
+		{"name not a subdomain", func(o *T) { setMeta(o, metav1.ObjectMeta{Name: "Bad_Name", Namespace: "jane"}) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
 }
 
@@ -82,7 +51,7 @@ type gitOpsDeploymentCase struct {
 	name   string
 	opts   Options
 	mutate func(*gitops.GitOpsDeployment)
-	want   []want
+	want   []apitesting.Want
 }
 
 func gitOpsDeploymentSpecCases() []gitOpsDeploymentCase {
@@ -99,68 +68,68 @@ func gitOpsDeploymentSpecCases() []gitOpsDeploymentCase {
 		{name: "git protocol repository", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.RepoURL = "git://example.com/repo.git" }},
 		{name: "http repository", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.RepoURL = "http://gitea.local/org/repo" }},
 		{name: "file repository refused by default", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.RepoURL = "file:///srv/git/repo" },
-			want: []want{invalid("spec.source.repoURL")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.repoURL")}},
 		{name: "file repository when allowed", opts: Options{AllowFileRepositories: true},
 			mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.RepoURL = "file:///srv/git/repo" }},
 		{name: "no repository", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.RepoURL = "" },
-			want: []want{required("spec.source.repoURL")}},
+			want: []apitesting.Want{apitesting.Required("spec.source.repoURL")}},
 		{name: "ftp repository", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.RepoURL = "ftp://example.com/repo" },
-			want: []want{invalid("spec.source.repoURL")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.repoURL")}},
 		{name: "no path", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "" },
-			want: []want{required("spec.source.path")}},
+			want: []apitesting.Want{apitesting.Required("spec.source.path")}},
 		{name: "path /", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "/" },
-			want: []want{invalid("spec.source.path")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.path")}},
 		{name: "path that cleans to /", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "./" },
-			want: []want{invalid("spec.source.path")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.path")}},
 		{name: "path //", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "//" },
-			want: []want{invalid("spec.source.path")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.path")}},
 		{name: "path with ..", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "envs/../../etc" },
-			want: []want{invalid("spec.source.path")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.path")}},
 		{name: "path starting with ..", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "../x" },
-			want: []want{invalid("spec.source.path")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.path")}},
 		{name: "path with dots in a name", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "envs/..dev/x..y" }},
 		{name: "leading slash directory", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.Path = "/envs/dev" }},
 		{name: "revision with whitespace", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.TargetRevision = "main branch" },
-			want: []want{invalid("spec.source.targetRevision")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.targetRevision")}},
 		{name: "revision with newline", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Source.TargetRevision = "main\n" },
-			want: []want{invalid("spec.source.targetRevision")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.source.targetRevision")}},
 		{name: "own namespace without environment", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Destination.Namespace = "jane" }},
 		{name: "other namespace without environment", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Destination.Namespace = "prod" },
-			want: []want{invalid("spec.destination.namespace")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.destination.namespace")}},
 		{name: "invalid namespace without environment", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Destination.Namespace = "Prod" },
-			want: []want{invalid("spec.destination.namespace"), invalid("spec.destination.namespace")}},
+			want: []apitesting.Want{apitesting.Invalid("spec.destination.namespace"), apitesting.Invalid("spec.destination.namespace")}},
 		{name: "invalid namespace with environment", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.Destination = gitops.ApplicationDestination{Environment: "env", Namespace: "Prod"}
-		}, want: []want{invalid("spec.destination.namespace")}},
+		}, want: []apitesting.Want{apitesting.Invalid("spec.destination.namespace")}},
 		{name: "environment without namespace", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Destination.Environment = "env" },
-			want: []want{required("spec.destination.namespace")}},
+			want: []apitesting.Want{apitesting.Required("spec.destination.namespace")}},
 		{name: "invalid environment", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.Destination = gitops.ApplicationDestination{Environment: "My_Env", Namespace: "prod"}
-		}, want: []want{invalid("spec.destination.environment")}},
+		}, want: []apitesting.Want{apitesting.Invalid("spec.destination.environment")}},
 		{name: "empty sync policy", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.SyncPolicy = &gitops.SyncPolicy{} }},
 		{name: "CreateNamespace=false", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.SyncPolicy = &gitops.SyncPolicy{SyncOptions: gitops.SyncOptions{gitops.SyncOptionCreateNamespaceFalse}}
 		}},
 		{name: "unsupported sync option", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.SyncPolicy = &gitops.SyncPolicy{SyncOptions: gitops.SyncOptions{gitops.SyncOptionCreateNamespaceTrue, "Prune=true"}}
-		}, want: []want{notSupported("spec.syncPolicy.syncOptions[1]")}},
+		}, want: []apitesting.Want{apitesting.NotSupported("spec.syncPolicy.syncOptions[1]")}},
 		{name: "misspelled sync option", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.SyncPolicy = &gitops.SyncPolicy{SyncOptions: gitops.SyncOptions{"CreateNamespace=True"}}
-		}, want: []want{notSupported("spec.syncPolicy.syncOptions[0]")}},
+		}, want: []apitesting.Want{apitesting.NotSupported("spec.syncPolicy.syncOptions[0]")}},
 		{name: "repeated sync option", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.SyncPolicy = &gitops.SyncPolicy{SyncOptions: gitops.SyncOptions{gitops.SyncOptionCreateNamespaceTrue, gitops.SyncOptionCreateNamespaceTrue}}
-		}, want: []want{duplicate("spec.syncPolicy.syncOptions[1]")}},
+		}, want: []apitesting.Want{apitesting.Duplicate("spec.syncPolicy.syncOptions[1]")}},
 		{name: "contradictory sync options", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.SyncPolicy = &gitops.SyncPolicy{SyncOptions: gitops.SyncOptions{gitops.SyncOptionCreateNamespaceTrue, gitops.SyncOptionCreateNamespaceFalse}}
-		}, want: []want{invalid("spec.syncPolicy.syncOptions")}},
+		}, want: []apitesting.Want{apitesting.Invalid("spec.syncPolicy.syncOptions")}},
 		{name: "no type", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Type = "" },
-			want: []want{required("spec.type")}},
+			want: []apitesting.Want{apitesting.Required("spec.type")}},
 		{name: "unknown type", mutate: func(o *gitops.GitOpsDeployment) { o.Spec.Type = "Automated" },
-			want: []want{notSupported("spec.type")}},
+			want: []apitesting.Want{apitesting.NotSupported("spec.type")}},
 		{name: "several errors at once", mutate: func(o *gitops.GitOpsDeployment) {
 			o.Spec.Source = gitops.ApplicationSource{}
 			o.Spec.Type = "sometimes"
-		}, want: []want{required("spec.source.repoURL"), required("spec.source.path"), notSupported("spec.type")}},
+		}, want: []apitesting.Want{apitesting.Required("spec.source.repoURL"), apitesting.Required("spec.source.path"), apitesting.NotSupported("spec.type")}},
 	}
 }
 
@@ -173,7 +142,7 @@ func TestValidateGitOpsDeployment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := validGitOpsDeployment()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeployment(obj, tc.opts), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeployment(obj, tc.opts), tc.want...)
 		})
 	}
 }
@@ -185,7 +154,7 @@ func TestValidateGitOpsDeploymentUpdate(t *testing.T) {
 			old := validGitOpsDeployment()
 			obj := validGitOpsDeployment()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentUpdate(obj, old, tc.opts), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentUpdate(obj, old, tc.opts), tc.want...)
 		})
 	}
 	t.Run("type, source and destination change", func(t *testing.T) {
@@ -194,13 +163,13 @@ func TestValidateGitOpsDeploymentUpdate(t *testing.T) {
 		obj.Spec.Type = gitops.GitOpsDeploymentSpecTypeManual
 		obj.Spec.Source.Path = "other"
 		obj.Spec.Destination = gitops.ApplicationDestination{Environment: "env", Namespace: "prod"}
-		expectErrors(t, ValidateGitOpsDeploymentUpdate(obj, old, Options{}))
+		apitesting.ExpectErrors(t, ValidateGitOpsDeploymentUpdate(obj, old, Options{}))
 	})
 	t.Run("name is immutable", func(t *testing.T) {
 		old := validGitOpsDeployment()
 		obj := validGitOpsDeployment()
 		obj.Name = "renamed"
-		expectErrors(t, ValidateGitOpsDeploymentUpdate(obj, old, Options{}), invalid("metadata.name"))
+		apitesting.ExpectErrors(t, ValidateGitOpsDeploymentUpdate(obj, old, Options{}), apitesting.Invalid("metadata.name"))
 	})
 }
 
@@ -225,36 +194,36 @@ func TestValidateGitOpsDeploymentStatusUpdate(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(*gitops.GitOpsDeployment)
-		want   []want
+		want   []apitesting.Want
 	}{
 		{"valid", func(*gitops.GitOpsDeployment) {}, nil},
 		{"empty", func(o *gitops.GitOpsDeployment) { o.Status = gitops.GitOpsDeploymentStatus{} }, nil},
 		// Status writes do not judge the spec; the spec was checked when it was written.
 		{"invalid spec is not checked", func(o *gitops.GitOpsDeployment) { o.Spec.Type = "bogus" }, nil},
 		{"condition without type", func(o *gitops.GitOpsDeployment) { o.Status.Conditions[1].Type = "" },
-			[]want{required("status.conditions[1].type")}},
+			[]apitesting.Want{apitesting.Required("status.conditions[1].type")}},
 		{"repeated condition type", func(o *gitops.GitOpsDeployment) {
 			o.Status.Conditions[1].Type = gitops.GitOpsDeploymentConditionErrorOccurred
 		},
-			[]want{duplicate("status.conditions[1].type")}},
+			[]apitesting.Want{apitesting.Duplicate("status.conditions[1].type")}},
 		{"condition without status", func(o *gitops.GitOpsDeployment) { o.Status.Conditions[0].Status = "" },
-			[]want{required("status.conditions[0].status")}},
+			[]apitesting.Want{apitesting.Required("status.conditions[0].status")}},
 		{"condition with unknown status", func(o *gitops.GitOpsDeployment) { o.Status.Conditions[0].Status = "true" },
-			[]want{notSupported("status.conditions[0].status")}},
+			[]apitesting.Want{apitesting.NotSupported("status.conditions[0].status")}},
 		{"unknown sync status", func(o *gitops.GitOpsDeployment) { o.Status.Sync.Status = "InSync" },
-			[]want{notSupported("status.sync.status")}},
+			[]apitesting.Want{apitesting.NotSupported("status.sync.status")}},
 		{"unknown health status", func(o *gitops.GitOpsDeployment) { o.Status.Health.Status = "Fine" },
-			[]want{notSupported("status.health.status")}},
+			[]apitesting.Want{apitesting.NotSupported("status.health.status")}},
 		{"unknown resource sync status", func(o *gitops.GitOpsDeployment) { o.Status.Resources[1].Status = "Pruned" },
-			[]want{notSupported("status.resources[1].status")}},
+			[]apitesting.Want{apitesting.NotSupported("status.resources[1].status")}},
 		{"unknown resource health status", func(o *gitops.GitOpsDeployment) { o.Status.Resources[0].Health.Status = "Fine" },
-			[]want{notSupported("status.resources[0].health.status")}},
+			[]apitesting.Want{apitesting.NotSupported("status.resources[0].health.status")}},
 		{"operation without phase", func(o *gitops.GitOpsDeployment) { o.Status.OperationState.Phase = "" },
-			[]want{required("status.operationState.phase")}},
+			[]apitesting.Want{apitesting.Required("status.operationState.phase")}},
 		{"unknown operation phase", func(o *gitops.GitOpsDeployment) { o.Status.OperationState.Phase = "Done" },
-			[]want{notSupported("status.operationState.phase")}},
+			[]apitesting.Want{apitesting.NotSupported("status.operationState.phase")}},
 		{"name is immutable", func(o *gitops.GitOpsDeployment) { o.Name = "renamed" },
-			[]want{invalid("metadata.name")}},
+			[]apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,7 +231,7 @@ func TestValidateGitOpsDeploymentStatusUpdate(t *testing.T) {
 			obj := validGitOpsDeployment()
 			obj.Status = validGitOpsDeploymentStatus()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentStatusUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentStatusUpdate(obj, old), tc.want...)
 		})
 	}
 }
@@ -278,16 +247,16 @@ func TestValidateGitOpsDeploymentSyncRun(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(*gitops.GitOpsDeploymentSyncRun)
-		want   []want
+		want   []apitesting.Want
 	}{
 		{"valid", func(*gitops.GitOpsDeploymentSyncRun) {}, nil},
 		{"with revision", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.RevisionID = "0a1b2c3d4e5f" }, nil},
 		{"no deployment", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.GitopsDeploymentName = "" },
-			[]want{required("spec.gitopsDeploymentName")}},
+			[]apitesting.Want{apitesting.Required("spec.gitopsDeploymentName")}},
 		{"invalid deployment name", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.GitopsDeploymentName = "My App" },
-			[]want{invalid("spec.gitopsDeploymentName")}},
+			[]apitesting.Want{apitesting.Invalid("spec.gitopsDeploymentName")}},
 		{"revision with whitespace", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.RevisionID = "abc def" },
-			[]want{invalid("spec.revisionID")}},
+			[]apitesting.Want{apitesting.Invalid("spec.revisionID")}},
 	}
 	for _, mc := range metaCases(func(o *gitops.GitOpsDeploymentSyncRun, m metav1.ObjectMeta) { o.ObjectMeta = m }) {
 		cases = append(cases, mc)
@@ -296,7 +265,7 @@ func TestValidateGitOpsDeploymentSyncRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := validSyncRun()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentSyncRun(obj), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentSyncRun(obj), tc.want...)
 		})
 	}
 }
@@ -306,23 +275,23 @@ func TestValidateGitOpsDeploymentSyncRunUpdate(t *testing.T) {
 		name   string
 		old    string
 		mutate func(*gitops.GitOpsDeploymentSyncRun)
-		want   []want
+		want   []apitesting.Want
 	}{
 		{"unchanged", "abc", func(*gitops.GitOpsDeploymentSyncRun) {}, nil},
 		{"labels change", "abc", func(o *gitops.GitOpsDeploymentSyncRun) { o.Labels = map[string]string{"a": "b"} }, nil},
 		{"deployment changes", "abc", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.GitopsDeploymentName = "other-app" },
-			[]want{invalid("spec.gitopsDeploymentName")}},
+			[]apitesting.Want{apitesting.Invalid("spec.gitopsDeploymentName")}},
 		{"revision changes", "abc", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.RevisionID = "def" },
-			[]want{invalid("spec.revisionID")}},
+			[]apitesting.Want{apitesting.Invalid("spec.revisionID")}},
 		{"revision is set later", "", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.RevisionID = "def" },
-			[]want{invalid("spec.revisionID")}},
+			[]apitesting.Want{apitesting.Invalid("spec.revisionID")}},
 		{"revision is cleared", "abc", func(o *gitops.GitOpsDeploymentSyncRun) { o.Spec.RevisionID = "" },
-			[]want{invalid("spec.revisionID")}},
+			[]apitesting.Want{apitesting.Invalid("spec.revisionID")}},
 		{"both change", "abc", func(o *gitops.GitOpsDeploymentSyncRun) {
 			o.Spec = gitops.GitOpsDeploymentSyncRunSpec{GitopsDeploymentName: "other-app", RevisionID: "def"}
-		}, []want{invalid("spec.gitopsDeploymentName"), invalid("spec.revisionID")}},
+		}, []apitesting.Want{apitesting.Invalid("spec.gitopsDeploymentName"), apitesting.Invalid("spec.revisionID")}},
 		{"namespace is immutable", "abc", func(o *gitops.GitOpsDeploymentSyncRun) { o.Namespace = "other" },
-			[]want{invalid("metadata.namespace")}},
+			[]apitesting.Want{apitesting.Invalid("metadata.namespace")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -331,7 +300,7 @@ func TestValidateGitOpsDeploymentSyncRunUpdate(t *testing.T) {
 			obj := old.DeepCopy()
 			tc.mutate(obj)
 			errs := ValidateGitOpsDeploymentSyncRunUpdate(obj, old)
-			expectErrors(t, errs, tc.want...)
+			apitesting.ExpectErrors(t, errs, tc.want...)
 			for _, e := range errs {
 				if strings.HasPrefix(e.Field, "spec.") && !strings.Contains(e.Detail, "immutable") {
 					t.Errorf("%s: detail %q does not say the field is immutable", e.Field, e.Detail)
@@ -346,36 +315,36 @@ func TestValidateGitOpsDeploymentSyncRunStatusUpdate(t *testing.T) {
 	cases := []struct {
 		name       string
 		conditions []gitops.GitOpsDeploymentSyncRunCondition
-		want       []want
+		want       []apitesting.Want
 	}{
 		{"none", nil, nil},
 		// On success the condition is False with empty reason and message.
 		{"resolved", []gitops.GitOpsDeploymentSyncRunCondition{ok}, nil},
 		{"error", []gitops.GitOpsDeploymentSyncRunCondition{{Type: gitops.GitOpsDeploymentSyncRunConditionErrorOccurred, Status: gitops.GitOpsConditionStatusTrue, Reason: gitops.SyncRunReasonErrorOccurred, Message: "boom"}}, nil},
 		{"no type", []gitops.GitOpsDeploymentSyncRunCondition{{Status: gitops.GitOpsConditionStatusTrue}},
-			[]want{required("status.conditions[0].type")}},
+			[]apitesting.Want{apitesting.Required("status.conditions[0].type")}},
 		{"unknown type", []gitops.GitOpsDeploymentSyncRunCondition{{Type: "Synced", Status: gitops.GitOpsConditionStatusTrue}},
-			[]want{notSupported("status.conditions[0].type")}},
+			[]apitesting.Want{apitesting.NotSupported("status.conditions[0].type")}},
 		{"repeated type", []gitops.GitOpsDeploymentSyncRunCondition{ok, ok},
-			[]want{duplicate("status.conditions[1].type")}},
+			[]apitesting.Want{apitesting.Duplicate("status.conditions[1].type")}},
 		{"no status", []gitops.GitOpsDeploymentSyncRunCondition{{Type: gitops.GitOpsDeploymentSyncRunConditionErrorOccurred}},
-			[]want{required("status.conditions[0].status")}},
+			[]apitesting.Want{apitesting.Required("status.conditions[0].status")}},
 		{"unknown status", []gitops.GitOpsDeploymentSyncRunCondition{{Type: gitops.GitOpsDeploymentSyncRunConditionErrorOccurred, Status: "Maybe"}},
-			[]want{notSupported("status.conditions[0].status")}},
+			[]apitesting.Want{apitesting.NotSupported("status.conditions[0].status")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			old := validSyncRun()
 			obj := old.DeepCopy()
 			obj.Status.Conditions = tc.conditions
-			expectErrors(t, ValidateGitOpsDeploymentSyncRunStatusUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentSyncRunStatusUpdate(obj, old), tc.want...)
 		})
 	}
 	t.Run("name is immutable", func(t *testing.T) {
 		old := validSyncRun()
 		obj := old.DeepCopy()
 		obj.Name = "other"
-		expectErrors(t, ValidateGitOpsDeploymentSyncRunStatusUpdate(obj, old), invalid("metadata.name"))
+		apitesting.ExpectErrors(t, ValidateGitOpsDeploymentSyncRunStatusUpdate(obj, old), apitesting.Invalid("metadata.name"))
 	})
 }
 
@@ -392,7 +361,7 @@ func validManagedEnvironment() *gitops.GitOpsDeploymentManagedEnvironment {
 type managedEnvironmentCase struct {
 	name   string
 	mutate func(*gitops.GitOpsDeploymentManagedEnvironment)
-	want   []want
+	want   []apitesting.Want
 }
 
 func managedEnvironmentSpecCases() []managedEnvironmentCase {
@@ -405,27 +374,27 @@ func managedEnvironmentSpecCases() []managedEnvironmentCase {
 			o.Spec.ClusterResources = true
 		}, nil},
 		{"no API URL", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "" },
-			[]want{required("spec.apiURL")}},
+			[]apitesting.Want{apitesting.Required("spec.apiURL")}},
 		{"http API URL", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "http://api.example.com:6443" },
-			[]want{invalid("spec.apiURL")}},
+			[]apitesting.Want{apitesting.Invalid("spec.apiURL")}},
 		{"API URL with query", func(o *gitops.GitOpsDeploymentManagedEnvironment) {
 			o.Spec.APIURL = "https://api.example.com:6443?cluster=a"
 		},
-			[]want{invalid("spec.apiURL")}},
+			[]apitesting.Want{apitesting.Invalid("spec.apiURL")}},
 		{"API URL with ampersand", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "https://api.example.com:6443/a&b" },
-			[]want{invalid("spec.apiURL")}},
+			[]apitesting.Want{apitesting.Invalid("spec.apiURL")}},
 		{"API URL without host", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.APIURL = "https:///api" },
-			[]want{invalid("spec.apiURL")}},
+			[]apitesting.Want{apitesting.Invalid("spec.apiURL")}},
 		{"no credentials secret", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.ClusterCredentialsSecret = "" },
-			[]want{required("spec.credentialsSecret")}},
+			[]apitesting.Want{apitesting.Required("spec.credentialsSecret")}},
 		{"invalid credentials secret", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.ClusterCredentialsSecret = "My Secret" },
-			[]want{invalid("spec.credentialsSecret")}},
+			[]apitesting.Want{apitesting.Invalid("spec.credentialsSecret")}},
 		{"invalid namespace", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.Namespaces = []string{"ok", "not.a.label"} },
-			[]want{invalid("spec.namespaces[1]")}},
+			[]apitesting.Want{apitesting.Invalid("spec.namespaces[1]")}},
 		{"empty namespace", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.Namespaces = []string{""} },
-			[]want{required("spec.namespaces[0]")}},
+			[]apitesting.Want{apitesting.Required("spec.namespaces[0]")}},
 		{"repeated namespace", func(o *gitops.GitOpsDeploymentManagedEnvironment) { o.Spec.Namespaces = []string{"a", "a"} },
-			[]want{duplicate("spec.namespaces[1]")}},
+			[]apitesting.Want{apitesting.Duplicate("spec.namespaces[1]")}},
 	}
 }
 
@@ -438,7 +407,7 @@ func TestValidateGitOpsDeploymentManagedEnvironment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := validManagedEnvironment()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentManagedEnvironment(obj), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentManagedEnvironment(obj), tc.want...)
 		})
 	}
 }
@@ -449,14 +418,14 @@ func TestValidateGitOpsDeploymentManagedEnvironmentUpdate(t *testing.T) {
 			old := validManagedEnvironment()
 			obj := old.DeepCopy()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentManagedEnvironmentUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentManagedEnvironmentUpdate(obj, old), tc.want...)
 		})
 	}
 	t.Run("API URL may change", func(t *testing.T) {
 		old := validManagedEnvironment()
 		obj := old.DeepCopy()
 		obj.Spec.APIURL = "https://api.other.example.com:6443"
-		expectErrors(t, ValidateGitOpsDeploymentManagedEnvironmentUpdate(obj, old))
+		apitesting.ExpectErrors(t, ValidateGitOpsDeploymentManagedEnvironmentUpdate(obj, old))
 	})
 }
 
@@ -465,25 +434,25 @@ func TestValidateGitOpsDeploymentManagedEnvironmentUpdate(t *testing.T) {
 func metav1ConditionCases(path string) []struct {
 	name       string
 	conditions []metav1.Condition
-	want       []want
+	want       []apitesting.Want
 } {
 	good := metav1.Condition{Type: "ErrorOccurred", Status: metav1.ConditionFalse, Reason: "Succeeded", LastTransitionTime: now}
 	return []struct {
 		name       string
 		conditions []metav1.Condition
-		want       []want
+		want       []apitesting.Want
 	}{
 		{"none", nil, nil},
 		{"valid", []metav1.Condition{good, {Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: now}}, nil},
-		{"repeated type", []metav1.Condition{good, good}, []want{duplicate(path + "[1].type")}},
+		{"repeated type", []metav1.Condition{good, good}, []apitesting.Want{apitesting.Duplicate(path + "[1].type")}},
 		{"no reason", []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, LastTransitionTime: now}},
-			[]want{required(path + "[0].reason")}},
+			[]apitesting.Want{apitesting.Required(path + "[0].reason")}},
 		{"reason with spaces", []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "not a reason", LastTransitionTime: now}},
-			[]want{invalid(path + "[0].reason")}},
+			[]apitesting.Want{apitesting.Invalid(path + "[0].reason")}},
 		{"unknown status", []metav1.Condition{{Type: "Ready", Status: "Yes", Reason: "Ready", LastTransitionTime: now}},
-			[]want{notSupported(path + "[0].status")}},
+			[]apitesting.Want{apitesting.NotSupported(path + "[0].status")}},
 		{"no transition time", []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready"}},
-			[]want{required(path + "[0].lastTransitionTime")}},
+			[]apitesting.Want{apitesting.Required(path + "[0].lastTransitionTime")}},
 	}
 }
 
@@ -493,7 +462,7 @@ func TestValidateGitOpsDeploymentManagedEnvironmentStatusUpdate(t *testing.T) {
 			old := validManagedEnvironment()
 			obj := old.DeepCopy()
 			obj.Status.Conditions = tc.conditions
-			expectErrors(t, ValidateGitOpsDeploymentManagedEnvironmentStatusUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentManagedEnvironmentStatusUpdate(obj, old), tc.want...)
 		})
 	}
 }
@@ -511,7 +480,7 @@ func validRepositoryCredential() *gitops.GitOpsDeploymentRepositoryCredential {
 type repositoryCredentialCase struct {
 	name   string
 	mutate func(*gitops.GitOpsDeploymentRepositoryCredential)
-	want   []want
+	want   []apitesting.Want
 }
 
 func repositoryCredentialSpecCases() []repositoryCredentialCase {
@@ -521,25 +490,25 @@ func repositoryCredentialSpecCases() []repositoryCredentialCase {
 			o.Spec.Repository = "ssh://git@github.com/jgwest/private-app.git"
 		}, nil},
 		{"no repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "" },
-			[]want{required("spec.repository")}},
+			[]apitesting.Want{apitesting.Required("spec.repository")}},
 		// Credentials must not travel in the clear.
 		{"http repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) {
 			o.Spec.Repository = "http://github.com/jgwest/private-app"
 		},
-			[]want{invalid("spec.repository")}},
+			[]apitesting.Want{apitesting.Invalid("spec.repository")}},
 		{"ftp repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "ftp://example.com/repo" },
-			[]want{invalid("spec.repository")}},
+			[]apitesting.Want{apitesting.Invalid("spec.repository")}},
 		// The original webhook parsed the value as a URL, which scp-like addresses are not.
 		{"scp-like repository", func(o *gitops.GitOpsDeploymentRepositoryCredential) {
 			o.Spec.Repository = "git@github.com:jgwest/private-app.git"
 		},
-			[]want{invalid("spec.repository")}},
+			[]apitesting.Want{apitesting.Invalid("spec.repository")}},
 		{"repository without host", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Repository = "https:///private-app" },
-			[]want{invalid("spec.repository")}},
+			[]apitesting.Want{apitesting.Invalid("spec.repository")}},
 		{"no secret", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Secret = "" },
-			[]want{required("spec.secret")}},
+			[]apitesting.Want{apitesting.Required("spec.secret")}},
 		{"invalid secret", func(o *gitops.GitOpsDeploymentRepositoryCredential) { o.Spec.Secret = "Secret_1" },
-			[]want{invalid("spec.secret")}},
+			[]apitesting.Want{apitesting.Invalid("spec.secret")}},
 	}
 }
 
@@ -552,7 +521,7 @@ func TestValidateGitOpsDeploymentRepositoryCredential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := validRepositoryCredential()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentRepositoryCredential(obj), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentRepositoryCredential(obj), tc.want...)
 		})
 	}
 }
@@ -563,7 +532,7 @@ func TestValidateGitOpsDeploymentRepositoryCredentialUpdate(t *testing.T) {
 			old := validRepositoryCredential()
 			obj := old.DeepCopy()
 			tc.mutate(obj)
-			expectErrors(t, ValidateGitOpsDeploymentRepositoryCredentialUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentRepositoryCredentialUpdate(obj, old), tc.want...)
 		})
 	}
 }
@@ -574,7 +543,7 @@ func TestValidateGitOpsDeploymentRepositoryCredentialStatusUpdate(t *testing.T) 
 			old := validRepositoryCredential()
 			obj := old.DeepCopy()
 			obj.Status.Conditions = tc.conditions
-			expectErrors(t, ValidateGitOpsDeploymentRepositoryCredentialStatusUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateGitOpsDeploymentRepositoryCredentialStatusUpdate(obj, old), tc.want...)
 		})
 	}
 }
@@ -592,7 +561,7 @@ func validOperation() *gitops.Operation {
 type operationCase struct {
 	name   string
 	mutate func(*gitops.Operation)
-	want   []want
+	want   []apitesting.Want
 }
 
 func operationSpecCases() []operationCase {
@@ -601,7 +570,7 @@ func operationSpecCases() []operationCase {
 		{"only an ID, as the original", func(o *gitops.Operation) { o.Spec.ResourceType = "" }, nil},
 		{"app project", func(o *gitops.Operation) { o.Spec.ResourceType = gitops.OperationResourceTypeAppProject }, nil},
 		{"unknown resource type", func(o *gitops.Operation) { o.Spec.ResourceType = "Cluster" },
-			[]want{notSupported("spec.resourceType")}},
+			[]apitesting.Want{apitesting.NotSupported("spec.resourceType")}},
 	}
 }
 
@@ -614,7 +583,7 @@ func TestValidateOperation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := validOperation()
 			tc.mutate(obj)
-			expectErrors(t, ValidateOperation(obj), tc.want...)
+			apitesting.ExpectErrors(t, ValidateOperation(obj), tc.want...)
 		})
 	}
 }
@@ -625,7 +594,7 @@ func TestValidateOperationUpdate(t *testing.T) {
 			old := validOperation()
 			obj := old.DeepCopy()
 			tc.mutate(obj)
-			expectErrors(t, ValidateOperationUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateOperationUpdate(obj, old), tc.want...)
 		})
 	}
 }
@@ -634,20 +603,20 @@ func TestValidateOperationStatusUpdate(t *testing.T) {
 	cases := []struct {
 		name   string
 		status gitops.OperationStatus
-		want   []want
+		want   []apitesting.Want
 	}{
 		{"empty", gitops.OperationStatus{}, nil},
 		{"in progress", gitops.OperationStatus{State: gitops.OperationStateInProgress, Attempts: 1, LastStateUpdate: &now}, nil},
 		{"failed", gitops.OperationStatus{State: gitops.OperationStateFailed, Message: "boom", Attempts: 3}, nil},
-		{"unknown state", gitops.OperationStatus{State: "In Progress"}, []want{notSupported("status.state")}},
-		{"negative attempts", gitops.OperationStatus{State: gitops.OperationStateWaiting, Attempts: -1}, []want{invalid("status.attempts")}},
+		{"unknown state", gitops.OperationStatus{State: "In Progress"}, []apitesting.Want{apitesting.NotSupported("status.state")}},
+		{"negative attempts", gitops.OperationStatus{State: gitops.OperationStateWaiting, Attempts: -1}, []apitesting.Want{apitesting.Invalid("status.attempts")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			old := validOperation()
 			obj := old.DeepCopy()
 			obj.Status = tc.status
-			expectErrors(t, ValidateOperationStatusUpdate(obj, old), tc.want...)
+			apitesting.ExpectErrors(t, ValidateOperationStatusUpdate(obj, old), tc.want...)
 		})
 	}
 }
