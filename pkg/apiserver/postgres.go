@@ -12,12 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/server/healthz"
-	apistorage "k8s.io/apiserver/pkg/storage"
-	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
-	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
-	"k8s.io/client-go/tools/cache"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -85,47 +80,26 @@ func waitForPostgres(ctx context.Context, pool *pgxpool.Pool, timeout time.Durat
 	}
 }
 
+// decorator builds each resource's PostgreSQL store, behind the apiserver's watch cache when
+// it is enabled.
+func (p *postgresStorage) decorator() generic.StorageDecorator {
+	if p.watchCache {
+		return p.backend.CachedDecorator()
+	}
+	return p.backend.Decorator()
+}
+
 // GetRESTOptions implements generic.RESTOptionsGetter.
 func (p *postgresStorage) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
 	config := storagebackend.NewDefaultConfig(keyPrefix, p.codec)
 	return generic.RESTOptions{
 		StorageConfig:           config.ForResource(resource),
-		Decorator:               p.decorator,
+		Decorator:               p.decorator(),
 		EnableGarbageCollection: true,
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          resource.Group + "/" + resource.Resource,
 		CountMetricPollPeriod:   time.Minute,
 	}, nil
-}
-
-// decorator is a generic.StorageDecorator building the PostgreSQL store of a resource,
-// behind the apiserver's watch cache when it is enabled.
-func (p *postgresStorage) decorator(config *storagebackend.ConfigForResource, resourcePrefix string,
-	keyFunc func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
-	getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs, indexers *cache.Indexers) (apistorage.Interface, factory.DestroyFunc, error) {
-	s := p.backend.NewStore(config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix, config.GroupResource,
-		identity.NewEncryptCheckTransformer())
-	if !p.watchCache {
-		return s, func() {}, nil
-	}
-	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-		Storage:        s,
-		Versioner:      apistorage.APIObjectVersioner{},
-		GroupResource:  config.GroupResource,
-		ResourcePrefix: resourcePrefix,
-		KeyFunc:        keyFunc,
-		NewFunc:        newFunc,
-		NewListFunc:    newListFunc,
-		GetAttrsFunc:   getAttrsFunc,
-		IndexerFuncs:   triggerFuncs,
-		Indexers:       indexers,
-		Codec:          config.Codec,
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	var once sync.Once
-	return cacher, func() { once.Do(cacher.Stop) }, nil
 }
 
 func (p *postgresStorage) healthCheck() healthz.HealthChecker {
