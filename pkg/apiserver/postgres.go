@@ -14,8 +14,10 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
@@ -55,6 +57,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		pool.Close()
 		return nil, fmt.Errorf("starting the PostgreSQL storage: %w", err)
 	}
+	backend.SetUniqueIndex(appstudio.Resource("snapshotenvironmentbindings"), snapshotenvironmentbinding.UniqueIndex)
 	exposePoolMetrics(pool)
 	return &postgresStorage{
 		pool:       pool,

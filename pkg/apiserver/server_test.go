@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -192,5 +193,54 @@ func TestReplicasShareOneDatabase(t *testing.T) {
 	stale.Spec.DisplayName = "from b"
 	if _, err := b.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 		t.Errorf("stale update through replica b: want 409, got %v", err)
+	}
+}
+
+// Of bindings racing for one application and environment, exactly one is created; the others
+// get 422 naming spec.environment and the binding that holds the pair.
+func TestOneBindingPerApplicationAndEnvironment(t *testing.T) {
+	client := versioned.NewForConfigOrDie(startServer(t, pgtest.NewDatabase(t))).AppStudioV1alpha1().SnapshotEnvironmentBindings("team")
+	ctx := context.Background()
+	binding := func(name, env string) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		return &appstudiov1alpha1.SnapshotEnvironmentBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appstudiov1alpha1.SnapshotEnvironmentBindingSpec{
+				Application: "app", Environment: env, Snapshot: "s1",
+				Components: []appstudiov1alpha1.BindingComponent{{Name: "c"}},
+			},
+		}
+	}
+	const racers = 8
+	errs := make(chan error, racers)
+	for i := 0; i < racers; i++ {
+		go func(i int) {
+			_, err := client.Create(ctx, binding(fmt.Sprintf("b%d", i), "staging"), metav1.CreateOptions{})
+			errs <- err
+		}(i)
+	}
+	won := 0
+	for i := 0; i < racers; i++ {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case apierrors.IsInvalid(err):
+			causes := err.(apierrors.APIStatus).Status().Details.Causes
+			if len(causes) != 1 || causes[0].Field != "spec.environment" || !strings.Contains(causes[0].Message, "already binds application") {
+				t.Errorf("losing create: causes %+v", causes)
+			}
+		default:
+			t.Errorf("losing create: want 422, got %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d racing creates won, want exactly 1", won, racers)
+	}
+	if _, err := client.Create(ctx, binding("prod", "production"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("another environment: %v", err)
+	}
+	list, err := client.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 2 {
+		t.Errorf("stored bindings: %v, %d items, want 2", err, len(list.Items))
 	}
 }

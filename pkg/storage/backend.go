@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Options tune a Backend. Zero values select the defaults.
@@ -73,6 +74,9 @@ type Backend struct {
 	writes chan *writeOp
 	closed <-chan struct{}
 
+	uniqueMu sync.Mutex
+	unique   map[schema.GroupResource]UniqueIndex
+
 	// beforeRV and afterRV run inside every write transaction, just before the statements that
 	// take the RVs and just before COMMIT; an error aborts the transaction. Tests use them to
 	// widen race windows and to abort transactions that already hold RVs.
@@ -128,6 +132,7 @@ func (b *Backend) ReadinessCheck() error {
 type record struct {
 	key, resource, namespace, name string
 	labels                         map[string]string
+	uniqueKey                      *string // only on creates of resources with a UniqueIndex
 	value                          []byte
 	ttl                            int64 // seconds, 0 for none
 }

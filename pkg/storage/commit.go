@@ -59,9 +59,9 @@ const (
 	createSQL = `
 WITH s AS (SELECT rv - $8::bigint AS rv FROM state),
 i AS (
-	INSERT INTO objects (key, resource, namespace, name, labels, value, create_rv, mod_rv, expires_at)
-	SELECT $1, $2, $3, $4, $5, $6, s.rv, s.rv, CASE WHEN $7::bigint > 0 THEN now() + $7 * interval '1 second' END FROM s
-	ON CONFLICT (key) DO NOTHING
+	INSERT INTO objects (key, resource, namespace, name, labels, value, create_rv, mod_rv, expires_at, unique_key)
+	SELECT $1, $2, $3, $4, $5, $6, s.rv, s.rv, CASE WHEN $7::bigint > 0 THEN now() + $7 * interval '1 second' END, $9 FROM s
+	ON CONFLICT DO NOTHING
 	RETURNING mod_rv),
 l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i)
 SELECT mod_rv FROM i`
@@ -222,7 +222,7 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 			r, offset := ops[i].rec, len(writes)-1-j
 			switch ops[i].kind {
 			case opCreate:
-				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset)
+				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset, r.uniqueKey)
 			case opUpdate:
 				batch.Queue(updateSQL, r.key, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset)
 			case opDelete:
@@ -258,7 +258,13 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 	case errors.Is(err, errRetry):
 		skip := map[int]bool{}
 		for _, i := range exists {
-			ops[i].done <- writeResult{err: errKeyExists}
+			// A create that inserted nothing lost its key or its unique key; if the winner is
+			// gone again by now, it simply runs again with the others.
+			lost := b.whyCreateLost(ctx, ops[i].rec)
+			if lost == nil {
+				continue
+			}
+			ops[i].done <- writeResult{err: lost}
 			skip[i] = true
 		}
 		for i, op := range ops {

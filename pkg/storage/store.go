@@ -33,6 +33,8 @@ type Store struct {
 	objectType     string
 	// transformer is swapped by tests while watches run, hence atomic.
 	transformer atomic.Pointer[value.Transformer]
+	// unique is the resource's UniqueIndex, if it has one.
+	unique *UniqueIndex
 }
 
 var _ apistorage.Interface = &Store{}
@@ -57,6 +59,7 @@ func (b *Backend) NewStore(codec runtime.Codec, newFunc, newListFunc func() runt
 		resourcePrefix: resourcePrefix,
 		groupResource:  groupResource,
 		objectType:     "<unknown>",
+		unique:         b.uniqueIndex(groupResource),
 	}
 	if newFunc != nil {
 		s.objectType = reflect.TypeOf(newFunc()).String()
@@ -139,9 +142,18 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return err
 	}
+	if s.unique != nil {
+		if k := s.unique.Key(obj); k != "" {
+			r.uniqueKey = &k
+		}
+	}
 	rv, err := s.b.create(ctx, r)
 	if errors.Is(err, errKeyExists) {
 		return apistorage.NewKeyExistsError(key, 0)
+	}
+	var taken *uniqueConflictError
+	if errors.As(err, &taken) {
+		return s.unique.Conflict(obj, taken.holder)
 	}
 	if err != nil {
 		return err
