@@ -35,9 +35,9 @@ type subscription struct {
 	recursive bool
 	progress  bool
 	// from is the feed's RV when the subscription started: changes up to it must come from
-	// the log, everything after it arrives on ch.
-	from int64
-	ch   chan feedItem
+	// the log, everything after it arrives on ch. compacted is the compacted RV the feed last saw.
+	from, compacted int64
+	ch              chan feedItem
 	// overflowed is set, before ch is closed, when the watch fell more than the queue behind.
 	overflowed bool
 }
@@ -59,9 +59,10 @@ type feed struct {
 	stateMu sync.Mutex
 	lastErr error
 
-	mu   sync.Mutex
-	rv   int64 // every change <= rv has been dispatched
-	subs map[*subscription]struct{}
+	mu        sync.Mutex
+	rv        int64 // every change <= rv has been dispatched
+	compacted int64
+	subs      map[*subscription]struct{}
 }
 
 const feedBatch = 1000
@@ -95,7 +96,7 @@ func (f *feed) setErr(err error) {
 func (f *feed) subscribe(key string, recursive, progress bool) *subscription {
 	s := &subscription{key: key, recursive: recursive, progress: progress, ch: make(chan feedItem, f.b.opts.WatchQueue)}
 	f.mu.Lock()
-	s.from = f.rv
+	s.from, s.compacted = f.rv, f.compacted
 	f.subs[s] = struct{}{}
 	f.mu.Unlock()
 	return s
@@ -198,6 +199,7 @@ func (f *feed) pollOnce(ctx context.Context) (bool, error) {
 			}
 		}
 	}
+	f.compacted = compacted
 	full := len(changes) == feedBatch
 	switch {
 	case full:

@@ -191,15 +191,19 @@ func (w *watcher) sendInitialEvents() error {
 // because this watch fell behind; the caller then subscribes again and catches up.
 func (w *watcher) follow(sub *subscription) error {
 	defer w.s.b.feed.unsubscribe(sub)
+	// Like etcd, a watch from before the compacted RV fails: the client must relist.
+	expired := apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.")
+	if sub.compacted > w.lastRV {
+		return expired
+	}
 	for w.lastRV < sub.from {
 		_, compacted, changes, err := w.s.b.readChanges(w.ctx, changeRange{
 			after: w.lastRV, upTo: sub.from, key: w.key, recursive: w.recursive, limit: replayBatch})
 		if err != nil {
 			return err
 		}
-		// Like etcd, a watch from before the compacted RV fails: the client must relist.
 		if compacted > w.lastRV {
-			return apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.")
+			return expired
 		}
 		for _, c := range changes {
 			if err := w.emit(c); err != nil {
