@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test vet unit e2e verify-codegen codegen
+.PHONY: all build run up stop test vet unit e2e verify-codegen codegen bench
 
 all: build
 
@@ -39,3 +39,9 @@ verify-codegen:
 
 codegen:
 	hack/update-codegen.sh
+
+# The benchmark of issue 6 (hack/bench.sh): reuses a running local stack or starts one, runs
+# cmd/gitops-bench and regenerates docs/performance.md and docs/performance.png.
+# Extra flags: make bench BENCH_FLAGS='-n 1000,10000'
+bench:
+	hack/bench.sh

@@ -1,0 +1,535 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// Step names, in the order the workload runs them.
+const (
+	StepCreate       = "create"
+	StepGet          = "get"
+	StepUpdateStatus = "update status"
+	StepList         = "list (full)"
+	StepListPaged    = "list (limit=500, per page)"
+	StepListLabel    = "list (label selector, 1%)"
+	StepWatch        = "watch delivery"
+	StepDelete       = "delete"
+)
+
+// BucketLabel is the label every benchmark object carries, with 100 values: selecting one
+// value matches 1% of the objects.
+const BucketLabel = "bench.gitops-service.io/bucket"
+
+// Target is one way of serving GitOpsDeployments that the workload runs against.
+type Target struct {
+	Name        string // A, B, C
+	Description string
+	GVR         schema.GroupVersionResource
+	Kind        string
+	Namespace   string
+
+	dynamic dynamic.Interface
+	rest    rest.Interface
+}
+
+// NewTarget builds the clients of a target from a rest.Config. The dynamic client (creates,
+// gets, updates, watches, deletes) and the REST client (lists, whose bodies are read but not
+// decoded into objects, so that the client's decoding does not hide the server's time) share
+// one HTTP client and so one connection.
+func NewTarget(name, description string, cfg *rest.Config, gvr schema.GroupVersionResource, kind, namespace string) (*Target, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1 // no client-side rate limiting
+	cfg.Burst = 0
+	cfg.Timeout = 5 * time.Minute
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	rcfg := rest.CopyConfig(cfg)
+	rcfg.GroupVersion = &schema.GroupVersion{Group: gvr.Group, Version: gvr.Version}
+	rcfg.APIPath = "/apis"
+	rcfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	rc, err := rest.RESTClientForConfigAndClient(rcfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Name: name, Description: description, GVR: gvr, Kind: kind, Namespace: namespace, dynamic: dyn, rest: rc}, nil
+}
+
+func (t *Target) resource() dynamic.ResourceInterface {
+	return t.dynamic.Resource(t.GVR).Namespace(t.Namespace)
+}
+
+// Workload is one run of every step at one size and concurrency.
+type Workload struct {
+	N           int   // objects
+	C           int   // concurrent clients for create, get, update status and delete
+	Reads       bool  // run the list and watch steps too (they do not depend on C)
+	Watchers    []int // W values for the watch step
+	ListReps    int   // repetitions of each list step; 0 picks by N
+	WatchWrites int   // writes observed by the watch step; 0 means min(N, 200)
+	// Stored is called once all N objects are stored and have a status, before the reads.
+	Stored func(ctx context.Context) error
+	Log    func(format string, args ...interface{})
+}
+
+// Result holds the samples of each step, keyed by step name (the watch step as
+// "watch delivery W=<w>").
+type Result map[string]*Samples
+
+func (r Result) add(step string, s Samples) {
+	if r[step] == nil {
+		r[step] = &Samples{}
+	}
+	r[step].Merge(s)
+}
+
+// WatchStep is the key of the watch step with w watchers.
+func WatchStep(w int) string { return fmt.Sprintf("%s W=%d", StepWatch, w) }
+
+func (w *Workload) logf(format string, args ...interface{}) {
+	if w.Log != nil {
+		w.Log(format, args...)
+	}
+}
+
+func (w *Workload) listReps() int {
+	if w.ListReps > 0 {
+		return w.ListReps
+	}
+	switch {
+	case w.N <= 1000:
+		return 20
+	case w.N <= 10000:
+		return 5
+	default:
+		return 3
+	}
+}
+
+// ObjectName is the name of the i-th benchmark object.
+func ObjectName(i int) string { return fmt.Sprintf("bench-%06d", i) }
+
+func (t *Target) newObject(i int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": t.GVR.GroupVersion().String(),
+		"kind":       t.Kind,
+		"metadata": map[string]interface{}{
+			"name":      ObjectName(i),
+			"namespace": t.Namespace,
+			"labels": map[string]interface{}{
+				BucketLabel:                  strconv.Itoa(i % 100),
+				"app.kubernetes.io/name":     "bench",
+				"app.kubernetes.io/instance": fmt.Sprintf("tenant-%d", i%10),
+			},
+		},
+		"spec": map[string]interface{}{
+			"source": map[string]interface{}{
+				"repoURL":        fmt.Sprintf("https://github.com/example/gitops-%d", i%50),
+				"path":           fmt.Sprintf("environments/overlays/app-%d", i),
+				"targetRevision": "main",
+			},
+			"destination": map[string]interface{}{"namespace": t.Namespace},
+			"type":        "automated",
+		},
+	}}
+}
+
+func setStatus(obj *unstructured.Unstructured, revision string) {
+	spec, _ := obj.Object["spec"].(map[string]interface{})
+	source, _ := spec["source"].(map[string]interface{})
+	dest, _ := spec["destination"].(map[string]interface{})
+	obj.Object["status"] = map[string]interface{}{
+		"sync":   map[string]interface{}{"status": "Synced", "revision": revision},
+		"health": map[string]interface{}{"status": "Healthy"},
+		"reconciledState": map[string]interface{}{
+			"source": map[string]interface{}{
+				"path": source["path"], "repoURL": source["repoURL"], "branch": source["targetRevision"],
+			},
+			"destination": map[string]interface{}{"name": "", "namespace": dest["namespace"]},
+		},
+		"resources": []interface{}{
+			map[string]interface{}{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": dest["namespace"],
+				"name": "web", "status": "Synced", "health": map[string]interface{}{"status": "Healthy"}},
+			map[string]interface{}{"version": "v1", "kind": "Service", "namespace": dest["namespace"],
+				"name": "web", "status": "Synced", "health": map[string]interface{}{"status": "Healthy"}},
+		},
+	}
+}
+
+// parallel runs op(i) for i in [0, n) on c workers and times each call.
+func parallel(ctx context.Context, n, c int, op func(ctx context.Context, i int) error) (Samples, error) {
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		s        Samples
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	lat := make([]time.Duration, n)
+	ok := make([]bool, n)
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				err := op(ctx, i)
+				lat[i] = time.Since(t0)
+				if err != nil {
+					mu.Lock()
+					s.Errors++
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					continue
+				}
+				ok[i] = true
+			}
+		}()
+	}
+	wg.Wait()
+	s.Wall = time.Since(start)
+	for i := range lat {
+		if ok[i] {
+			s.Latencies = append(s.Latencies, lat[i])
+		}
+	}
+	return s, firstErr
+}
+
+// tolerate fails the step when more than 1% of its operations failed; fewer are reported.
+func tolerate(step string, s Samples, err error, ops int) error {
+	if err == nil {
+		return nil
+	}
+	if s.Errors*100 > ops {
+		return fmt.Errorf("%s: %d of %d failed, first: %w", step, s.Errors, ops, err)
+	}
+	return nil
+}
+
+// Clean deletes every object of the target's namespace and waits until none is left.
+func (t *Target) Clean(ctx context.Context) error {
+	list, err := t.resource().List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 {
+		return nil
+	}
+	if err := t.resource().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		list, err := t.resource().List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("%s: objects left in %s after deleting the collection", t.Name, t.Namespace)
+}
+
+// Run runs the workload against t and returns the samples of each step.
+func (w *Workload) Run(ctx context.Context, t *Target) (Result, error) {
+	res := Result{}
+	objs := make([]*unstructured.Unstructured, w.N)
+	res0 := t.resource()
+
+	s, err := parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
+		o, err := res0.Create(ctx, t.newObject(i), metav1.CreateOptions{})
+		if err == nil {
+			objs[i] = o
+		}
+		return err
+	})
+	if err := tolerate(StepCreate, s, err, w.N); err != nil {
+		return nil, err
+	}
+	res.add(StepCreate, s)
+	w.logf("%s N=%d C=%d: %s %.0f/s", t.Name, w.N, w.C, StepCreate, s.Summarize().Throughput)
+
+	s, err = parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
+		_, err := res0.Get(ctx, ObjectName(i), metav1.GetOptions{})
+		return err
+	})
+	if err := tolerate(StepGet, s, err, w.N); err != nil {
+		return nil, err
+	}
+	res.add(StepGet, s)
+
+	s, err = parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
+		if objs[i] == nil {
+			return fmt.Errorf("%s was not created", ObjectName(i))
+		}
+		o := objs[i].DeepCopy()
+		setStatus(o, fmt.Sprintf("%040x", i))
+		updated, err := res0.UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		if err == nil {
+			objs[i] = updated
+		}
+		return err
+	})
+	if err := tolerate(StepUpdateStatus, s, err, w.N); err != nil {
+		return nil, err
+	}
+	res.add(StepUpdateStatus, s)
+	w.logf("%s N=%d C=%d: %s %.0f/s", t.Name, w.N, w.C, StepUpdateStatus, s.Summarize().Throughput)
+
+	if w.Reads {
+		if w.Stored != nil {
+			if err := w.Stored(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if err := w.reads(ctx, t, objs, res); err != nil {
+			return nil, err
+		}
+	}
+
+	s, err = parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
+		return res0.Delete(ctx, ObjectName(i), metav1.DeleteOptions{})
+	})
+	if err := tolerate(StepDelete, s, err, w.N); err != nil {
+		return nil, err
+	}
+	res.add(StepDelete, s)
+	return res, nil
+}
+
+// listBody is a list response read without decoding its items.
+type listBody struct {
+	Metadata metav1.ListMeta   `json:"metadata"`
+	Items    []json.RawMessage `json:"items"`
+}
+
+func (t *Target) rawList(ctx context.Context, params map[string]string) (*listBody, error) {
+	req := t.rest.Get().Namespace(t.Namespace).Resource(t.GVR.Resource).SetHeader("Accept", "application/json")
+	for k, v := range params {
+		req = req.Param(k, v)
+	}
+	raw, err := req.Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var body listBody
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, err
+	}
+	return &body, nil
+}
+
+func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Unstructured, res Result) error {
+	reps := w.listReps()
+
+	// Full list, as a client without a resourceVersion asks for it (a consistent read).
+	s, err := parallel(ctx, reps, 1, func(ctx context.Context, _ int) error {
+		body, err := t.rawList(ctx, nil)
+		if err == nil && len(body.Items) != w.N {
+			err = fmt.Errorf("full list returned %d items, want %d", len(body.Items), w.N)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", StepList, err)
+	}
+	res.add(StepList, s)
+	w.logf("%s N=%d: %s p50 %v", t.Name, w.N, StepList, s.Summarize().P50)
+
+	// Paged list: every page of a complete walk is one operation.
+	var paged Samples
+	for range reps {
+		cont, items := "", 0
+		start := time.Now()
+		for {
+			params := map[string]string{"limit": "500"}
+			if cont != "" {
+				params["continue"] = cont
+			}
+			t0 := time.Now()
+			body, err := t.rawList(ctx, params)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StepListPaged, err)
+			}
+			paged.Latencies = append(paged.Latencies, time.Since(t0))
+			items += len(body.Items)
+			if cont = body.Metadata.Continue; cont == "" {
+				break
+			}
+		}
+		paged.Wall += time.Since(start)
+		if items != w.N {
+			return fmt.Errorf("%s: walked %d items, want %d", StepListPaged, items, w.N)
+		}
+	}
+	res.add(StepListPaged, paged)
+
+	// Label-selected list matching 1%: a different bucket each time.
+	want := func(bucket int) int {
+		c := w.N / 100
+		if bucket < w.N%100 {
+			c++
+		}
+		return c
+	}
+	labelReps := 5 * reps
+	s, err = parallel(ctx, labelReps, 1, func(ctx context.Context, i int) error {
+		bucket := (i * 37) % 100
+		body, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
+		if err == nil && len(body.Items) != want(bucket) {
+			err = fmt.Errorf("label list returned %d items, want %d", len(body.Items), want(bucket))
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", StepListLabel, err)
+	}
+	res.add(StepListLabel, s)
+	w.logf("%s N=%d: %s p50 %v", t.Name, w.N, StepListLabel, s.Summarize().P50)
+
+	for _, watchers := range w.Watchers {
+		s, err := w.watchDelivery(ctx, t, objs, watchers)
+		if err != nil {
+			return fmt.Errorf("%s: %w", WatchStep(watchers), err)
+		}
+		res.add(WatchStep(watchers), s)
+		w.logf("%s N=%d: %s p99 %v", t.Name, w.N, WatchStep(watchers), s.Summarize().P99)
+	}
+	return nil
+}
+
+type seen struct {
+	key string
+	at  time.Time
+}
+
+// watchDelivery opens `watchers` watches on the namespace, then writes status updates one at a
+// time, and measures for every (write, watcher) the time from the write's response to the
+// event carrying the written resourceVersion.
+func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs []*unstructured.Unstructured, watchers int) (Samples, error) {
+	writes := w.WatchWrites
+	if writes <= 0 {
+		writes = 200
+	}
+	writes = min(writes, w.N)
+
+	start, err := t.rawList(ctx, map[string]string{"limit": "1"})
+	if err != nil {
+		return Samples{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make([][]seen, watchers)
+	remaining := make([]atomic.Int64, watchers)
+	unexpected := make([]atomic.Value, watchers)
+	var wg sync.WaitGroup
+	for j := range watchers {
+		remaining[j].Store(int64(writes))
+		wi, err := t.resource().Watch(ctx, metav1.ListOptions{ResourceVersion: start.Metadata.ResourceVersion})
+		if err != nil {
+			return Samples{}, fmt.Errorf("watch %d: %w", j, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer wi.Stop()
+			for ev := range wi.ResultChan() {
+				now := time.Now()
+				if ev.Type == watch.Error {
+					unexpected[j].Store(fmt.Sprintf("error event: %v", apierrors.FromObject(ev.Object)))
+					return
+				}
+				if ev.Type != watch.Modified {
+					continue
+				}
+				o, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					continue
+				}
+				events[j] = append(events[j], seen{key: o.GetName() + "@" + o.GetResourceVersion(), at: now})
+				if remaining[j].Add(-1) == 0 {
+					return
+				}
+			}
+		}()
+	}
+
+	written := make(map[string]time.Time, writes)
+	begin := time.Now()
+	for i := range writes {
+		o := objs[i].DeepCopy()
+		setStatus(o, fmt.Sprintf("%020x%020x", time.Now().UnixNano(), i)) // a new revision, so every write changes the object
+		updated, err := t.resource().UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		if err != nil {
+			return Samples{}, err
+		}
+		written[updated.GetName()+"@"+updated.GetResourceVersion()] = time.Now()
+		objs[i] = updated
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cancel()
+		<-done
+	}
+	s := Samples{Wall: time.Since(begin)}
+	for j := range watchers {
+		got := 0
+		for _, e := range events[j] {
+			at, ok := written[e.key]
+			if !ok {
+				continue
+			}
+			got++
+			s.Latencies = append(s.Latencies, max(0, e.at.Sub(at)))
+		}
+		s.Errors += writes - got
+	}
+	if s.Errors > 0 {
+		for j := range unexpected {
+			if msg, ok := unexpected[j].Load().(string); ok {
+				return s, fmt.Errorf("%d of %d events were not delivered: watcher %d: %s", s.Errors, writes*watchers, j, msg)
+			}
+		}
+		return s, fmt.Errorf("%d of %d events were not delivered within 60s", s.Errors, writes*watchers)
+	}
+	return s, nil
+}
+
+// Reachable checks that the target serves its resource.
+func (t *Target) Reachable(ctx context.Context) error {
+	_, err := t.resource().List(ctx, metav1.ListOptions{Limit: 1})
+	return err
+}
