@@ -193,6 +193,7 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 	defer cancel()
 	results := make([]writeResult, len(ops))
 	var exists []int
+	var last int64
 	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		cur, err := lockRows(ctx, tx, ops)
 		if err != nil {
@@ -231,7 +232,6 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 		}
 		batch.Queue(`SELECT pg_notify('` + notifyChannel + `', '')`)
 		br := tx.SendBatch(ctx, batch)
-		var last int64
 		if err := br.QueryRow().Scan(&last); err != nil {
 			br.Close()
 			return err
@@ -276,7 +276,10 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 	case err != nil:
 		return nil, err
 	}
-	b.feed.wake()
+	if last > 0 {
+		// A feed that cannot reach PostgreSQL must not hold writes up for long.
+		b.feed.waitFor(last, time.Second)
+	}
 	for i, op := range ops {
 		op.done <- results[i]
 	}

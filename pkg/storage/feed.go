@@ -63,12 +63,14 @@ type feed struct {
 	rv        int64 // every change <= rv has been dispatched
 	compacted int64
 	subs      map[*subscription]struct{}
+	// advanced is closed, and replaced, whenever rv moves.
+	advanced chan struct{}
 }
 
 const feedBatch = 1000
 
 func newFeed(b *Backend, rv int64) *feed {
-	return &feed{b: b, rv: rv, wakeCh: make(chan struct{}, 1), subs: map[*subscription]struct{}{}}
+	return &feed{b: b, rv: rv, wakeCh: make(chan struct{}, 1), subs: map[*subscription]struct{}{}, advanced: make(chan struct{})}
 }
 
 func (f *feed) wake() {
@@ -201,13 +203,39 @@ func (f *feed) pollOnce(ctx context.Context) (bool, error) {
 	}
 	f.compacted = compacted
 	full := len(changes) == feedBatch
+	prev := f.rv
 	switch {
 	case full:
 		f.rv = changes[len(changes)-1].rv
 	case current > f.rv:
 		f.rv = current
 	}
+	if f.rv != prev {
+		close(f.advanced)
+		f.advanced = make(chan struct{})
+	}
 	return full, nil
+}
+
+// waitFor wakes the feed and waits until it has dispatched rv, at most maxWait. The committer
+// calls it before acknowledging a batch, so that once a write returns, its event is already
+// queued for every watch of this process, as it would be with etcd's watch cache in front.
+func (f *feed) waitFor(rv int64, maxWait time.Duration) {
+	deadline := time.After(maxWait)
+	for {
+		f.mu.Lock()
+		done, advanced := f.rv >= rv, f.advanced
+		f.mu.Unlock()
+		if done {
+			return
+		}
+		f.wake()
+		select {
+		case <-advanced:
+		case <-deadline:
+			return
+		}
+	}
 }
 
 func (f *feed) closeAll(err error) {
