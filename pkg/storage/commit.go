@@ -276,13 +276,17 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 	case err != nil:
 		return nil, err
 	}
-	if last > 0 {
-		// A feed that cannot reach PostgreSQL must not hold writes up for long.
-		b.feed.waitFor(last, time.Second)
-	}
-	for i, op := range ops {
-		op.done <- results[i]
-	}
+	// The acknowledgement waits for the feed off the committer's path, so the next batch
+	// starts at once. A feed that cannot reach PostgreSQL holds acknowledgements up for 1s at
+	// most.
+	go func() {
+		if last > 0 {
+			b.feed.waitFor(last, time.Second)
+		}
+		for i, op := range ops {
+			op.done <- results[i]
+		}
+	}()
 	return nil, nil
 }
 
