@@ -12,7 +12,7 @@ cleanup() {
 	local rc=$?
 	"${ROOT}/hack/local-up.sh" stop || true
 	if [[ ${rc} -ne 0 && -d "${GITOPS_LOCAL_DIR}/logs" ]]; then
-		for f in "${GITOPS_LOCAL_DIR}"/logs/gitops-apiserver.log "${GITOPS_LOCAL_DIR}"/logs/kube-apiserver.log; do
+		for f in "${GITOPS_LOCAL_DIR}"/logs/{gitops-apiserver,kube-apiserver,agent,argocd-application-controller,argocd-repo-server}.log; do
 			[[ -f "${f}" ]] && { echo "--- last lines of ${f}" >&2; tail -n 40 "${f}" >&2; }
 		done
 	fi

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The local stack: PostgreSQL, etcd, kube-apiserver and kube-controller-manager (built from
-# source by hack/build-kube.sh), and gitops-apiserver registered through real APIServices.
-# Everything listens on 127.0.0.1 and keeps its state under .local/ (git-ignored).
+# source by hack/build-kube.sh), gitops-apiserver registered through real APIServices, a real
+# Argo CD (Redis, argocd-repo-server and argocd-application-controller, built by
+# hack/build-argocd.sh) and the agent that drives it. Everything listens on 127.0.0.1 (except
+# the application-controller's metrics port, which Argo CD binds to every address) and keeps
+# its state under .local/ (git-ignored).
 #
 #   hack/local-up.sh up     start everything in the background; return once the API is served
 #   hack/local-up.sh run    start everything and stay in the foreground until Ctrl-C
 #   hack/local-up.sh stop   stop everything this script started, by recorded PID
 #
 # Ports are fixed, so kubeconfigs stay valid across restarts: PostgreSQL 15432, etcd 12379/12380,
-# kube-apiserver 16443, kube-controller-manager 16444, gitops-apiserver 18443. A second stack
+# kube-apiserver 16443, kube-controller-manager 16444, gitops-apiserver 18443, Redis 16379,
+# argocd-repo-server 18081 (metrics 18084), argocd-application-controller metrics 18082. A second stack
 # (the e2e tests run one) sets GITOPS_LOCAL_DIR to its own folder and GITOPS_LOCAL_PORT_OFFSET.
 set -o errexit -o nounset -o pipefail
 
@@ -27,6 +31,11 @@ ETCD_PEER_PORT=$((12380 + OFFSET))
 KUBE_PORT=$((16443 + OFFSET))
 KCM_PORT=$((16444 + OFFSET))
 GITOPS_PORT=$((18443 + OFFSET))
+REDIS_PORT=$((16379 + OFFSET))
+REPO_SERVER_PORT=$((18081 + OFFSET))
+REPO_SERVER_METRICS_PORT=$((18084 + OFFSET))
+CONTROLLER_METRICS_PORT=$((18082 + OFFSET))
+ARGOCD_NAMESPACE=gitops-service-argocd
 PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
 
 log() { echo "local-up: $*" >&2; }
@@ -90,7 +99,7 @@ stop_pid() {
 }
 
 stop_all() {
-	for name in gitops-apiserver kube-controller-manager kube-apiserver etcd; do
+	for name in agent argocd-application-controller argocd-repo-server redis gitops-apiserver kube-controller-manager kube-apiserver etcd; do
 		stop_pid "${name}"
 	done
 	if [[ -f "${STATE}/postgres/postmaster.pid" ]]; then
@@ -191,23 +200,24 @@ ensure_certs() {
 	touch "${CERTS}/done"
 }
 
-# The users of the static token file: an admin, the gitops-apiserver identity (named like the
-# ServiceAccount the artifacts bind), and two tenants plus a viewer for the tests.
-USERS=(admin gitops-apiserver alice bob carol)
+# The users of the static token file: an admin, the gitops-apiserver and agent identities
+# (named like the ServiceAccounts the artifacts bind), and two tenants plus a viewer for the tests.
+USERS=(admin gitops-apiserver gitops-agent alice bob carol)
 user_line() {
 	case "$1" in
 	admin) echo "admin,admin-uid,\"system:masters\"" ;;
-	gitops-apiserver) echo "system:serviceaccount:gitops-service:gitops-apiserver,gitops-apiserver-uid,\"system:serviceaccounts,system:serviceaccounts:gitops-service\"" ;;
+	gitops-apiserver | gitops-agent) echo "system:serviceaccount:gitops-service:$1,$1-uid,\"system:serviceaccounts,system:serviceaccounts:gitops-service\"" ;;
 	*) echo "$1,$1-uid,\"tenants\"" ;;
 	esac
 }
 
+# ensure_tokens adds a token for every user the file lacks, so that a stack made before a user
+# was added keeps its other tokens (and kubeconfigs).
 ensure_tokens() {
-	[[ -f "${STATE}/tokens.csv" ]] && return
 	local tmp="${STATE}/tokens.csv.tmp"
-	: >"${tmp}"
+	if [[ -f "${STATE}/tokens.csv" ]]; then cp "${STATE}/tokens.csv" "${tmp}"; else : >"${tmp}"; fi
 	for u in "${USERS[@]}"; do
-		echo "$(openssl rand -hex 24),$(user_line "${u}")" >>"${tmp}"
+		[[ -n "$(token_of "${u}" "${tmp}")" ]] || echo "$(openssl rand -hex 24),$(user_line "${u}")" >>"${tmp}"
 	done
 	chmod 600 "${tmp}"
 	mv "${tmp}" "${STATE}/tokens.csv"
@@ -216,7 +226,7 @@ ensure_tokens() {
 token_of() {
 	local name
 	name="$(user_line "$1" | cut -d, -f1)"
-	awk -F, -v n="${name}" '$2 == n { print $1 }' "${STATE}/tokens.csv"
+	awk -F, -v n="${name}" '$2 == n { print $1 }' "${2:-${STATE}/tokens.csv}"
 }
 
 write_kubeconfig() {
@@ -246,6 +256,7 @@ EOF
 ensure_kubeconfigs() {
 	write_kubeconfig "${STATE}/kubeconfig" admin
 	write_kubeconfig "${STATE}/gitops-apiserver.kubeconfig" gitops-apiserver
+	write_kubeconfig "${STATE}/gitops-agent.kubeconfig" gitops-agent
 	for u in alice bob carol; do
 		write_kubeconfig "${STATE}/${u}.kubeconfig" "${u}"
 	done
@@ -255,7 +266,7 @@ ensure_kubeconfigs() {
 
 up() {
 	mkdir -p "${STATE}" "${PIDS}" "${LOGS}"
-	for name in postgres etcd kube-apiserver kube-controller-manager gitops-apiserver; do
+	for name in postgres etcd kube-apiserver kube-controller-manager gitops-apiserver redis argocd-repo-server argocd-application-controller agent; do
 		alive "${name}" && die "${name} is already running (PID $(cat "${PIDS}/${name}.pid")): run hack/local-up.sh stop first"
 	done
 	check_free "${PG_PORT}" PostgreSQL
@@ -264,12 +275,20 @@ up() {
 	check_free "${KUBE_PORT}" kube-apiserver
 	check_free "${KCM_PORT}" kube-controller-manager
 	check_free "${GITOPS_PORT}" gitops-apiserver
+	check_free "${REDIS_PORT}" Redis
+	check_free "${REPO_SERVER_PORT}" argocd-repo-server
+	check_free "${REPO_SERVER_METRICS_PORT}" "argocd-repo-server metrics"
+	check_free "${CONTROLLER_METRICS_PORT}" "argocd-application-controller metrics"
+	ensure_redis
 
 	log "building the control plane (cached under bin/; about 12 minutes the first time)"
 	local kubebin
 	kubebin="$("${ROOT}/hack/build-kube.sh")"
-	log "building gitops-apiserver"
-	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver)
+	log "building Argo CD (cached under bin/; about 5 minutes the first time)"
+	ARGOCD_BIN="$("${ROOT}/hack/build-argocd.sh")"
+	log "building gitops-apiserver and the agent"
+	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver &&
+		go build -o "${ROOT}/bin/agent" ./cmd/agent)
 	KUBECTL=("${kubebin}/kubectl" --kubeconfig "${STATE}/kubeconfig")
 
 	ensure_certs
@@ -335,6 +354,8 @@ EOF
 	"${KUBECTL[@]}" apply -k "${overlay}" >/dev/null
 
 	start_gitops_apiserver
+	start_argocd
+	start_agent
 	UP_DONE=1
 	trap - EXIT
 
@@ -346,6 +367,7 @@ The GitOps Service is up. Use it with:
   export PATH=${kubebin}:\$PATH      # kubectl
   kubectl apply -f artifacts/examples/
   kubectl get gitops -n jane
+  kubectl get applications -n ${ARGOCD_NAMESPACE}     # what the agent made of them
 
 Tenant kubeconfigs (no access until you bind them a role): ${STATE}/{alice,bob,carol}.kubeconfig
 Logs: ${LOGS}/    Stop: make stop
@@ -371,12 +393,80 @@ start_gitops_apiserver() {
 		apiservice/v1alpha1.managed-gitops.redhat.com apiservice/v1alpha1.appstudio.redhat.com
 }
 
+# --- Argo CD and the agent ----------------------------------------------------------------------
+
+ensure_redis() {
+	command -v redis-server >/dev/null && return
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		log "installing Redis"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >&2 ||
+			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >&2; }
+	fi
+	command -v redis-server >/dev/null || die "no redis-server: install the redis-server package"
+}
+
+# start_argocd runs Argo CD out of cluster against the local kube-apiserver, as its own
+# developers do: repo-server and application-controller are the same binary under two names,
+# the controller deploys to "in-cluster" through the admin kubeconfig (ARGOCD_FAKE_IN_CLUSTER),
+# and nothing runs argocd-server, so the objects it would create (argocd-secret's key, the
+# namespace's settings) are made here.
+start_argocd() {
+	log "installing Argo CD's CRDs and settings in ${ARGOCD_NAMESPACE}"
+	"${KUBECTL[@]}" apply --server-side -f "${ARGOCD_BIN}/crds/application-crd.yaml" -f "${ARGOCD_BIN}/crds/appproject-crd.yaml" >/dev/null
+	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/argocd-local" >/dev/null
+	if ! "${KUBECTL[@]}" -n "${ARGOCD_NAMESPACE}" get secret argocd-secret >/dev/null 2>&1; then
+		"${KUBECTL[@]}" -n "${ARGOCD_NAMESPACE}" create secret generic argocd-secret \
+			--from-literal "server.secretkey=$(openssl rand -base64 32)" >/dev/null
+		"${KUBECTL[@]}" -n "${ARGOCD_NAMESPACE}" label secret argocd-secret \
+			app.kubernetes.io/name=argocd-secret app.kubernetes.io/part-of=argocd >/dev/null
+	fi
+	"${KUBECTL[@]}" wait --for condition=Established --timeout 60s \
+		crd/applications.argoproj.io crd/appprojects.argoproj.io >/dev/null
+
+	local argo="${STATE}/argocd"
+	mkdir -p "${argo}/tmp" "${argo}/tls" "${argo}/ssh" "${STATE}/redis"
+	log "starting Redis on 127.0.0.1:${REDIS_PORT}"
+	start_bg redis redis-server --bind 127.0.0.1 --port "${REDIS_PORT}" --save "" --appendonly no \
+		--dir "${STATE}/redis" --daemonize no
+	wait_for "Redis" 30 redis redis-cli -p "${REDIS_PORT}" ping
+
+	# The repo-server runs the argocd CLI (as argocd-git-ask-pass) for Git credentials, hence
+	# PATH; TMPDIR and the socket keep parallel stacks from sharing clones and the socket.
+	local env=(env PATH="${ARGOCD_BIN}:${PATH}" TMPDIR="${argo}/tmp" ARGOCD_GPG_ENABLED=false
+		ARGOCD_ASK_PASS_SOCK="${argo}/askpass.sock" ARGOCD_TLS_DATA_PATH="${argo}/tls"
+		ARGOCD_SSH_DATA_PATH="${argo}/ssh")
+	log "starting argocd-repo-server on 127.0.0.1:${REPO_SERVER_PORT}"
+	start_bg argocd-repo-server "${env[@]}" "${ARGOCD_BIN}/argocd-repo-server" --disable-tls \
+		--address 127.0.0.1 --port "${REPO_SERVER_PORT}" \
+		--metrics-address 127.0.0.1 --metrics-port "${REPO_SERVER_METRICS_PORT}" \
+		--redis "127.0.0.1:${REDIS_PORT}" --logformat text
+	wait_for "argocd-repo-server" 60 argocd-repo-server curl -sf "http://127.0.0.1:${REPO_SERVER_METRICS_PORT}/metrics"
+
+	log "starting argocd-application-controller"
+	start_bg argocd-application-controller "${env[@]}" ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="${STATE}/kubeconfig" \
+		"${ARGOCD_BIN}/argocd-application-controller" --kubeconfig "${STATE}/kubeconfig" \
+		--namespace "${ARGOCD_NAMESPACE}" --redis "127.0.0.1:${REDIS_PORT}" \
+		--repo-server "127.0.0.1:${REPO_SERVER_PORT}" --repo-server-plaintext \
+		--metrics-port "${CONTROLLER_METRICS_PORT}" --status-processors 8 --operation-processors 4 \
+		--logformat text
+	wait_for "argocd-application-controller" 60 argocd-application-controller \
+		curl -sf "http://127.0.0.1:${CONTROLLER_METRICS_PORT}/healthz"
+}
+
+start_agent() {
+	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
+	log "starting the agent"
+	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
+		--argocd-namespace "${ARGOCD_NAMESPACE}" -v 2
+	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
+}
+
 run() {
 	up
 	trap 'echo; log "stopping"; stop_all; exit 0' INT TERM
 	log "running in the foreground; Ctrl-C stops everything"
 	while true; do
-		for name in etcd kube-apiserver gitops-apiserver; do
+		for name in etcd kube-apiserver gitops-apiserver redis argocd-repo-server argocd-application-controller agent; do
 			if ! alive "${name}"; then
 				tail -n 30 "${LOGS}/${name}.log" >&2 || true
 				log "${name} exited; stopping the stack"

@@ -1,0 +1,66 @@
+// Command agent reconciles the GitOps Service's objects into one Argo CD instance and reports
+// Argo CD's view back into their status.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
+	"github.com/spf13/cobra"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/cli"
+
+	"github.com/gitops-service/gitops-service/pkg/agent"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+)
+
+func main() {
+	var (
+		kubeconfig    string
+		argoNamespace string
+		workers       int
+		qps           float32
+		burst         int
+	)
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Reconcile GitOpsDeployments into Argo CD",
+		Long: "agent watches the GitOps Service's objects through the kube-apiserver (which proxies them to " +
+			"gitops-apiserver), turns each GitOpsDeployment into an Argo CD Application in the Argo CD " +
+			"namespace, and copies the Application's sync, health and conditions back into its status.",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Empty --kubeconfig means in-cluster, as client-go's loading rules define it.
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("loading the kubeconfig: %w", err)
+			}
+			cfg.QPS, cfg.Burst = qps, burst
+			cfg.UserAgent = "gitops-service-agent"
+			gitops, err := versioned.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			argo, err := argoclient.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			a, err := agent.New(gitops, argo, argoNamespace)
+			if err != nil {
+				return err
+			}
+			return a.Run(cmd.Context(), workers)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
+	fs.StringVar(&argoNamespace, "argocd-namespace", "gitops-service-argocd", "namespace of the Argo CD instance the agent drives")
+	fs.IntVar(&workers, "workers", 4, "GitOpsDeployments reconciled at once")
+	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
+	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")
+	cmd.SetContext(genericapiserver.SetupSignalContext())
+	os.Exit(cli.Run(cmd))
+}

@@ -1,0 +1,272 @@
+package agent
+
+import (
+	"errors"
+	"sort"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// Labels and annotations that tie an Argo CD object back to the tenant's objects. Labels carry
+// what the agent selects by (namespaces and UIDs fit in 63 characters); the GitOpsDeployment's
+// name can be up to 253 characters, so it travels in an annotation.
+const (
+	LabelDeploymentNamespace = "managed-gitops.redhat.com/gitopsdeployment-namespace"
+	LabelDeploymentUID       = "managed-gitops.redhat.com/gitopsdeployment-uid"
+	AnnotationDeploymentName = "managed-gitops.redhat.com/gitopsdeployment-name"
+	LabelTenantNamespace     = "managed-gitops.redhat.com/tenant-namespace"
+)
+
+// Argo CD constants the mapping depends on.
+const (
+	// InClusterServer is how Argo CD names the cluster it runs in.
+	InClusterServer = "https://kubernetes.default.svc"
+	// argoBackgroundFinalizer makes Argo CD delete what an Application deployed, without
+	// waiting for a garbage collector as the foreground variant would.
+	argoBackgroundFinalizer    = "resources-finalizer.argocd.argoproj.io/background"
+	prunePropagationBackground = "PrunePropagationPolicy=background"
+	fieldManager               = "gitops-service-agent"
+)
+
+// Messages of user errors the agent finds at run time (reference §3.2).
+const (
+	userErrorManagedEnvironment = "Unable to reconcile the ManagedEnvironment. Verify that the ManagedEnvironment and Secret are correctly defined, and have valid credentials"
+)
+
+// userError is an error whose message is meant for the owner of the GitOpsDeployment; retrying
+// does not help until they change the object.
+type userError struct{ msg string }
+
+func (e *userError) Error() string { return e.msg }
+
+func isUserError(err error) bool {
+	var ue *userError
+	return errors.As(err, &ue)
+}
+
+// ApplicationName is the name of the Argo CD Application of a GitOpsDeployment. It derives from
+// the UID, so a GitOpsDeployment deleted and created again under the same name gets a new one.
+func ApplicationName(uid types.UID) string { return "gitopsdepl-" + string(uid) }
+
+// ProjectName is the AppProject holding the Applications of one tenant namespace.
+func ProjectName(namespace string) string { return "gitops-tenant-" + namespace }
+
+// desiredApplication is the part of the Argo CD Application the agent owns for depl. Only these
+// fields are sent (server-side apply), so Argo CD's status and operation are never touched.
+func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace string) (*applicationApply, error) {
+	src := depl.Spec.Source
+	switch src.Path {
+	case "":
+		return nil, &userError{managedv1alpha1.GitOpsDeploymentUserErrorPathIsRequired}
+	case "/":
+		return nil, &userError{managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash}
+	}
+	// ManagedEnvironments (remote clusters) come with their cluster Secrets in a later change;
+	// until then a deployment that names one is reported, not deployed somewhere else.
+	if depl.Spec.Destination.Environment != "" {
+		return nil, &userError{userErrorManagedEnvironment}
+	}
+	// A deployment into the tenant's own cluster goes to the GitOpsDeployment's own namespace;
+	// the API rejects a namespace without an environment, so this is the only case here.
+	namespace := depl.Namespace
+
+	spec := argov1alpha1.ApplicationSpec{
+		Source: &argov1alpha1.ApplicationSource{
+			RepoURL:        src.RepoURL,
+			Path:           src.Path,
+			TargetRevision: src.TargetRevision,
+		},
+		Destination: argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: namespace},
+		Project:     ProjectName(depl.Namespace),
+		SyncPolicy:  syncPolicy(depl.Spec),
+	}
+	return &applicationApply{
+		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "Application"},
+		Metadata: applyMeta{
+			Name:      ApplicationName(depl.UID),
+			Namespace: argoNamespace,
+			Labels: map[string]string{
+				LabelDeploymentNamespace: depl.Namespace,
+				LabelDeploymentUID:       string(depl.UID),
+			},
+			Annotations: map[string]string{AnnotationDeploymentName: depl.Name},
+			Finalizers:  []string{argoBackgroundFinalizer},
+		},
+		Spec: spec,
+	}, nil
+}
+
+// syncPolicy follows the original service: automated deployments prune, heal and retry forever
+// with backoff; manual ones sync only through an operation, which carries its own options.
+func syncPolicy(spec managedv1alpha1.GitOpsDeploymentSpec) *argov1alpha1.SyncPolicy {
+	var userOptions argov1alpha1.SyncOptions
+	if spec.SyncPolicy != nil {
+		for _, o := range spec.SyncPolicy.SyncOptions {
+			userOptions = append(userOptions, string(o))
+		}
+	}
+	if spec.Type != managedv1alpha1.GitOpsDeploymentSpecTypeAutomated {
+		if len(userOptions) == 0 {
+			return nil
+		}
+		return &argov1alpha1.SyncPolicy{SyncOptions: userOptions}
+	}
+	factor := int64(2)
+	return &argov1alpha1.SyncPolicy{
+		Automated:   &argov1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true, AllowEmpty: true},
+		SyncOptions: append(argov1alpha1.SyncOptions{prunePropagationBackground}, userOptions...),
+		Retry: &argov1alpha1.RetryStrategy{
+			Limit: -1,
+			Backoff: &argov1alpha1.Backoff{
+				Duration:    "5s",
+				Factor:      &factor,
+				MaxDuration: "3m",
+			},
+		},
+	}
+}
+
+// applicationApply is a server-side apply body for an Application: just the fields the agent
+// manages. Marshalling argov1alpha1.Application itself would send an empty status, and the
+// Application CRD has no status subresource to protect it.
+type applicationApply struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        applyMeta                    `json:"metadata"`
+	Spec            argov1alpha1.ApplicationSpec `json:"spec"`
+}
+
+type applyMeta struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Finalizers  []string          `json:"finalizers,omitempty"`
+}
+
+// upToDate tells whether app already has everything want would apply, so that an unchanged
+// GitOpsDeployment costs no write.
+func (want *applicationApply) upToDate(app *argov1alpha1.Application) bool {
+	if app == nil {
+		return false
+	}
+	for k, v := range want.Metadata.Labels {
+		if app.Labels[k] != v {
+			return false
+		}
+	}
+	for k, v := range want.Metadata.Annotations {
+		if app.Annotations[k] != v {
+			return false
+		}
+	}
+	for _, f := range want.Metadata.Finalizers {
+		if !contains(app.Finalizers, f) {
+			return false
+		}
+	}
+	got := app.Spec
+	return got.Project == want.Spec.Project &&
+		got.Destination == want.Spec.Destination &&
+		got.Source != nil && got.Source.RepoURL == want.Spec.Source.RepoURL &&
+		got.Source.Path == want.Spec.Source.Path && got.Source.TargetRevision == want.Spec.Source.TargetRevision &&
+		syncPolicyEqual(got.SyncPolicy, want.Spec.SyncPolicy)
+}
+
+func syncPolicyEqual(a, b *argov1alpha1.SyncPolicy) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if (a.Automated == nil) != (b.Automated == nil) || (a.Automated != nil && *a.Automated != *b.Automated) {
+		return false
+	}
+	if len(a.SyncOptions) != len(b.SyncOptions) {
+		return false
+	}
+	for i := range a.SyncOptions {
+		if a.SyncOptions[i] != b.SyncOptions[i] {
+			return false
+		}
+	}
+	return (a.Retry == nil) == (b.Retry == nil) && (a.Retry == nil || a.Retry.Limit == b.Retry.Limit &&
+		backoffEqual(a.Retry.Backoff, b.Retry.Backoff))
+}
+
+func backoffEqual(a, b *argov1alpha1.Backoff) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Duration == b.Duration && a.MaxDuration == b.MaxDuration &&
+		(a.Factor == nil) == (b.Factor == nil) && (a.Factor == nil || *a.Factor == *b.Factor)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// desiredProject is the AppProject of a tenant namespace: it may take sources only from the
+// repositories the namespace's GitOpsDeployments name, deploy only into that namespace of the
+// local cluster, and no cluster-scoped resources at all.
+func desiredProject(namespace, argoNamespace string, repoURLs []string) *projectApply {
+	repos := append([]string(nil), repoURLs...)
+	sort.Strings(repos)
+	repos = dedupSorted(repos)
+	return &projectApply{
+		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "AppProject"},
+		Metadata: applyMeta{
+			Name:      ProjectName(namespace),
+			Namespace: argoNamespace,
+			Labels:    map[string]string{LabelTenantNamespace: namespace},
+		},
+		Spec: argov1alpha1.AppProjectSpec{
+			SourceRepos:  repos,
+			Destinations: []argov1alpha1.ApplicationDestination{{Server: InClusterServer, Namespace: namespace}},
+			Description:  "GitOpsDeployments of namespace " + namespace,
+		},
+	}
+}
+
+type projectApply struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        applyMeta                   `json:"metadata"`
+	Spec            argov1alpha1.AppProjectSpec `json:"spec"`
+}
+
+func (want *projectApply) upToDate(p *argov1alpha1.AppProject) bool {
+	if p == nil || p.Labels[LabelTenantNamespace] != want.Metadata.Labels[LabelTenantNamespace] ||
+		p.Spec.Description != want.Spec.Description ||
+		len(p.Spec.SourceRepos) != len(want.Spec.SourceRepos) ||
+		len(p.Spec.Destinations) != len(want.Spec.Destinations) ||
+		len(p.Spec.ClusterResourceWhitelist) != 0 {
+		return false
+	}
+	for i := range want.Spec.SourceRepos {
+		if p.Spec.SourceRepos[i] != want.Spec.SourceRepos[i] {
+			return false
+		}
+	}
+	for i := range want.Spec.Destinations {
+		if p.Spec.Destinations[i] != want.Spec.Destinations[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func dedupSorted(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

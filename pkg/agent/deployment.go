@@ -1,0 +1,250 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// syncDeployment brings the Argo CD side of one GitOpsDeployment key in line with the object,
+// and the object's status in line with Argo CD. An error means "retry with backoff".
+func (a *Agent) syncDeployment(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	depl, err := a.deployments.GitOpsDeployments(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		if err := a.deleteApplications(ctx, key, ""); err != nil {
+			return err
+		}
+		return a.syncProject(ctx, namespace)
+	}
+	if err != nil {
+		return err
+	}
+	// Applications of an earlier object of the same name go, whatever this one needs.
+	if err := a.deleteApplications(ctx, key, depl.UID); err != nil {
+		return err
+	}
+	if depl.DeletionTimestamp != nil {
+		return a.finalize(ctx, depl)
+	}
+
+	reconcileErr := a.applyApplication(ctx, depl)
+	if reconcileErr != nil && !isUserError(reconcileErr) {
+		klog.ErrorS(reconcileErr, "applying the Application", "key", key)
+	}
+	app, err := a.applications.Applications(a.argoNamespace).Get(ApplicationName(depl.UID))
+	if apierrors.IsNotFound(err) {
+		app = nil
+	} else if err != nil {
+		return err
+	}
+	if err := a.updateStatus(ctx, depl, app, reconcileErr); err != nil {
+		return err
+	}
+	if isUserError(reconcileErr) {
+		return nil // the tenant has to change the object; its update will requeue it
+	}
+	return reconcileErr
+}
+
+// applyApplication makes the Application (and the namespace's AppProject) what depl asks for.
+func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+	want, err := desiredApplication(depl, a.argoNamespace)
+	if err != nil {
+		return err
+	}
+	if err := a.syncProject(ctx, depl.Namespace); err != nil {
+		return err
+	}
+	cur, err := a.applications.Applications(a.argoNamespace).Get(want.Metadata.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if want.upToDate(cur) {
+		return nil
+	}
+	body, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	// Server-side apply creates or updates only the fields in body; Argo CD's status and
+	// operation, which share the object for want of a status subresource, stay untouched.
+	_, err = a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, want.Metadata.Name,
+		types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	if err != nil {
+		return fmt.Errorf("applying Application %s: %w", want.Metadata.Name, err)
+	}
+	klog.V(2).InfoS("applied Application", "application", want.Metadata.Name, "gitopsdeployment", deploymentKey(depl))
+	return nil
+}
+
+// deleteApplications deletes the Applications made for the GitOpsDeployment key, except that of
+// keep. Argo CD's finalizer on each makes it delete what the Application deployed first.
+func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.UID) error {
+	objs, err := a.appIndex.ByIndex(byDeployment, key)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		app := obj.(*argov1alpha1.Application)
+		if keep != "" && app.Labels[LabelDeploymentUID] == string(keep) || app.DeletionTimestamp != nil {
+			continue
+		}
+		if err := a.deleteApplication(ctx, app.Name, app.UID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Agent) deleteApplication(ctx context.Context, name string, uid types.UID) error {
+	err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Application %s: %w", name, err)
+	}
+	klog.V(2).InfoS("deleted Application", "application", name)
+	return nil
+}
+
+// finalize handles a GitOpsDeployment being deleted: its Application goes first, and the
+// tenant's finalizer is removed only once the Application, and with it everything it
+// deployed, is gone.
+func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+	name := ApplicationName(depl.UID)
+	app, err := a.applications.Applications(a.argoNamespace).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if app != nil {
+		if app.DeletionTimestamp == nil {
+			if err := a.deleteApplication(ctx, name, app.UID); err != nil {
+				return err
+			}
+		}
+		// Argo CD reports what stands in the way (DeletionError) through the status; the
+		// Application's delete event brings the deployment back here.
+		return a.updateStatus(ctx, depl, app, nil)
+	}
+	if !contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
+		return nil
+	}
+	// The cache may not have seen an Application created moments ago: only the server can
+	// say it is gone before the tenant's resources are declared deleted.
+	if _, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		return fmt.Errorf("Application %s exists but is not in the cache yet", name)
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := a.removeFinalizer(ctx, depl); err != nil {
+		return err
+	}
+	return a.syncProject(ctx, depl.Namespace)
+}
+
+func (a *Agent) removeFinalizer(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+	rest := []string{}
+	for _, f := range depl.Finalizers {
+		if f != managedv1alpha1.GitOpsDeploymentFinalizer {
+			rest = append(rest, f)
+		}
+	}
+	// The resourceVersion makes the patch fail rather than drop a finalizer someone else added.
+	patch, err := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": depl.ResourceVersion, "finalizers": rest},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).Patch(ctx, depl.Name,
+		types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the finalizer of GitOpsDeployment %s: %w", deploymentKey(depl), err)
+	}
+	klog.V(2).InfoS("removed finalizer", "gitopsdeployment", deploymentKey(depl))
+	return nil
+}
+
+// updateStatus writes the status computeStatus derives, and only when it differs.
+func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
+	st, err := computeStatus(depl.Status, app, reconcileErr, metav1.NewTime(a.now()))
+	if err != nil {
+		return err
+	}
+	if apiequality.Semantic.DeepEqual(st, depl.Status) {
+		return nil
+	}
+	upd := depl.DeepCopy()
+	upd.Status = st
+	_, err = a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("updating the status of GitOpsDeployment %s: %w", deploymentKey(depl), err)
+	}
+	return nil
+}
+
+// syncProject makes the AppProject of a tenant namespace match the GitOpsDeployments in it, and
+// deletes it once the namespace has neither GitOpsDeployments nor Applications left.
+func (a *Agent) syncProject(ctx context.Context, namespace string) error {
+	lock, _ := a.projectLocks.LoadOrStore(namespace, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
+
+	depls, err := a.deployments.GitOpsDeployments(namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	name := ProjectName(namespace)
+	cur, err := a.projects.AppProjects(a.argoNamespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		cur = nil
+	} else if err != nil {
+		return err
+	}
+	if len(depls) == 0 {
+		apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: namespace}))
+		if err != nil || len(apps) > 0 || cur == nil {
+			return err
+		}
+		err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting AppProject %s: %w", name, err)
+		}
+		return nil
+	}
+	repos := make([]string, 0, len(depls))
+	for _, d := range depls {
+		repos = append(repos, d.Spec.Source.RepoURL)
+	}
+	want := desiredProject(namespace, a.argoNamespace, repos)
+	if want.upToDate(cur) {
+		return nil
+	}
+	body, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	_, err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(ctx, name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	if err != nil {
+		return fmt.Errorf("applying AppProject %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+var (
+	t0 = metav1.NewTime(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	t1 = metav1.NewTime(t0.Add(time.Minute))
+	t2 = metav1.NewTime(t0.Add(2 * time.Minute))
+)
+
+func syncedApp() *argov1alpha1.Application {
+	finished := t0
+	return &argov1alpha1.Application{Status: argov1alpha1.ApplicationStatus{
+		Sync: argov1alpha1.SyncStatus{
+			Status:   argov1alpha1.SyncStatusCodeSynced,
+			Revision: "abc123",
+			ComparedTo: argov1alpha1.ComparedTo{
+				Source:      argov1alpha1.ApplicationSource{RepoURL: "file:///repo.git", Path: "env", TargetRevision: "HEAD"},
+				Destination: argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "jane"},
+			},
+		},
+		Health: argov1alpha1.HealthStatus{Status: "Healthy"},
+		Resources: []argov1alpha1.ResourceStatus{{
+			Version: "v1", Kind: "ConfigMap", Namespace: "jane", Name: "cm",
+			Status: argov1alpha1.SyncStatusCodeSynced, Health: &argov1alpha1.HealthStatus{Status: "Healthy"},
+			RequiresPruning: true,
+		}},
+		OperationState: &argov1alpha1.OperationState{
+			Operation: argov1alpha1.Operation{
+				Sync:        &argov1alpha1.SyncOperation{Revision: "abc123", Prune: true, SyncOptions: argov1alpha1.SyncOptions{"PrunePropagationPolicy=background"}},
+				InitiatedBy: argov1alpha1.OperationInitiator{Automated: true},
+				Retry:       argov1alpha1.RetryStrategy{Limit: -1},
+			},
+			Phase:      "Succeeded",
+			Message:    "successfully synced (all tasks run)",
+			StartedAt:  t0,
+			FinishedAt: &finished,
+			SyncResult: &argov1alpha1.SyncOperationResult{
+				Revision: "abc123",
+				Source:   argov1alpha1.ApplicationSource{RepoURL: "file:///repo.git", Path: "env", Chart: "ignored"},
+				Resources: argov1alpha1.ResourceResults{{
+					Version: "v1", Kind: "ConfigMap", Namespace: "jane", Name: "cm",
+					Status: "Synced", Message: "configmap/cm created", SyncPhase: "Sync",
+				}},
+			},
+		},
+	}}
+}
+
+func TestComputeStatusCopiesArgoCD(t *testing.T) {
+	got, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, syncedApp(), nil, t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := t0
+	want := managedv1alpha1.GitOpsDeploymentStatus{
+		Sync:   managedv1alpha1.SyncStatus{Status: managedv1alpha1.SyncStatusCodeSynced, Revision: "abc123"},
+		Health: managedv1alpha1.HealthStatus{Status: managedv1alpha1.HealthStatusCodeHealthy},
+		Resources: []managedv1alpha1.ResourceStatus{{
+			Version: "v1", Kind: "ConfigMap", Namespace: "jane", Name: "cm",
+			Status: managedv1alpha1.SyncStatusCodeSynced, Health: &managedv1alpha1.HealthStatus{Status: managedv1alpha1.HealthStatusCodeHealthy},
+		}},
+		ReconciledState: managedv1alpha1.ReconciledState{
+			Source:      managedv1alpha1.GitOpsDeploymentSource{RepoURL: "file:///repo.git", Path: "env", Branch: "HEAD"},
+			Destination: managedv1alpha1.GitOpsDeploymentDestination{Namespace: "jane"},
+		},
+		OperationState: &managedv1alpha1.OperationState{
+			Operation: managedv1alpha1.ApplicationOperation{
+				Sync:        &managedv1alpha1.SyncOperation{Revision: "abc123", Prune: true, SyncOptions: managedv1alpha1.SyncOptions{"PrunePropagationPolicy=background"}},
+				InitiatedBy: managedv1alpha1.OperationInitiator{Automated: true},
+				Retry:       managedv1alpha1.RetryStrategy{Limit: -1},
+			},
+			Phase:      managedv1alpha1.OperationPhaseSucceeded,
+			Message:    "successfully synced (all tasks run)",
+			StartedAt:  t0,
+			FinishedAt: &finished,
+			SyncResult: &managedv1alpha1.SyncOperationResult{
+				Revision: "abc123",
+				Source:   managedv1alpha1.ApplicationSource{RepoURL: "file:///repo.git", Path: "env"},
+				Resources: []managedv1alpha1.ResourceResult{{
+					Version: "v1", Kind: "ConfigMap", Namespace: "jane", Name: "cm",
+					Status: managedv1alpha1.ResultCodeSynced, Message: "configmap/cm created", SyncPhase: managedv1alpha1.SyncPhaseSync,
+				}},
+			},
+		},
+	}
+	if !apiequality.Semantic.DeepEqual(got, want) {
+		t.Errorf("status:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestComputeStatusIsStableWhenNothingChanged(t *testing.T) {
+	app := syncedApp()
+	app.Status.Conditions = []argov1alpha1.ApplicationCondition{{Type: argov1alpha1.ApplicationConditionSharedResourceWarning, Message: "shared"}}
+	first, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, nil, t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := computeStatus(first, app, nil, t2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !apiequality.Semantic.DeepEqual(first, second) {
+		t.Errorf("a second pass over the same Application changed the status (and would cost a write):\n%+v\n%+v", first, second)
+	}
+}
+
+func TestMirroredConditions(t *testing.T) {
+	app := syncedApp()
+	app.Status.Conditions = []argov1alpha1.ApplicationCondition{
+		{Type: argov1alpha1.ApplicationConditionComparisonError, Message: "repository not found"},
+		{Type: "SomethingNew", Message: "not part of the API"},
+	}
+	st, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
+		Type: "ComparisonError", Status: "True", Reason: "ComparisonError", Message: "repository not found",
+		LastProbeTime: t0, LastTransitionTime: &t0,
+	})
+	if len(st.Conditions) != 1 {
+		t.Errorf("conditions = %+v, want only the mirrored ComparisonError", st.Conditions)
+	}
+
+	// The message changes: a transition.
+	app.Status.Conditions[0].Message = "authentication required"
+	st, _ = computeStatus(st, app, nil, t1)
+	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
+		Type: "ComparisonError", Status: "True", Reason: "ComparisonError", Message: "authentication required",
+		LastProbeTime: t1, LastTransitionTime: &t1,
+	})
+
+	// Argo CD no longer reports it: resolved, once.
+	app.Status.Conditions = nil
+	st, _ = computeStatus(st, app, nil, t2)
+	resolved := managedv1alpha1.GitOpsDeploymentCondition{
+		Type: "ComparisonError", Status: "False", Reason: "ComparisonErrorResolved", LastProbeTime: t2, LastTransitionTime: &t2,
+	}
+	wantCond(t, st, resolved)
+	st, _ = computeStatus(st, app, nil, metav1.NewTime(t2.Add(time.Hour)))
+	wantCond(t, st, resolved)
+}
+
+func TestErrorOccurred(t *testing.T) {
+	// Success on a deployment that never failed adds nothing.
+	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, nil, nil, t0)
+	if len(st.Conditions) != 0 {
+		t.Fatalf("conditions = %+v, want none", st.Conditions)
+	}
+
+	st, _ = computeStatus(st, nil, &userError{managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash}, t0)
+	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
+		Type: "ErrorOccurred", Status: "True", Reason: "ErrorOccurred", Message: "spec.source.path cannot be '/'",
+		LastProbeTime: t0, LastTransitionTime: &t0,
+	})
+
+	// An internal error never reaches the tenant with its details.
+	st, _ = computeStatus(st, nil, errors.New("Post https://10.0.0.1: dial tcp: connection refused"), t1)
+	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
+		Type: "ErrorOccurred", Status: "True", Reason: "ErrorOccurred", Message: "an unknown error occurred",
+		LastProbeTime: t1, LastTransitionTime: &t1,
+	})
+	// The same error again is no change.
+	again, _ := computeStatus(st, nil, errors.New("another internal error"), t2)
+	if !apiequality.Semantic.DeepEqual(st, again) {
+		t.Errorf("a repeated unknown error changed the status: %+v", again.Conditions)
+	}
+
+	st, _ = computeStatus(st, syncedApp(), nil, t2)
+	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
+		Type: "ErrorOccurred", Status: "False", Reason: "ErrorOccurredResolved", LastProbeTime: t2, LastTransitionTime: &t2,
+	})
+}
+
+func TestConditionsSortedByType(t *testing.T) {
+	app := syncedApp()
+	app.Status.Conditions = []argov1alpha1.ApplicationCondition{
+		{Type: argov1alpha1.ApplicationConditionSyncError, Message: "b"},
+		{Type: argov1alpha1.ApplicationConditionComparisonError, Message: "a"},
+	}
+	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, errors.New("x"), t0)
+	var types []string
+	for _, c := range st.Conditions {
+		types = append(types, string(c.Type))
+	}
+	if want := []string{"ComparisonError", "ErrorOccurred", "SyncError"}; !apiequality.Semantic.DeepEqual(types, want) {
+		t.Errorf("condition order = %v, want %v", types, want)
+	}
+}
+
+func wantCond(t *testing.T, st managedv1alpha1.GitOpsDeploymentStatus, want managedv1alpha1.GitOpsDeploymentCondition) {
+	t.Helper()
+	got := findCondition(st.Conditions, want.Type)
+	if got == nil {
+		t.Fatalf("no %s condition in %+v", want.Type, st.Conditions)
+	}
+	if !apiequality.Semantic.DeepEqual(*got, want) {
+		t.Errorf("%s condition:\n got %+v\nwant %+v", want.Type, *got, want)
+	}
+}
