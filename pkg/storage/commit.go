@@ -138,13 +138,23 @@ func (b *Backend) commitLoop(ctx context.Context) {
 	var carry []*writeOp
 	for {
 		var batch, next []*writeOp
+		// One write per key and per unique key in a batch: two creates claiming one unique key
+		// in the same transaction would make the second lose to a row that the rollback then
+		// removes, and retrying them together would repeat that forever.
 		keys := map[string]bool{}
 		add := func(op *writeOp) {
-			if keys[op.rec.key] || len(batch) == maxBatch {
+			ukey := ""
+			if op.rec.uniqueKey != nil {
+				ukey = "\x00" + op.rec.resource + "\x00" + op.rec.namespace + "\x00" + *op.rec.uniqueKey
+			}
+			if keys[op.rec.key] || (ukey != "" && keys[ukey]) || len(batch) == maxBatch {
 				next = append(next, op)
 				return
 			}
 			keys[op.rec.key] = true
+			if ukey != "" {
+				keys[ukey] = true
+			}
 			batch = append(batch, op)
 		}
 		for _, op := range carry {

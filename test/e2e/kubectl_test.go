@@ -170,8 +170,10 @@ var _ = Describe("kubectl", func() {
 	})
 
 	It("keeps an object with a finalizer until the finalizer is removed", func(ctx context.Context) {
+		// A finalizer of the user's own: the agent removes the service's finalizer by itself as
+		// soon as Argo CD has cleaned up (agent_test.go covers that).
 		manifest := strings.Replace(deployment("finalized", tenantA), "  namespace: "+tenantA+"\n",
-			"  namespace: "+tenantA+"\n  finalizers: [\""+gitopsv1alpha1.GitOpsDeploymentFinalizer+"\"]\n", 1)
+			"  namespace: "+tenantA+"\n  finalizers: [\"example.com/hold\"]\n", 1)
 		mustIn("admin", manifest, "apply", "-f", "-")
 		must("admin", "delete", "gitopsdeployment", "finalized", "-n", tenantA, "--wait=false")
 		out := must("admin", "get", "gitopsdeployment", "finalized", "-n", tenantA, "-o", "jsonpath={.metadata.deletionTimestamp}")
