@@ -1,18 +1,24 @@
 package apiserver
 
 import (
+	"context"
 	"sync"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
-// poolCollector exposes the PostgreSQL connection pool on /metrics, read from the pool's own
-// counters at scrape time.
+// poolCollector exposes the PostgreSQL connection pool and the watch feed's lag on /metrics,
+// read at scrape time.
 type poolCollector struct {
 	metrics.BaseStableCollector
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	backend *storage.Backend
 }
 
 var (
@@ -24,12 +30,23 @@ var (
 		[]string{"result"}, nil, metrics.ALPHA, "")
 	poolAcquireWait = metrics.NewDesc("gitops_storage_pool_acquire_wait_seconds_total",
 		"Total time spent waiting for a connection of the storage pool.", nil, nil, metrics.ALPHA, "")
+	feedLag = metrics.NewDesc("gitops_storage_watch_feed_lag_resource_versions",
+		"How many resourceVersions the database is ahead of what this process's watch feed has dispatched.",
+		nil, nil, metrics.ALPHA, "")
+
+	queryDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Name:           "gitops_storage_query_duration_seconds",
+		Help:           "Duration of PostgreSQL round trips of the storage: single queries, and batches (group-committed writes).",
+		Buckets:        metrics.ExponentialBuckets(0.0005, 2, 14),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"kind"})
 )
 
 func (c *poolCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- poolConnections
 	ch <- poolAcquires
 	ch <- poolAcquireWait
+	ch <- feedLag
 }
 
 func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
@@ -42,14 +59,49 @@ func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.EmptyAcquireCount()), "waited")
 	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.CanceledAcquireCount()), "canceled")
 	ch <- metrics.NewLazyConstMetric(poolAcquireWait, metrics.CounterValue, s.AcquireDuration().Seconds())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if lag, err := c.backend.FeedLag(ctx); err == nil {
+		ch <- metrics.NewLazyConstMetric(feedLag, metrics.GaugeValue, float64(lag))
+	}
 }
 
-var registerPoolMetrics sync.Once
+var registerStorageMetrics sync.Once
 
-// exposePoolMetrics registers pool's collector once per process: /metrics serves the legacy
-// registry, which is global.
-func exposePoolMetrics(pool *pgxpool.Pool) {
-	registerPoolMetrics.Do(func() {
-		legacyregistry.CustomMustRegister(&poolCollector{pool: pool})
+// exposeStorageMetrics registers the storage's collectors once per process: /metrics serves
+// the legacy registry, which is global.
+func exposeStorageMetrics(pool *pgxpool.Pool, backend *storage.Backend) {
+	registerStorageMetrics.Do(func() {
+		legacyregistry.CustomMustRegister(&poolCollector{pool: pool, backend: backend})
+		legacyregistry.MustRegister(queryDuration)
 	})
+}
+
+// queryTracer times every query and batch of the pool into queryDuration.
+type queryTracer struct{}
+
+type queryStartKey struct{}
+
+func (queryTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, queryStartKey{}, time.Now())
+}
+
+func (queryTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	observeSince(ctx, "query")
+}
+
+func (queryTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return context.WithValue(ctx, queryStartKey{}, time.Now())
+}
+
+func (queryTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (queryTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	observeSince(ctx, "batch")
+}
+
+func observeSince(ctx context.Context, kind string) {
+	if start, ok := ctx.Value(queryStartKey{}).(time.Time); ok {
+		queryDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	}
 }

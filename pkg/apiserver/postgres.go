@@ -43,6 +43,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		return nil, fmt.Errorf("the PostgreSQL connection string is not valid (it is not repeated here because it may hold a password)")
 	}
 	cfg.MaxConns = opts.MaxConns
+	cfg.ConnConfig.Tracer = queryTracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
@@ -58,7 +59,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		return nil, fmt.Errorf("starting the PostgreSQL storage: %w", err)
 	}
 	backend.SetUniqueIndex(appstudio.Resource("snapshotenvironmentbindings"), snapshotenvironmentbinding.UniqueIndex)
-	exposePoolMetrics(pool)
+	exposeStorageMetrics(pool, backend)
 	return &postgresStorage{
 		pool:       pool,
 		backend:    backend,

@@ -1,0 +1,19 @@
+package storage
+
+import "context"
+
+// FeedLag is how many resourceVersions the database is ahead of what this process's watch feed
+// has dispatched: 0 when watches are current, growing when the feed falls behind the writers.
+func (b *Backend) FeedLag(ctx context.Context) (int64, error) {
+	var current int64
+	if err := b.pool.QueryRow(ctx, `SELECT rv FROM state`).Scan(&current); err != nil {
+		return 0, err
+	}
+	b.feed.mu.Lock()
+	dispatched := b.feed.rv
+	b.feed.mu.Unlock()
+	if lag := current - dispatched; lag > 0 {
+		return lag, nil
+	}
+	return 0, nil
+}
