@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the e2e suite (test/e2e) against a local stack of its own: its state in .local/e2e, its
-# ports 1000 above those of `make run`, so both can run at once. The stack is stopped and its
-# state removed afterwards, whatever the outcome.
+# ports 1000 above those of `make run` (GITOPS_E2E_PORT_OFFSET changes that, for a second e2e run
+# beside the first), so both can run at once. The stack is stopped and its state removed
+# afterwards, whatever the outcome.
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export GITOPS_LOCAL_DIR="${ROOT}/.local/e2e"
-export GITOPS_LOCAL_PORT_OFFSET=1000
+export GITOPS_LOCAL_PORT_OFFSET="${GITOPS_E2E_PORT_OFFSET:-1000}"
 
 cleanup() {
 	local rc=$?
