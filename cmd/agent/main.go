@@ -9,6 +9,7 @@ import (
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	"github.com/spf13/cobra"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/cli"
 
@@ -48,17 +49,21 @@ func main() {
 			if err != nil {
 				return err
 			}
-			a, err := agent.New(gitops, argo, argoNamespace)
+			kube, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
 				return err
 			}
-			return a.Run(cmd.Context(), workers)
+			a, err := agent.New(agent.Config{GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNamespace, Workers: workers})
+			if err != nil {
+				return err
+			}
+			return a.Run(cmd.Context())
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
 	fs.StringVar(&argoNamespace, "argocd-namespace", "gitops-service-argocd", "namespace of the Argo CD instance the agent drives")
-	fs.IntVar(&workers, "workers", 4, "GitOpsDeployments reconciled at once")
+	fs.IntVar(&workers, "workers", 4, "objects of each kind reconciled at once")
 	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
 	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")
 	cmd.SetContext(genericapiserver.SetupSignalContext())

@@ -2,6 +2,9 @@
 // becomes an Argo CD Application (and its namespace an AppProject), and Argo CD's view of the
 // Application flows back into the GitOpsDeployment's status. Both directions are driven by
 // informer events, so a change on either side is acted on as soon as it is seen.
+//
+// Each kind has a controller of its own (a work queue and a reconcile function, controller.go);
+// they share the informers of one Agent.
 package agent
 
 import (
@@ -10,43 +13,59 @@ import (
 	"sync"
 	"time"
 
-	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
 	argolisters "github.com/argoproj/argo-cd/v2/pkg/client/listers/application/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
-// byDeployment indexes Applications by the "namespace/name" of their GitOpsDeployment, so the
-// agent finds the Applications of a GitOpsDeployment that no longer exists, or of an earlier
-// object of the same name.
-const byDeployment = "gitopsdeployment"
+// Config is what an Agent needs: clients of the kube-apiserver that serves the GitOps API and
+// hosts Argo CD, and the namespace of the Argo CD instance it drives.
+type Config struct {
+	GitOps        versioned.Interface
+	Argo          argoclient.Interface
+	Kube          kubernetes.Interface
+	ArgoNamespace string
+	// Workers is the number of keys each controller reconciles at once.
+	Workers int
+}
 
-// Agent reconciles GitOpsDeployments into the Argo CD instance of one namespace.
+// informerFactory is what the Agent needs of the informer factories it starts.
+type informerFactory interface {
+	Start(stopCh <-chan struct{})
+	Shutdown()
+}
+
+// Agent reconciles the GitOps objects into the Argo CD instance of one namespace.
 type Agent struct {
 	gitops        versioned.Interface
 	argo          argoclient.Interface
+	kube          kubernetes.Interface
 	argoNamespace string
+	workers       int
 
 	gitopsInformers externalversions.SharedInformerFactory
-	argoInformers   argoinformers.SharedInformerFactory
-	deployments     listers.GitOpsDeploymentLister
-	applications    argolisters.ApplicationLister
-	appIndex        cache.Indexer
-	projects        argolisters.AppProjectLister
-	synced          []cache.InformerSynced
+	// argoInformers and argoKubeInformers watch the Argo CD namespace only.
+	argoInformers     argoinformers.SharedInformerFactory
+	argoKubeInformers informers.SharedInformerFactory
+	factories         []informerFactory
+	synced            []cache.InformerSynced
+	controllers       []*controller
 
-	queue workqueue.TypedRateLimitingInterface[string]
+	deployments  listers.GitOpsDeploymentLister
+	applications argolisters.ApplicationLister
+	appIndex     cache.Indexer
+	projects     argolisters.AppProjectLister
+
+	deploymentCtl *controller
 
 	// projectLocks serialises the AppProject writes of one tenant namespace, which
 	// the workers of several GitOpsDeployments in that namespace would otherwise race on.
@@ -57,139 +76,61 @@ type Agent struct {
 
 // New wires an Agent; Run starts it. The informers are not resynced on a timer: everything the
 // agent acts on arrives as an event.
-func New(gitops versioned.Interface, argo argoclient.Interface, argoNamespace string) (*Agent, error) {
+func New(cfg Config) (*Agent, error) {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
 	a := &Agent{
-		gitops:          gitops,
-		argo:            argo,
-		argoNamespace:   argoNamespace,
-		gitopsInformers: externalversions.NewSharedInformerFactory(gitops, 0),
-		argoInformers:   argoinformers.NewSharedInformerFactoryWithOptions(argo, 0, argoinformers.WithNamespace(argoNamespace)),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "gitopsdeployments"}),
-		now: time.Now,
+		gitops:            cfg.GitOps,
+		argo:              cfg.Argo,
+		kube:              cfg.Kube,
+		argoNamespace:     cfg.ArgoNamespace,
+		workers:           cfg.Workers,
+		gitopsInformers:   externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
+		argoInformers:     argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
+		argoKubeInformers: informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
+		now:               time.Now,
 	}
-
-	deplInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
-	a.deployments = deplInformer.Lister()
-	if _, err := deplInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    a.enqueueDeployment,
-		UpdateFunc: func(_, obj interface{}) { a.enqueueDeployment(obj) },
-		DeleteFunc: a.enqueueDeployment,
-	}); err != nil {
+	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
+	if err := a.setupDeployments(); err != nil {
 		return nil, err
 	}
-
-	appInformer := a.argoInformers.Argoproj().V1alpha1().Applications()
-	if err := appInformer.Informer().AddIndexers(cache.Indexers{byDeployment: deploymentKeyOfApplication}); err != nil {
-		return nil, err
-	}
-	a.applications = appInformer.Lister()
-	a.appIndex = appInformer.Informer().GetIndexer()
-	if _, err := appInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    a.enqueueApplicationOwner,
-		UpdateFunc: func(_, obj interface{}) { a.enqueueApplicationOwner(obj) },
-		DeleteFunc: a.enqueueApplicationOwner,
-	}); err != nil {
-		return nil, err
-	}
-
-	projInformer := a.argoInformers.Argoproj().V1alpha1().AppProjects()
-	a.projects = projInformer.Lister()
-
-	a.synced = []cache.InformerSynced{deplInformer.Informer().HasSynced, appInformer.Informer().HasSynced,
-		projInformer.Informer().HasSynced}
 	return a, nil
 }
 
-// Run processes changes with the given number of workers until ctx is done.
-func (a *Agent) Run(ctx context.Context, workers int) error {
+// addInformer registers an informer whose cache every controller must see filled before it
+// starts, with the handlers given.
+func (a *Agent) addInformer(inf cache.SharedIndexInformer, handlers ...cache.ResourceEventHandler) error {
+	for _, h := range handlers {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return err
+		}
+	}
+	a.synced = append(a.synced, inf.HasSynced)
+	return nil
+}
+
+// Run processes changes until ctx is done.
+func (a *Agent) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
-	defer a.queue.ShutDown()
 
-	a.gitopsInformers.Start(ctx.Done())
-	a.argoInformers.Start(ctx.Done())
-	defer a.gitopsInformers.Shutdown()
-	defer a.argoInformers.Shutdown()
-
+	for _, f := range a.factories {
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+	}
 	klog.InfoS("waiting for informer caches", "argoNamespace", a.argoNamespace)
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
-	klog.InfoS("agent started", "workers", workers)
+	klog.InfoS("agent started", "workers", a.workers, "controllers", len(a.controllers))
 	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
+	for _, c := range a.controllers {
 		wg.Add(1)
-		go func() {
+		go func(c *controller) {
 			defer wg.Done()
-			wait.UntilWithContext(ctx, a.worker, time.Second)
-		}()
+			c.run(ctx, a.workers)
+		}(c)
 	}
-	<-ctx.Done()
-	a.queue.ShutDown()
 	wg.Wait()
 	return nil
 }
-
-func (a *Agent) worker(ctx context.Context) {
-	for a.processNext(ctx) {
-	}
-}
-
-func (a *Agent) processNext(ctx context.Context) bool {
-	key, quit := a.queue.Get()
-	if quit {
-		return false
-	}
-	defer a.queue.Done(key)
-	if err := a.syncDeployment(ctx, key); err != nil {
-		// A conflict only means the cache had not yet seen the agent's own last write.
-		if apierrors.IsConflict(err) {
-			klog.V(4).InfoS("conflict; retrying", "key", key)
-		} else {
-			klog.ErrorS(err, "reconciling GitOpsDeployment; will retry", "key", key)
-		}
-		a.queue.AddRateLimited(key)
-		return true
-	}
-	a.queue.Forget(key)
-	return true
-}
-
-func (a *Agent) enqueueDeployment(obj interface{}) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	a.queue.Add(key)
-}
-
-func (a *Agent) enqueueApplicationOwner(obj interface{}) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	app, ok := obj.(*argov1alpha1.Application)
-	if !ok {
-		return
-	}
-	if keys, _ := deploymentKeyOfApplication(app); len(keys) == 1 {
-		a.queue.Add(keys[0])
-	}
-}
-
-// deploymentKeyOfApplication is the "namespace/name" of the GitOpsDeployment an Application
-// was made for; Applications the agent did not make have none.
-func deploymentKeyOfApplication(obj interface{}) ([]string, error) {
-	app, ok := obj.(*argov1alpha1.Application)
-	if !ok {
-		return nil, nil
-	}
-	ns, name := app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName]
-	if ns == "" || name == "" {
-		return nil, nil
-	}
-	return []string{ns + "/" + name}, nil
-}
-
-// deploymentKey is the work queue key of a GitOpsDeployment.
-func deploymentKey(d *managedv1alpha1.GitOpsDeployment) string { return d.Namespace + "/" + d.Name }

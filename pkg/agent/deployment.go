@@ -19,6 +19,76 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
 
+// byDeployment indexes Applications by the "namespace/name" of their GitOpsDeployment, so the
+// agent finds the Applications of a GitOpsDeployment that no longer exists, or of an earlier
+// object of the same name.
+const byDeployment = "gitopsdeployment"
+
+// setupDeployments wires the GitOpsDeployment controller: a GitOpsDeployment's own events, and
+// those of the Application made for it, queue its key.
+func (a *Agent) setupDeployments() error {
+	a.deploymentCtl = newController("gitopsdeployments", a.syncDeployment)
+	a.controllers = append(a.controllers, a.deploymentCtl)
+
+	deplInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
+	a.deployments = deplInformer.Lister()
+	if err := a.addInformer(deplInformer.Informer(), a.deploymentCtl.handler()); err != nil {
+		return err
+	}
+
+	appInformer := a.argoInformers.Argoproj().V1alpha1().Applications()
+	if err := appInformer.Informer().AddIndexers(cache.Indexers{byDeployment: deploymentKeyOfApplication}); err != nil {
+		return err
+	}
+	a.applications = appInformer.Lister()
+	a.appIndex = appInformer.Informer().GetIndexer()
+	enqueueOwner := func(obj interface{}) {
+		if key, ok := applicationOwner(obj); ok {
+			a.deploymentCtl.queue.Add(key)
+		}
+	}
+	if err := a.addInformer(appInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueueOwner,
+		UpdateFunc: func(_, obj interface{}) { enqueueOwner(obj) },
+		DeleteFunc: enqueueOwner,
+	}); err != nil {
+		return err
+	}
+
+	projInformer := a.argoInformers.Argoproj().V1alpha1().AppProjects()
+	a.projects = projInformer.Lister()
+	return a.addInformer(projInformer.Informer())
+}
+
+// applicationOwner is the key of the GitOpsDeployment an Application (or its tombstone) was
+// made for.
+func applicationOwner(obj interface{}) (string, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if keys, _ := deploymentKeyOfApplication(obj); len(keys) == 1 {
+		return keys[0], true
+	}
+	return "", false
+}
+
+// deploymentKeyOfApplication is the "namespace/name" of the GitOpsDeployment an Application
+// was made for; Applications the agent did not make have none.
+func deploymentKeyOfApplication(obj interface{}) ([]string, error) {
+	app, ok := obj.(*argov1alpha1.Application)
+	if !ok {
+		return nil, nil
+	}
+	ns, name := app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName]
+	if ns == "" || name == "" {
+		return nil, nil
+	}
+	return []string{ns + "/" + name}, nil
+}
+
+// deploymentKey is the work queue key of a GitOpsDeployment.
+func deploymentKey(d *managedv1alpha1.GitOpsDeployment) string { return d.Namespace + "/" + d.Name }
+
 // syncDeployment brings the Argo CD side of one GitOpsDeployment key in line with the object,
 // and the object's status in line with Argo CD. An error means "retry with backoff".
 func (a *Agent) syncDeployment(ctx context.Context, key string) error {
