@@ -57,7 +57,7 @@ func ProjectName(namespace string) string { return "gitops-tenant-" + namespace 
 
 // desiredApplication is the part of the Argo CD Application the agent owns for depl. Only these
 // fields are sent (server-side apply), so Argo CD's status and operation are never touched.
-func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace string) (*applicationApply, error) {
+func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace string, dest argov1alpha1.ApplicationDestination) (*applicationApply, error) {
 	src := depl.Spec.Source
 	switch src.Path {
 	case "":
@@ -65,22 +65,13 @@ func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace st
 	case "/":
 		return nil, &userError{managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash}
 	}
-	// ManagedEnvironments (remote clusters) come with their cluster Secrets in a later change;
-	// until then a deployment that names one is reported, not deployed somewhere else.
-	if depl.Spec.Destination.Environment != "" {
-		return nil, &userError{userErrorManagedEnvironment}
-	}
-	// A deployment into the tenant's own cluster goes to the GitOpsDeployment's own namespace;
-	// the API rejects a namespace without an environment, so this is the only case here.
-	namespace := depl.Namespace
-
 	spec := argov1alpha1.ApplicationSpec{
 		Source: &argov1alpha1.ApplicationSource{
 			RepoURL:        src.RepoURL,
 			Path:           src.Path,
 			TargetRevision: src.TargetRevision,
 		},
-		Destination: argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: namespace},
+		Destination: dest,
 		Project:     ProjectName(depl.Namespace),
 		SyncPolicy:  syncPolicy(depl.Spec),
 	}
@@ -213,12 +204,30 @@ func contains(list []string, s string) bool {
 }
 
 // desiredProject is the AppProject of a tenant namespace: it may take sources only from the
-// repositories the namespace's GitOpsDeployments name, deploy only into that namespace of the
-// local cluster, and no cluster-scoped resources at all.
-func desiredProject(namespace, argoNamespace string, repoURLs []string) *projectApply {
+// repositories the namespace's GitOpsDeployments name, deploy only to the destinations they
+// resolve to, and no cluster-scoped resources at all.
+func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []argov1alpha1.ApplicationDestination) *projectApply {
 	repos := append([]string(nil), repoURLs...)
 	sort.Strings(repos)
 	repos = dedupSorted(repos)
+	destinations := append([]argov1alpha1.ApplicationDestination(nil), dests...)
+	sort.Slice(destinations, func(i, j int) bool {
+		di, dj := destinations[i], destinations[j]
+		if di.Name != dj.Name {
+			return di.Name < dj.Name
+		}
+		if di.Server != dj.Server {
+			return di.Server < dj.Server
+		}
+		return di.Namespace < dj.Namespace
+	})
+	out := destinations[:0]
+	for i, d := range destinations {
+		if i == 0 || d != destinations[i-1] {
+			out = append(out, d)
+		}
+	}
+	destinations = out
 	return &projectApply{
 		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "AppProject"},
 		Metadata: applyMeta{
@@ -228,7 +237,7 @@ func desiredProject(namespace, argoNamespace string, repoURLs []string) *project
 		},
 		Spec: argov1alpha1.AppProjectSpec{
 			SourceRepos:  repos,
-			Destinations: []argov1alpha1.ApplicationDestination{{Server: InClusterServer, Namespace: namespace}},
+			Destinations: destinations,
 			Description:  "GitOpsDeployments of namespace " + namespace,
 		},
 	}

@@ -11,6 +11,9 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
 
+// localJane is where a GitOpsDeployment of namespace jane deploys on the local cluster.
+var localJane = argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "jane"}
+
 func deployment(mutate func(*managedv1alpha1.GitOpsDeployment)) *managedv1alpha1.GitOpsDeployment {
 	d := &managedv1alpha1.GitOpsDeployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "jane", Name: "web", UID: "0b1c2d3e-0000-4000-8000-000000000001"},
@@ -29,7 +32,7 @@ func TestDesiredApplicationAutomated(t *testing.T) {
 	d := deployment(func(d *managedv1alpha1.GitOpsDeployment) {
 		d.Spec.SyncPolicy = &managedv1alpha1.SyncPolicy{SyncOptions: managedv1alpha1.SyncOptions{managedv1alpha1.SyncOptionCreateNamespaceTrue}}
 	})
-	got, err := desiredApplication(d, "argocd")
+	got, err := desiredApplication(d, "argocd", localJane)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestDesiredApplicationManual(t *testing.T) {
 					d.Spec.SyncPolicy = &managedv1alpha1.SyncPolicy{SyncOptions: tc.options}
 				}
 			})
-			got, err := desiredApplication(d, "argocd")
+			got, err := desiredApplication(d, "argocd", localJane)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,12 +98,9 @@ func TestDesiredApplicationUserErrors(t *testing.T) {
 	}{
 		{"empty path", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "" }, managedv1alpha1.GitOpsDeploymentUserErrorPathIsRequired},
 		{"root path", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "/" }, managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash},
-		{"managed environment", func(d *managedv1alpha1.GitOpsDeployment) {
-			d.Spec.Destination = managedv1alpha1.ApplicationDestination{Environment: "staging", Namespace: "jane"}
-		}, userErrorManagedEnvironment},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := desiredApplication(deployment(tc.mutate), "argocd")
+			_, err := desiredApplication(deployment(tc.mutate), "argocd", localJane)
 			if err == nil || !isUserError(err) || err.Error() != tc.want {
 				t.Fatalf("error = %v, want user error %q", err, tc.want)
 			}
@@ -109,7 +109,7 @@ func TestDesiredApplicationUserErrors(t *testing.T) {
 }
 
 func TestApplicationUpToDate(t *testing.T) {
-	want, err := desiredApplication(deployment(nil), "argocd")
+	want, err := desiredApplication(deployment(nil), "argocd", localJane)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +152,15 @@ func TestApplicationUpToDate(t *testing.T) {
 }
 
 func TestDesiredProject(t *testing.T) {
-	p := desiredProject("jane", "argocd", []string{"https://b", "https://a", "https://b"})
+	p := desiredProject("jane", "argocd", []string{"https://b", "https://a", "https://b"},
+		[]argov1alpha1.ApplicationDestination{localJane, localJane})
 	if p.Metadata.Name != "gitops-tenant-jane" || p.Metadata.Namespace != "argocd" {
 		t.Errorf("name = %s/%s", p.Metadata.Namespace, p.Metadata.Name)
 	}
 	if got := strings.Join(p.Spec.SourceRepos, ","); got != "https://a,https://b" {
 		t.Errorf("sourceRepos = %s, want each repository once, sorted", got)
 	}
-	if len(p.Spec.Destinations) != 1 || p.Spec.Destinations[0] != (argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "jane"}) {
+	if len(p.Spec.Destinations) != 1 || p.Spec.Destinations[0] != localJane {
 		t.Errorf("destinations = %+v, want only the tenant's namespace", p.Spec.Destinations)
 	}
 	if len(p.Spec.ClusterResourceWhitelist) != 0 {

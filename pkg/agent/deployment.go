@@ -135,7 +135,11 @@ func (a *Agent) syncDeployment(ctx context.Context, key string) error {
 
 // applyApplication makes the Application (and the namespace's AppProject) what depl asks for.
 func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
-	want, err := desiredApplication(depl, a.argoNamespace)
+	dest, err := a.destination(depl)
+	if err != nil {
+		return err
+	}
+	want, err := desiredApplication(depl, a.argoNamespace, dest)
 	if err != nil {
 		return err
 	}
@@ -300,10 +304,16 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 		return nil
 	}
 	repos := make([]string, 0, len(depls))
+	dests := make([]argov1alpha1.ApplicationDestination, 0, len(depls))
 	for _, d := range depls {
+		dest, err := a.destination(d)
+		if err != nil {
+			continue // not deployed, so nothing to allow
+		}
 		repos = append(repos, d.Spec.Source.RepoURL)
+		dests = append(dests, dest)
 	}
-	want := desiredProject(namespace, a.argoNamespace, repos)
+	want := desiredProject(namespace, a.argoNamespace, repos, dests)
 	if want.upToDate(cur) {
 		return nil
 	}

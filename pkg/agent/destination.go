@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// Argo CD's cluster Secrets: the label that makes a Secret one, and its data keys (reference
+// argocd.md §1.6).
+const (
+	LabelArgoSecretType     = "argocd.argoproj.io/secret-type"
+	argoSecretTypeCluster   = "cluster"
+	clusterKeyName          = "name"
+	clusterKeyServer        = "server"
+	clusterKeyConfig        = "config"
+	clusterKeyNamespaces    = "namespaces"
+	clusterKeyClusterScoped = "clusterResources"
+)
+
+// destination is where depl deploys: an Argo CD cluster, always named (destination.name is
+// the name of a cluster Secret the agent owns, never a server URL a tenant could aim at
+// another cluster Secret with), and a namespace. It does not write anything, so the
+// AppProject can be computed from it too.
+func (a *Agent) destination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
+	if depl.Spec.Destination.Environment != "" {
+		return a.environmentDestination(depl)
+	}
+	return a.localDestination(depl)
+}
+
+// localDestination is a deployment into the tenant's own cluster: the API rejects a namespace
+// without an environment, so it is always the GitOpsDeployment's own namespace.
+func (a *Agent) localDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
+	return argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: depl.Namespace}, nil
+}
+
+// environmentDestination is a deployment through a GitOpsDeploymentManagedEnvironment of the
+// tenant's namespace.
+func (a *Agent) environmentDestination(_ *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
+	return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
+}
+
+// clusterSecret is an Argo CD cluster Secret in the Argo CD namespace.
+type clusterSecret struct {
+	// Name is both the Secret's name and the cluster's name in Argo CD.
+	Name string
+	// Server is the API URL. Argo CD keys its cluster cache by it, so two Secrets for the same
+	// API server must differ in it (a query parameter does; reference §4.3).
+	Server string
+	Config argov1alpha1.ClusterConfig
+	// Namespaces limits what Argo CD watches and deploys to; empty means the whole cluster.
+	Namespaces       []string
+	ClusterResources bool
+	// Labels tie the Secret back to what it was made for.
+	Labels map[string]string
+}
+
+// applyClusterSecret creates or updates a cluster Secret by server-side apply. The credentials
+// go only into this Secret (never into the GitOps objects, PostgreSQL or the log).
+func (a *Agent) applyClusterSecret(ctx context.Context, cs clusterSecret) error {
+	config, err := json.Marshal(cs.Config)
+	if err != nil {
+		return err
+	}
+	data := map[string]string{
+		clusterKeyName:   cs.Name,
+		clusterKeyServer: cs.Server,
+		clusterKeyConfig: string(config),
+	}
+	if len(cs.Namespaces) > 0 {
+		ns := append([]string(nil), cs.Namespaces...)
+		sort.Strings(ns)
+		data[clusterKeyNamespaces] = strings.Join(ns, ",")
+		data[clusterKeyClusterScoped] = strconv.FormatBool(cs.ClusterResources)
+	}
+	labels := map[string]string{LabelArgoSecretType: argoSecretTypeCluster}
+	for k, v := range cs.Labels {
+		labels[k] = v
+	}
+	if cur, err := a.kube.CoreV1().Secrets(a.argoNamespace).Get(ctx, cs.Name, metav1.GetOptions{}); err == nil &&
+		secretHas(cur, labels, data) {
+		return nil
+	}
+	body, err := json.Marshal(map[string]interface{}{
+		"apiVersion": "v1",
+		"kind":       "Secret",
+		"metadata":   map[string]interface{}{"name": cs.Name, "namespace": a.argoNamespace, "labels": labels},
+		"type":       string(corev1.SecretTypeOpaque),
+		"stringData": data,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.kube.CoreV1().Secrets(a.argoNamespace).Patch(ctx, cs.Name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	if err != nil {
+		return fmt.Errorf("applying cluster Secret %s: %w", cs.Name, err)
+	}
+	return nil
+}
+
+// deleteSecret deletes a Secret of the Argo CD namespace; a missing one is not an error.
+func (a *Agent) deleteSecret(ctx context.Context, name string) error {
+	err := a.kube.CoreV1().Secrets(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// secretHas tells whether s already carries the labels and exactly the data given, so that an
+// unchanged Secret costs no write.
+func secretHas(s *corev1.Secret, labels, data map[string]string) bool {
+	for k, v := range labels {
+		if s.Labels[k] != v {
+			return false
+		}
+	}
+	if len(s.Data) != len(data) {
+		return false
+	}
+	for k, v := range data {
+		if string(s.Data[k]) != v {
+			return false
+		}
+	}
+	return true
+}
