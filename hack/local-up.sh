@@ -457,7 +457,7 @@ start_agent() {
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
 	log "starting the agent"
 	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
-		--argocd-namespace "${ARGOCD_NAMESPACE}" -v 2
+		--argocd-namespace "${ARGOCD_NAMESPACE}" --local-cluster-server "https://127.0.0.1:${KUBE_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
 }
 

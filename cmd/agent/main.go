@@ -21,6 +21,7 @@ func main() {
 	var (
 		kubeconfig    string
 		argoNamespace string
+		localCluster  agent.LocalCluster
 		workers       int
 		qps           float32
 		burst         int
@@ -53,7 +54,8 @@ func main() {
 			if err != nil {
 				return err
 			}
-			a, err := agent.New(agent.Config{GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNamespace, Workers: workers})
+			a, err := agent.New(agent.Config{GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNamespace,
+				LocalCluster: localCluster, Workers: workers})
 			if err != nil {
 				return err
 			}
@@ -63,6 +65,10 @@ func main() {
 	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
 	fs.StringVar(&argoNamespace, "argocd-namespace", "gitops-service-argocd", "namespace of the Argo CD instance the agent drives")
+	fs.StringVar(&localCluster.Server, "local-cluster-server", agent.InClusterServer,
+		"URL at which Argo CD reaches this cluster's kube-apiserver, for deployments into tenants' own namespaces")
+	fs.BoolVar(&localCluster.Insecure, "local-cluster-insecure", false,
+		"do not verify the serving certificate at --local-cluster-server (test rigs only)")
 	fs.IntVar(&workers, "workers", 4, "objects of each kind reconciled at once")
 	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
 	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")

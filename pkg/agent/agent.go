@@ -19,6 +19,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -34,8 +35,20 @@ type Config struct {
 	Argo          argoclient.Interface
 	Kube          kubernetes.Interface
 	ArgoNamespace string
+	// LocalCluster is how Argo CD reaches the cluster the agent runs on.
+	LocalCluster LocalCluster
 	// Workers is the number of keys each controller reconciles at once.
 	Workers int
+}
+
+// LocalCluster is the kube-apiserver of the tenants' own namespaces as Argo CD reaches it.
+type LocalCluster struct {
+	// Server is its URL; Argo CD's in-cluster name (https://kubernetes.default.svc) when Argo
+	// CD runs in it.
+	Server string
+	// Insecure skips verifying its serving certificate, for test rigs whose certificate is not
+	// signed by the cluster's root CA; otherwise the root CA of the deployers' tokens is used.
+	Insecure bool
 }
 
 // informerFactory is what the Agent needs of the informer factories it starts.
@@ -50,6 +63,7 @@ type Agent struct {
 	argo          argoclient.Interface
 	kube          kubernetes.Interface
 	argoNamespace string
+	localCluster  LocalCluster
 	workers       int
 
 	gitopsInformers externalversions.SharedInformerFactory
@@ -64,6 +78,7 @@ type Agent struct {
 	applications argolisters.ApplicationLister
 	appIndex     cache.Indexer
 	projects     argolisters.AppProjectLister
+	argoSecrets  corelisters.SecretLister
 
 	deploymentCtl *controller
 
@@ -80,11 +95,15 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
+	if cfg.LocalCluster.Server == "" {
+		cfg.LocalCluster.Server = InClusterServer
+	}
 	a := &Agent{
 		gitops:            cfg.GitOps,
 		argo:              cfg.Argo,
 		kube:              cfg.Kube,
 		argoNamespace:     cfg.ArgoNamespace,
+		localCluster:      cfg.LocalCluster,
 		workers:           cfg.Workers,
 		gitopsInformers:   externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
 		argoInformers:     argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
@@ -93,6 +112,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if err := a.setupDeployments(); err != nil {
+		return nil, err
+	}
+	secrets := a.argoKubeInformers.Core().V1().Secrets()
+	a.argoSecrets = secrets.Lister()
+	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: a.requeueOnLostCluster}); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -143,6 +143,11 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	if err != nil {
 		return err
 	}
+	if depl.Spec.Destination.Environment == "" {
+		if err := a.ensureLocalCluster(ctx, depl.Namespace); err != nil {
+			return err
+		}
+	}
 	if err := a.syncProject(ctx, depl.Namespace); err != nil {
 		return err
 	}
@@ -294,8 +299,14 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	}
 	if len(depls) == 0 {
 		apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: namespace}))
-		if err != nil || len(apps) > 0 || cur == nil {
+		if err != nil || len(apps) > 0 {
 			return err
+		}
+		if err := a.removeLocalCluster(ctx, namespace); err != nil {
+			return err
+		}
+		if cur == nil {
+			return nil
 		}
 		err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {

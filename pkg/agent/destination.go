@@ -41,12 +41,6 @@ func (a *Agent) destination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha
 	return a.localDestination(depl)
 }
 
-// localDestination is a deployment into the tenant's own cluster: the API rejects a namespace
-// without an environment, so it is always the GitOpsDeployment's own namespace.
-func (a *Agent) localDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
-	return argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: depl.Namespace}, nil
-}
-
 // environmentDestination is a deployment through a GitOpsDeploymentManagedEnvironment of the
 // tenant's namespace.
 func (a *Agent) environmentDestination(_ *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {

@@ -1,0 +1,128 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-service/gitops-service/pkg/agent"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// A tenant's GitOpsDeployments deploy through a deployer that can write only in the tenant's
+// namespace, so nothing a tenant puts in its repository or its objects reaches another
+// namespace or the cluster scope.
+var _ = Describe("tenant isolation", Ordered, func() {
+	var own, other string
+
+	BeforeAll(func(ctx context.Context) {
+		suffix := time.Now().UnixNano() % 100000
+		own, other = fmt.Sprintf("e2e-iso-a-%d", suffix), fmt.Sprintf("e2e-iso-b-%d", suffix)
+		createNamespace(ctx, own)
+		createNamespace(ctx, other)
+	})
+
+	It("refuses a destination namespace other than the tenant's own", func(ctx context.Context) {
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source:      managedv1alpha1.ApplicationSource{RepoURL: "file:///nonexistent", Path: "p"},
+				Destination: managedv1alpha1.ApplicationDestination{Namespace: other},
+				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(own).Create(ctx, d, metav1.CreateOptions{})
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(err.Error()).To(ContainSubstring("spec.destination.namespace"))
+	})
+
+	It("deploys only into the tenant's namespace, whatever the manifests say", func(ctx context.Context) {
+		repoURL := "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{
+			"other-namespace/own.yaml":   configMap("stays-home", "own"),
+			"other-namespace/other.yaml": configMapIn("escaped", other),
+			"cluster-scope/own.yaml":     configMap("stays-home-too", "own"),
+			"cluster-scope/cluster.yaml": clusterRole("escaped-" + own),
+		})
+		for path, refusal := range map[string]string{
+			"other-namespace": fmt.Sprintf(`Namespace "%s" for ConfigMap "escaped" is not managed`, other),
+			"cluster-scope":   fmt.Sprintf(`Cluster level ClusterRole "escaped-%s" can not be managed when in namespaced mode`, own),
+		} {
+			By("deploying " + path)
+			createDeployment(ctx, own, path, repoURL, path, true)
+			// Argo CD compares before it syncs, so its refusal shows before anything is written.
+			Eventually(func(g Gomega, ctx context.Context) {
+				st := getDeployment(ctx, own, path).Status
+				g.Expect(st.Conditions).To(ContainElement(And(
+					HaveField("Type", managedv1alpha1.GitOpsDeploymentConditionType("ComparisonError")),
+					HaveField("Status", managedv1alpha1.GitOpsConditionStatusTrue),
+					HaveField("Message", ContainSubstring(refusal)))), "status: %+v", st)
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		}
+		Consistently(func(ctx context.Context) bool {
+			_, errCM := kube.CoreV1().ConfigMaps(other).Get(ctx, "escaped", metav1.GetOptions{})
+			_, errCR := kube.RbacV1().ClusterRoles().Get(ctx, "escaped-"+own, metav1.GetOptions{})
+			return apierrors.IsNotFound(errCM) && apierrors.IsNotFound(errCR)
+		}).WithContext(ctx).WithTimeout(10*time.Second).WithPolling(time.Second).Should(BeTrue(),
+			"a tenant's repository wrote outside its namespace")
+
+		By("the deployer is bound in the tenant's namespace alone")
+		bound := func(ns string) []string {
+			rbs, err := kube.RbacV1().RoleBindings(ns).List(ctx, metav1.ListOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			var subjects []string
+			for _, rb := range rbs.Items {
+				for _, s := range rb.Subjects {
+					subjects = append(subjects, s.Namespace+"/"+s.Name)
+				}
+			}
+			return subjects
+		}
+		deployer := argoNamespace + "/" + agent.DeployerName(own)
+		Expect(bound(own)).To(ContainElement(deployer))
+		Expect(bound(other)).NotTo(ContainElement(deployer))
+		crbs, err := kube.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, crb := range crbs.Items {
+			for _, s := range crb.Subjects {
+				Expect(s.Namespace + "/" + s.Name).NotTo(Equal(deployer))
+			}
+		}
+
+		for _, path := range []string{"other-namespace", "cluster-scope"} {
+			Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(own).Delete(ctx, path, metav1.DeleteOptions{})).To(Succeed())
+		}
+		By("the deployer goes with the namespace's last deployment")
+		Eventually(func(ctx context.Context) []string { return bound(own) }).WithContext(ctx).
+			WithTimeout(2 * time.Minute).ShouldNot(ContainElement(deployer))
+		Eventually(func(ctx context.Context) bool {
+			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.LocalClusterName(own), metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+	})
+
+	It("keeps Argo CD's objects and credentials away from tenants", func() {
+		for _, args := range [][]string{
+			{"get", "applications.argoproj.io", "-n", argoNamespace},
+			{"get", "appprojects.argoproj.io", "-n", argoNamespace},
+			{"get", "secrets", "-n", argoNamespace},
+			{"get", "applications.argoproj.io", "--all-namespaces"},
+		} {
+			Expect(fails("alice", "", args...)).To(ContainSubstring("forbidden"))
+		}
+	})
+})
+
+func configMapIn(name, namespace string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  value: x\n", name, namespace)
+}
+
+func clusterRole(name string) string {
+	return fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\nrules: []\n", name)
+}
