@@ -12,7 +12,8 @@
 #
 # Ports are fixed, so kubeconfigs stay valid across restarts: PostgreSQL 15432, etcd 12379/12380,
 # kube-apiserver 16443, kube-controller-manager 16444, gitops-apiserver 18443, Redis 16379,
-# argocd-repo-server 18081 (metrics 18084), argocd-application-controller metrics 18082. A second stack
+# argocd-repo-server 18081 (metrics 18084), argocd-application-controller metrics 18082, agent
+# metrics 18085. A second stack
 # (the e2e tests run one) sets GITOPS_LOCAL_DIR to its own folder and GITOPS_LOCAL_PORT_OFFSET.
 set -o errexit -o nounset -o pipefail
 
@@ -35,6 +36,7 @@ REDIS_PORT=$((16379 + OFFSET))
 REPO_SERVER_PORT=$((18081 + OFFSET))
 REPO_SERVER_METRICS_PORT=$((18084 + OFFSET))
 CONTROLLER_METRICS_PORT=$((18082 + OFFSET))
+AGENT_METRICS_PORT=$((18085 + OFFSET))
 ARGOCD_NAMESPACE=gitops-service-argocd
 PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
 
@@ -457,7 +459,8 @@ start_agent() {
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
 	log "starting the agent"
 	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
-		--argocd-namespace "${ARGOCD_NAMESPACE}" --local-cluster-server "https://127.0.0.1:${KUBE_PORT}" -v 2
+		--argocd-namespace "${ARGOCD_NAMESPACE}" --local-cluster-server "https://127.0.0.1:${KUBE_PORT}" \
+		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
 }
 

@@ -3,8 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	"github.com/spf13/cobra"
@@ -12,6 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// client-go's request latency and rate-limiter metrics, on /metrics.
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
@@ -19,12 +26,13 @@ import (
 
 func main() {
 	var (
-		kubeconfig    string
-		argoNamespace string
-		localCluster  agent.LocalCluster
-		workers       int
-		qps           float32
-		burst         int
+		kubeconfig     string
+		argoNamespace  string
+		localCluster   agent.LocalCluster
+		metricsAddress string
+		workers        int
+		qps            float32
+		burst          int
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -59,6 +67,11 @@ func main() {
 			if err != nil {
 				return err
 			}
+			if metricsAddress != "" {
+				if err := serveMetrics(cmd.Context(), metricsAddress); err != nil {
+					return err
+				}
+			}
 			return a.Run(cmd.Context())
 		},
 	}
@@ -69,9 +82,30 @@ func main() {
 		"URL at which Argo CD reaches this cluster's kube-apiserver, for deployments into tenants' own namespaces")
 	fs.BoolVar(&localCluster.Insecure, "local-cluster-insecure", false,
 		"do not verify the serving certificate at --local-cluster-server (test rigs only)")
+	fs.StringVar(&metricsAddress, "metrics-bind-address", "127.0.0.1:8085",
+		"address of the /metrics and /healthz endpoint (plain HTTP); empty disables it")
 	fs.IntVar(&workers, "workers", 4, "objects of each kind reconciled at once")
 	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
 	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")
 	cmd.SetContext(genericapiserver.SetupSignalContext())
 	os.Exit(cli.Run(cmd))
+}
+
+// serveMetrics serves /metrics (the agent's reconcile and work-queue metrics, client-go's
+// request metrics) and /healthz until ctx is done.
+func serveMetrics(ctx context.Context, address string) error {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return fmt.Errorf("--metrics-bind-address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", legacyregistry.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	return nil
 }

@@ -146,6 +146,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
+	registerMetrics(func() []*controller { return a.controllers })
 	klog.InfoS("agent started", "workers", a.workers, "controllers", len(a.controllers))
 	var wg sync.WaitGroup
 	for _, c := range a.controllers {

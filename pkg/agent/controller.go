@@ -20,6 +20,7 @@ type controller struct {
 	name      string
 	queue     workqueue.TypedRateLimitingInterface[string]
 	reconcile func(ctx context.Context, key string) error
+	pending   pendingSince
 }
 
 func newController(name string, reconcile func(ctx context.Context, key string) error) *controller {
@@ -31,6 +32,12 @@ func newController(name string, reconcile func(ctx context.Context, key string) 
 	}
 }
 
+// add queues key for a change that happened now.
+func (c *controller) add(key string) {
+	c.pending.add(key, time.Now())
+	c.queue.Add(key)
+}
+
 // enqueue adds the key of an informer object (or of its tombstone).
 func (c *controller) enqueue(obj interface{}) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -38,7 +45,7 @@ func (c *controller) enqueue(obj interface{}) {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.queue.Add(key)
+	c.add(key)
 }
 
 // handler enqueues the object of every add, update and delete event.
@@ -75,7 +82,11 @@ func (c *controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	if err := c.reconcile(ctx, key); err != nil {
+	started := time.Now()
+	err := c.reconcile(ctx, key)
+	reconcileDuration.WithLabelValues(c.name).Observe(time.Since(started).Seconds())
+	if err != nil {
+		reconcilesTotal.WithLabelValues(c.name, "error").Inc()
 		// A conflict only means the cache had not yet seen the agent's own last write.
 		if apierrors.IsConflict(err) {
 			klog.V(4).InfoS("conflict; retrying", "controller", c.name, "key", key)
@@ -85,6 +96,8 @@ func (c *controller) processNext(ctx context.Context) bool {
 		c.queue.AddRateLimited(key)
 		return true
 	}
+	reconcilesTotal.WithLabelValues(c.name, "success").Inc()
+	c.pending.done(key, started)
 	c.queue.Forget(key)
 	return true
 }

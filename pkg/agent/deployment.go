@@ -44,7 +44,7 @@ func (a *Agent) setupDeployments() error {
 	a.appIndex = appInformer.Informer().GetIndexer()
 	enqueueOwner := func(obj interface{}) {
 		if key, ok := applicationOwner(obj); ok {
-			a.deploymentCtl.queue.Add(key)
+			a.deploymentCtl.add(key)
 		}
 	}
 	if err := a.addInformer(appInformer.Informer(), cache.ResourceEventHandlerFuncs{

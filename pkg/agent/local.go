@@ -158,6 +158,6 @@ func (a *Agent) requeueOnLostCluster(obj interface{}) {
 		return
 	}
 	for _, d := range depls {
-		a.deploymentCtl.queue.Add(deploymentKey(d))
+		a.deploymentCtl.add(deploymentKey(d))
 	}
 }

@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// Queue depth, adds, time in queue, work duration and retries of every controller's work
+	// queue, labelled by the controller's name.
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+)
+
+var (
+	reconcilesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "gitops_agent",
+		Name:           "reconciles_total",
+		Help:           "Reconciles by controller and result (success, error).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"controller", "result"})
+	reconcileDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "gitops_agent",
+		Name:           "reconcile_duration_seconds",
+		Help:           "Time one reconcile took, by controller.",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 16),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"controller"})
+	oldestUnreconciledDesc = metrics.NewDesc("gitops_agent_oldest_unreconciled_seconds",
+		"Age of the oldest change a controller has been told of and not yet reconciled successfully.",
+		[]string{"controller"}, nil, metrics.ALPHA, "")
+)
+
+var registerOnce sync.Once
+
+// registerMetrics adds the agent's metrics to the legacy registry, which cmd/agent serves.
+func registerMetrics(controllers func() []*controller) {
+	registerOnce.Do(func() {
+		legacyregistry.MustRegister(reconcilesTotal, reconcileDuration)
+		legacyregistry.CustomMustRegister(&oldestCollector{controllers: controllers})
+	})
+}
+
+// pendingSince remembers, per key, when the first change not yet reconciled arrived. A
+// workqueue forgets that once a key is retried, so its own latency metric cannot tell how long
+// a change has waited across failed attempts.
+type pendingSince struct {
+	mu    sync.Mutex
+	since map[string]changeTimes
+}
+
+type changeTimes struct{ first, last time.Time }
+
+func (p *pendingSince) add(key string, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.since == nil {
+		p.since = map[string]changeTimes{}
+	}
+	t, ok := p.since[key]
+	if !ok {
+		t.first = now
+	}
+	t.last = now
+	p.since[key] = t
+}
+
+// done records a successful reconcile of key that began at started: changes up to then are
+// reconciled; one that arrived during the reconcile is still waiting.
+func (p *pendingSince) done(key string, started time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.since[key]
+	switch {
+	case !ok:
+	case !t.last.After(started):
+		delete(p.since, key)
+	default:
+		p.since[key] = changeTimes{first: t.last, last: t.last}
+	}
+}
+
+func (p *pendingSince) oldest() (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var oldest time.Time
+	for _, t := range p.since {
+		if oldest.IsZero() || t.first.Before(oldest) {
+			oldest = t.first
+		}
+	}
+	return oldest, !oldest.IsZero()
+}
+
+type oldestCollector struct {
+	metrics.BaseStableCollector
+	controllers func() []*controller
+}
+
+func (c *oldestCollector) DescribeWithStability(ch chan<- *metrics.Desc) { ch <- oldestUnreconciledDesc }
+
+func (c *oldestCollector) CollectWithStability(ch chan<- metrics.Metric) {
+	now := time.Now()
+	for _, ctl := range c.controllers() {
+		age := 0.0
+		if t, ok := ctl.pending.oldest(); ok {
+			age = now.Sub(t).Seconds()
+		}
+		ch <- metrics.NewLazyConstMetric(oldestUnreconciledDesc, metrics.GaugeValue, age, ctl.name)
+	}
+}
