@@ -96,7 +96,9 @@ type oldestCollector struct {
 	controllers func() []*controller
 }
 
-func (c *oldestCollector) DescribeWithStability(ch chan<- *metrics.Desc) { ch <- oldestUnreconciledDesc }
+func (c *oldestCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
+	ch <- oldestUnreconciledDesc
+}
 
 func (c *oldestCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	now := time.Now()
