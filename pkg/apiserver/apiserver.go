@@ -70,6 +70,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	gitopsGroup.VersionedResourcesStorageMap["v1alpha1"] = storage[gitops.GroupName]
 	appstudioGroup := genericapiserver.NewDefaultAPIGroupInfo(appstudio.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	appstudioGroup.VersionedResourcesStorageMap["v1alpha1"] = storage[appstudio.GroupName]
+	gitopsGroup.NegotiatedSerializer, appstudioGroup.NegotiatedSerializer = apiSerializer, apiSerializer
 
 	if err := server.InstallAPIGroups(&gitopsGroup, &appstudioGroup); err != nil {
 		return nil, fmt.Errorf("installing API groups: %w", err)
