@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test vet unit e2e verify-codegen codegen bench
+.PHONY: all build run up stop test vet unit e2e verify-codegen codegen bench bench-agent
 
 all: build
 
@@ -45,3 +45,8 @@ codegen:
 # Extra flags: make bench BENCH_FLAGS='-n 1000,10000'
 bench:
 	hack/bench.sh
+
+# The agent's latency (issue 5, hack/bench-agent.sh): GitOpsDeployment → Application and
+# Application status → GitOpsDeployment status over 200 deployments; writes docs/agent-latency.md.
+bench-agent:
+	hack/bench-agent.sh

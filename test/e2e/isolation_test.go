@@ -107,6 +107,18 @@ var _ = Describe("tenant isolation", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
 	})
 
+	It("lets a tenant namespace holding GitOps objects be deleted", func(ctx context.Context) {
+		createDeployment(ctx, other, "left-behind", "file:///nonexistent", "p", false)
+		Expect(kube.CoreV1().Namespaces().Delete(ctx, other, metav1.DeleteOptions{})).To(Succeed())
+		// kube-controller-manager deletes the namespace's GitOps objects through the aggregated
+		// API, with the metadata client, before the namespace itself goes.
+		Eventually(func(ctx context.Context) bool {
+			_, err := kube.CoreV1().Namespaces().Get(ctx, other, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(),
+			"namespace %s is stuck terminating", other)
+	})
+
 	It("keeps Argo CD's objects and credentials away from tenants", func() {
 		for _, args := range [][]string{
 			{"get", "applications.argoproj.io", "-n", argoNamespace},

@@ -1,0 +1,336 @@
+// Package agentbench measures how fast the agent carries changes between the GitOps API and a
+// real Argo CD, in both directions:
+//
+//   - apply: from the response to a GitOpsDeployment's create to its Application appearing in a
+//     watch of the Argo CD namespace;
+//   - status: from the moment a watch of the Argo CD namespace shows an Application Synced and
+//     Healthy with a finished sync (Argo CD's own write, nothing simulated) to the moment a watch
+//     of the GitOps API shows the same on its GitOpsDeployment.
+//
+// Both ends of every sample are seen by this process, through watches opened before the first
+// create, so the figures include the watch delivery of both API servers but no clock skew.
+package agentbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
+	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/gitops-service/gitops-service/pkg/agent"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/bench"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+)
+
+// Config is one run.
+type Config struct {
+	GitOps        versioned.Interface
+	Argo          argoclient.Interface
+	Kube          kubernetes.Interface
+	ArgoNamespace string
+	// Deployments are spread evenly over Namespaces tenant namespaces, each of which costs
+	// Argo CD a cluster cache of its own (its deployer).
+	Deployments int
+	Namespaces  int
+	// Timeout bounds the whole run.
+	Timeout time.Duration
+	// Log receives progress lines.
+	Log func(format string, args ...interface{})
+}
+
+// Result holds the samples of both directions.
+type Result struct {
+	Apply, Status []time.Duration
+	// Missing counts deployments for which a direction was not observed before the timeout.
+	MissingApply, MissingStatus int
+	Wall                        time.Duration
+}
+
+// Summary is p50/p90/p99/max of one direction.
+func Summary(samples []time.Duration) (p50, p90, p99, max time.Duration) {
+	s := append([]time.Duration(nil), samples...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return
+	}
+	return bench.Percentile(s, 50), bench.Percentile(s, 90), bench.Percentile(s, 99), s[len(s)-1]
+}
+
+// timeline is what the watches saw of one deployment, keyed by its UID.
+type timeline struct {
+	created   time.Time // the create's response
+	appSeen   time.Time // first watch event of its Application
+	appDone   time.Time // first event of its Application Synced, Healthy, sync Succeeded
+	deplDone  time.Time // first event of the GitOpsDeployment showing the same
+	namespace string
+	name      string
+}
+
+type recorder struct {
+	mu    sync.Mutex
+	byUID map[string]*timeline
+}
+
+func (r *recorder) get(uid string) *timeline {
+	t, ok := r.byUID[uid]
+	if !ok {
+		t = &timeline{}
+		r.byUID[uid] = t
+	}
+	return t
+}
+
+func (r *recorder) application(obj interface{}, now time.Time) {
+	app, ok := obj.(*argov1alpha1.Application)
+	if !ok {
+		return
+	}
+	uid := app.Labels[agent.LabelDeploymentUID]
+	if uid == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.get(uid)
+	if t.appSeen.IsZero() {
+		t.appSeen = now
+	}
+	st := app.Status
+	if t.appDone.IsZero() && st.Sync.Status == argov1alpha1.SyncStatusCodeSynced && st.Health.Status == "Healthy" &&
+		st.OperationState != nil && st.OperationState.Phase == "Succeeded" {
+		t.appDone = now
+	}
+}
+
+func (r *recorder) deployment(obj interface{}, now time.Time) {
+	d, ok := obj.(*managedv1alpha1.GitOpsDeployment)
+	if !ok {
+		return
+	}
+	st := d.Status
+	if st.Sync.Status != managedv1alpha1.SyncStatusCodeSynced || st.Health.Status != managedv1alpha1.HealthStatusCodeHealthy ||
+		st.OperationState == nil || st.OperationState.Phase != managedv1alpha1.OperationPhaseSucceeded {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.get(string(d.UID)); t.deplDone.IsZero() {
+		t.deplDone = now
+	}
+}
+
+func handler(record func(obj interface{}, now time.Time)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { record(obj, time.Now()) },
+		UpdateFunc: func(_, obj interface{}) { record(obj, time.Now()) },
+	}
+}
+
+// Run creates the deployments, waits until both directions are observed for all of them (or
+// the timeout), then deletes everything it made.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	logf := cfg.Log
+	if logf == nil {
+		logf = func(string, ...interface{}) {}
+	}
+
+	repoDir, err := os.MkdirTemp("", "agentbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(repoDir)
+	repoURL, err := fixtureRepository(repoDir, cfg.Deployments)
+	if err != nil {
+		return nil, err
+	}
+
+	run := fmt.Sprintf("%d", time.Now().Unix()%100000)
+	namespaces := make([]string, cfg.Namespaces)
+	for i := range namespaces {
+		namespaces[i] = fmt.Sprintf("agentbench-%s-%d", run, i)
+		if _, err := cfg.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+			ObjectMeta: metav1.ObjectMeta{Name: namespaces[i]},
+		}, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	defer cleanup(cfg, namespaces, logf)
+
+	rec := &recorder{byUID: map[string]*timeline{}}
+	argoInf := argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace))
+	if _, err := argoInf.Argoproj().V1alpha1().Applications().Informer().AddEventHandler(handler(rec.application)); err != nil {
+		return nil, err
+	}
+	gitopsInf := externalversions.NewSharedInformerFactory(cfg.GitOps, 0)
+	if _, err := gitopsInf.ManagedGitops().V1alpha1().GitOpsDeployments().Informer().AddEventHandler(handler(rec.deployment)); err != nil {
+		return nil, err
+	}
+	argoInf.Start(ctx.Done())
+	gitopsInf.Start(ctx.Done())
+	defer argoInf.Shutdown()
+	defer gitopsInf.Shutdown()
+	argoInf.WaitForCacheSync(ctx.Done())
+	gitopsInf.WaitForCacheSync(ctx.Done())
+
+	logf("creating %d GitOpsDeployments in %d namespaces, from %s", cfg.Deployments, cfg.Namespaces, repoURL)
+	start := time.Now()
+	for i := 0; i < cfg.Deployments; i++ {
+		ns := namespaces[i%len(namespaces)]
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%04d", i)},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: appPath(i)},
+				Type:   managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		created, err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("creating %s/%s: %w", ns, d.Name, err)
+		}
+		now := time.Now()
+		rec.mu.Lock()
+		t := rec.get(string(created.UID))
+		t.created, t.namespace, t.name = now, ns, created.Name
+		rec.mu.Unlock()
+	}
+
+	complete := func() (int, int) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		applied, reported := 0, 0
+		for _, t := range rec.byUID {
+			if t.created.IsZero() {
+				continue
+			}
+			if !t.appSeen.IsZero() {
+				applied++
+			}
+			if !t.appDone.IsZero() && !t.deplDone.IsZero() {
+				reported++
+			}
+		}
+		return applied, reported
+	}
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		applied, reported := complete()
+		logf("%3.0fs: %d/%d Applications made, %d/%d Synced+Healthy reported back", time.Since(start).Seconds(),
+			applied, cfg.Deployments, reported, cfg.Deployments)
+		return applied == cfg.Deployments && reported == cfg.Deployments, nil
+	})
+
+	res := &Result{Wall: time.Since(start)}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, t := range rec.byUID {
+		if t.created.IsZero() {
+			continue
+		}
+		if t.appSeen.IsZero() {
+			res.MissingApply++
+		} else {
+			res.Apply = append(res.Apply, nonNegative(t.appSeen.Sub(t.created)))
+		}
+		if t.appDone.IsZero() || t.deplDone.IsZero() {
+			res.MissingStatus++
+		} else {
+			res.Status = append(res.Status, nonNegative(t.deplDone.Sub(t.appDone)))
+		}
+	}
+	return res, nil
+}
+
+// nonNegative clamps a sample whose two events were handled out of order by the two informers'
+// goroutines (the GitOps watch can be delivered first when the Application's event is queued
+// behind others); such a change took no measurable time.
+func nonNegative(d time.Duration) time.Duration {
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+// cleanup deletes the namespaces; the agent deletes the Applications of the deployments in
+// them, and Argo CD what those deployed.
+func cleanup(cfg Config, namespaces []string, logf func(string, ...interface{})) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	logf("deleting the benchmark's GitOpsDeployments and namespaces")
+	for _, ns := range namespaces {
+		_ = cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		apps, err := cfg.Argo.ArgoprojV1alpha1().Applications(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, a := range apps.Items {
+			for _, ns := range namespaces {
+				if a.Labels[agent.LabelDeploymentNamespace] == ns {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+	for _, ns := range namespaces {
+		if err := cfg.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			logf("deleting namespace %s: %v", ns, err)
+		}
+	}
+}
+
+func appPath(i int) string { return fmt.Sprintf("app%04d", i) }
+
+// fixtureRepository makes a bare Git repository with one ConfigMap of its own for each
+// deployment (in app<i>/), which Argo CD's repo-server on this machine clones through file://.
+func fixtureRepository(dir string, deployments int) (string, error) {
+	bare, work := filepath.Join(dir, "repo.git"), filepath.Join(dir, "work")
+	git := func(args ...string) error {
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.com",
+			"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	if err := git("init", "-q", "--bare", "-b", "main", bare); err != nil {
+		return "", err
+	}
+	if err := git("init", "-q", "-b", "main", work); err != nil {
+		return "", err
+	}
+	for i := 0; i < deployments; i++ {
+		if err := os.MkdirAll(filepath.Join(work, appPath(i)), 0o755); err != nil {
+			return "", err
+		}
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bench-%04d\ndata:\n  value: x\n", i)
+		if err := os.WriteFile(filepath.Join(work, appPath(i), "cm.yaml"), []byte(cm), 0o644); err != nil {
+			return "", err
+		}
+	}
+	for _, args := range [][]string{{"-C", work, "add", "."}, {"-C", work, "commit", "-q", "-m", "fixture"}, {"-C", work, "push", "-q", bare, "main"}} {
+		if err := git(args...); err != nil {
+			return "", err
+		}
+	}
+	return "file://" + bare, nil
+}
