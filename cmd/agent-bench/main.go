@@ -119,4 +119,3 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
-
