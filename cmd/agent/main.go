@@ -30,6 +30,7 @@ func main() {
 		argoNamespace  string
 		localCluster   agent.LocalCluster
 		metricsAddress string
+		retention      time.Duration
 		workers        int
 		qps            float32
 		burst          int
@@ -63,7 +64,7 @@ func main() {
 				return err
 			}
 			a, err := agent.New(agent.Config{GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNamespace,
-				LocalCluster: localCluster, Workers: workers})
+				LocalCluster: localCluster, Workers: workers, OperationRetention: retention})
 			if err != nil {
 				return err
 			}
@@ -84,6 +85,8 @@ func main() {
 		"do not verify the serving certificate at --local-cluster-server (test rigs only)")
 	fs.StringVar(&metricsAddress, "metrics-bind-address", "127.0.0.1:8085",
 		"address of the /metrics and /healthz endpoint (plain HTTP); empty disables it")
+	fs.DurationVar(&retention, "operation-retention", 24*time.Hour,
+		"how long the Operation recording each change in Argo CD is kept")
 	fs.IntVar(&workers, "workers", 4, "objects of each kind reconciled at once")
 	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
 	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")

@@ -39,6 +39,8 @@ type Config struct {
 	LocalCluster LocalCluster
 	// Workers is the number of keys each controller reconciles at once.
 	Workers int
+	// OperationRetention is how long the Operation recording a change is kept.
+	OperationRetention time.Duration
 }
 
 // LocalCluster is the kube-apiserver of the tenants' own namespaces as Argo CD reaches it.
@@ -81,6 +83,8 @@ type Agent struct {
 	argoSecrets  corelisters.SecretLister
 
 	deploymentCtl *controller
+	ops           *operationRecorder
+	opsRetention  time.Duration
 
 	// projectLocks serialises the AppProject writes of one tenant namespace, which
 	// the workers of several GitOpsDeployments in that namespace would otherwise race on.
@@ -95,6 +99,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
+	if cfg.OperationRetention <= 0 {
+		cfg.OperationRetention = 24 * time.Hour
+	}
 	if cfg.LocalCluster.Server == "" {
 		cfg.LocalCluster.Server = InClusterServer
 	}
@@ -104,6 +111,8 @@ func New(cfg Config) (*Agent, error) {
 		kube:              cfg.Kube,
 		argoNamespace:     cfg.ArgoNamespace,
 		localCluster:      cfg.LocalCluster,
+		ops:               newOperationRecorder(cfg.GitOps, cfg.ArgoNamespace),
+		opsRetention:      cfg.OperationRetention,
 		workers:           cfg.Workers,
 		gitopsInformers:   externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
 		argoInformers:     argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
@@ -147,6 +156,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
 	registerMetrics(func() []*controller { return a.controllers })
+	go a.ops.run(ctx, a.opsRetention)
 	klog.InfoS("agent started", "workers", a.workers, "controllers", len(a.controllers))
 	var wg sync.WaitGroup
 	for _, c := range a.controllers {

@@ -166,6 +166,8 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	// operation, which share the object for want of a status subresource, stay untouched.
 	_, err = a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, want.Metadata.Name,
 		types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", want.Metadata.Name,
+		deploymentSource(depl.Namespace, depl.Name, depl.UID), "applied", err)
 	if err != nil {
 		return fmt.Errorf("applying Application %s: %w", want.Metadata.Name, err)
 	}
@@ -185,18 +187,25 @@ func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.U
 		if keep != "" && app.Labels[LabelDeploymentUID] == string(keep) || app.DeletionTimestamp != nil {
 			continue
 		}
-		if err := a.deleteApplication(ctx, app.Name, app.UID); err != nil {
+		if err := a.deleteApplication(ctx, app); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (a *Agent) deleteApplication(ctx context.Context, name string, uid types.UID) error {
+func (a *Agent) deleteApplication(ctx context.Context, app *argov1alpha1.Application) error {
+	name, uid := app.Name, app.UID
 	err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid},
 	})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", name,
+		deploymentSource(app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName], types.UID(app.Labels[LabelDeploymentUID])),
+		"deleted", err)
+	if err != nil {
 		return fmt.Errorf("deleting Application %s: %w", name, err)
 	}
 	klog.V(2).InfoS("deleted Application", "application", name)
@@ -214,7 +223,7 @@ func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeploy
 	}
 	if app != nil {
 		if app.DeletionTimestamp == nil {
-			if err := a.deleteApplication(ctx, name, app.UID); err != nil {
+			if err := a.deleteApplication(ctx, app); err != nil {
 				return err
 			}
 		}
@@ -309,7 +318,11 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 			return nil
 		}
 		err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+		a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "deleted", err)
+		if err != nil {
 			return fmt.Errorf("deleting AppProject %s: %w", name, err)
 		}
 		return nil
@@ -334,6 +347,7 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	}
 	_, err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(ctx, name, types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "applied", err)
 	if err != nil {
 		return fmt.Errorf("applying AppProject %s: %w", name, err)
 	}

@@ -60,6 +60,8 @@ type clusterSecret struct {
 	ClusterResources bool
 	// Labels tie the Secret back to what it was made for.
 	Labels map[string]string
+	// Source is the object the Secret is made for, for the Operation that records the write.
+	Source managedv1alpha1.OperationSource
 }
 
 // applyClusterSecret creates or updates a cluster Secret by server-side apply. The credentials
@@ -100,6 +102,7 @@ func (a *Agent) applyClusterSecret(ctx context.Context, cs clusterSecret) error 
 	}
 	_, err = a.kube.CoreV1().Secrets(a.argoNamespace).Patch(ctx, cs.Name, types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	a.recordChange(managedv1alpha1.OperationResourceTypeManagedEnvironment, "Secret", cs.Name, cs.Source, "applied cluster", err)
 	if err != nil {
 		return fmt.Errorf("applying cluster Secret %s: %w", cs.Name, err)
 	}

@@ -102,6 +102,7 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 		Config:     cfg,
 		Namespaces: []string{namespace},
 		Labels:     labels,
+		Source:     namespaceSource(namespace),
 	}); err != nil {
 		return err
 	}

@@ -59,6 +59,19 @@ var _ = Describe("agent", Ordered, func() {
 		Expect(proj.Spec.Destinations).To(HaveLen(1))
 		Expect(proj.Spec.Destinations[0].Namespace).To(Equal(ns))
 
+		By("recording the change as an Operation, for the service's eyes only")
+		Eventually(func(g Gomega, ctx context.Context) {
+			ops, err := gitops.ManagedGitopsV1alpha1().Operations(argoNamespace).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ops.Items).To(ContainElement(And(
+				HaveField("Spec.ResourceType", managedv1alpha1.OperationResourceTypeApplication),
+				HaveField("Spec.Target.Name", app.Name),
+				HaveField("Spec.Source", managedv1alpha1.OperationSource{Kind: "GitOpsDeployment", Namespace: ns, Name: "web", UID: string(depl.UID)}),
+				HaveField("Status.State", managedv1alpha1.OperationStateCompleted),
+				HaveField("Status.Attempts", int32(1)),
+			)))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
 		By("changing the path")
 		Eventually(func(ctx context.Context) error {
 			cur, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "web", metav1.GetOptions{})

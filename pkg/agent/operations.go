@@ -1,0 +1,194 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+)
+
+// The agent keeps a record of every change it makes in Argo CD as an Operation in the Argo CD
+// namespace (internal kind: only the service's own accounts may read it). Unlike the original,
+// the record is not a step of the change: the change is made first, and the record is written
+// afterwards by a goroutine of its own, so keeping the audit trail never slows reconciling and
+// a lost record never blocks a deployment.
+
+// change is one write the agent made, or failed to make, in Argo CD.
+type change struct {
+	ResourceType managedv1alpha1.OperationResourceType
+	Target       managedv1alpha1.OperationTarget
+	Source       managedv1alpha1.OperationSource
+	// Action says what was done, e.g. "applied" or "deleted".
+	Action string
+	Err    error
+	At     time.Time
+}
+
+func (c change) message() string {
+	if c.Err != nil {
+		return fmt.Sprintf("%s %s %s failed: %v", c.Action, c.Target.Kind, c.Target.Name, c.Err)
+	}
+	return fmt.Sprintf("%s %s %s", c.Action, c.Target.Kind, c.Target.Name)
+}
+
+// recordChange records a write the agent made (err nil) or failed to make in Argo CD.
+func (a *Agent) recordChange(rt managedv1alpha1.OperationResourceType, kind, name string,
+	source managedv1alpha1.OperationSource, action string, err error,
+) {
+	a.ops.record(change{
+		ResourceType: rt,
+		Target:       managedv1alpha1.OperationTarget{Kind: kind, Namespace: a.argoNamespace, Name: name},
+		Source:       source, Action: action, Err: err,
+	})
+}
+
+func deploymentSource(namespace, name string, uid types.UID) managedv1alpha1.OperationSource {
+	return managedv1alpha1.OperationSource{Kind: "GitOpsDeployment", Namespace: namespace, Name: name, UID: string(uid)}
+}
+
+// namespaceSource is the source of what the agent makes for a tenant namespace as a whole
+// (its AppProject and deployer).
+func namespaceSource(namespace string) managedv1alpha1.OperationSource {
+	return managedv1alpha1.OperationSource{Kind: "Namespace", Name: namespace}
+}
+
+var operationsDropped = metrics.NewCounter(&metrics.CounterOpts{
+	Subsystem:      "gitops_agent",
+	Name:           "operations_dropped_total",
+	Help:           "Changes whose Operation record was dropped because the recorder fell behind or failed.",
+	StabilityLevel: metrics.ALPHA,
+})
+
+func init() { legacyregistry.MustRegister(operationsDropped) }
+
+// operationRecorder writes Operations for the changes it is handed.
+type operationRecorder struct {
+	client    versioned.Interface
+	namespace string
+	changes   chan change
+	// open maps a target whose last change failed to its Operation, so that retries of the same
+	// change count as attempts of one Operation rather than as new ones.
+	open map[managedv1alpha1.OperationTarget]string
+}
+
+func newOperationRecorder(client versioned.Interface, namespace string) *operationRecorder {
+	return &operationRecorder{
+		client:    client,
+		namespace: namespace,
+		changes:   make(chan change, 4096),
+		open:      map[managedv1alpha1.OperationTarget]string{},
+	}
+}
+
+// record hands c to the recorder without waiting.
+func (r *operationRecorder) record(c change) {
+	if c.At.IsZero() {
+		c.At = time.Now()
+	}
+	select {
+	case r.changes <- c:
+	default:
+		operationsDropped.Inc()
+	}
+}
+
+// run writes records until ctx is done, and every retention/10 deletes finished Operations
+// older than retention.
+func (r *operationRecorder) run(ctx context.Context, retention time.Duration) {
+	go wait.UntilWithContext(ctx, func(ctx context.Context) { r.collect(ctx, time.Now().Add(-retention)) }, retention/10)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-r.changes:
+			if err := r.write(ctx, c); err != nil {
+				operationsDropped.Inc()
+				klog.V(2).InfoS("recording an Operation", "err", err, "target", c.Target.Name)
+			}
+		}
+	}
+}
+
+func (r *operationRecorder) write(ctx context.Context, c change) error {
+	ops := r.client.ManagedGitopsV1alpha1().Operations(r.namespace)
+	state := managedv1alpha1.OperationStateCompleted
+	if c.Err != nil {
+		state = managedv1alpha1.OperationStateFailed
+	}
+	at := metav1.NewTime(c.At)
+	if name, ok := r.open[c.Target]; ok {
+		delete(r.open, c.Target)
+		op, err := ops.Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			op.Status = managedv1alpha1.OperationStatus{State: state, Message: c.message(), Attempts: op.Status.Attempts + 1, LastStateUpdate: &at}
+			if _, err := ops.UpdateStatus(ctx, op, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+				return err
+			}
+			if c.Err != nil {
+				r.open[c.Target] = name
+			}
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	op, err := ops.Create(ctx, &managedv1alpha1.Operation{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "operation-"},
+		Spec: managedv1alpha1.OperationSpec{
+			ResourceType: c.ResourceType, Target: c.Target, Source: c.Source,
+		},
+	}, metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil {
+		return err
+	}
+	op.Status = managedv1alpha1.OperationStatus{State: state, Message: c.message(), Attempts: 1, LastStateUpdate: &at}
+	if _, err := ops.UpdateStatus(ctx, op, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		return err
+	}
+	if c.Err != nil {
+		r.open[c.Target] = op.Name
+	}
+	return nil
+}
+
+// collect deletes the Operations that finished before cutoff. A failed Operation the agent is
+// still retrying is updated on every attempt, so it never looks finished for long.
+func (r *operationRecorder) collect(ctx context.Context, cutoff time.Time) {
+	ops := r.client.ManagedGitopsV1alpha1().Operations(r.namespace)
+	list, err := ops.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		klog.V(2).InfoS("listing Operations to collect", "err", err)
+		return
+	}
+	for i := range list.Items {
+		op := &list.Items[i]
+		if !expired(op, cutoff) {
+			continue
+		}
+		uid := op.UID
+		err := ops.Delete(ctx, op.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			klog.V(2).InfoS("deleting an expired Operation", "err", err, "operation", op.Name)
+		}
+	}
+}
+
+// expired tells whether op finished (or was last touched) before cutoff.
+func expired(op *managedv1alpha1.Operation, cutoff time.Time) bool {
+	last := op.CreationTimestamp.Time
+	if op.Status.LastStateUpdate != nil {
+		last = op.Status.LastStateUpdate.Time
+	}
+	return last.Before(cutoff)
+}
