@@ -55,9 +55,36 @@ func (a *Agent) setupDeployments() error {
 		return err
 	}
 
+	// Someone widening or deleting a tenant's AppProject gets it put back at once.
 	projInformer := a.argoInformers.Argoproj().V1alpha1().AppProjects()
 	a.projects = projInformer.Lister()
-	return a.addInformer(projInformer.Informer())
+	requeueTenant := func(obj interface{}) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if p, ok := obj.(*argov1alpha1.AppProject); ok {
+			a.requeueNamespace(p.Labels[LabelTenantNamespace])
+		}
+	}
+	return a.addInformer(projInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj interface{}) { requeueTenant(obj) },
+		DeleteFunc: requeueTenant,
+	})
+}
+
+// requeueNamespace queues every GitOpsDeployment of a tenant namespace, whose shared Argo CD
+// objects (AppProject, deployer) changed under the agent.
+func (a *Agent) requeueNamespace(namespace string) {
+	if namespace == "" {
+		return
+	}
+	depls, err := a.deployments.GitOpsDeployments(namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, d := range depls {
+		a.deploymentCtl.add(deploymentKey(d))
+	}
 }
 
 // applicationOwner is the key of the GitOpsDeployment an Application (or its tombstone) was

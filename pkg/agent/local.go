@@ -10,7 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -150,15 +149,7 @@ func (a *Agent) requeueOnLostCluster(obj interface{}) {
 	if !ok {
 		return
 	}
-	ns := s.Labels[LabelTenantNamespace]
-	if ns == "" || s.Name != LocalClusterName(ns) {
-		return
-	}
-	depls, err := a.deployments.GitOpsDeployments(ns).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, d := range depls {
-		a.deploymentCtl.add(deploymentKey(d))
+	if ns := s.Labels[LabelTenantNamespace]; ns != "" && s.Name == LocalClusterName(ns) {
+		a.requeueNamespace(ns)
 	}
 }

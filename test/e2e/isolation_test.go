@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"time"
 
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -94,6 +96,18 @@ var _ = Describe("tenant isolation", Ordered, func() {
 				Expect(s.Namespace + "/" + s.Name).NotTo(Equal(deployer))
 			}
 		}
+
+		By("a widened AppProject is put back")
+		argo := argoclient.NewForConfigOrDie(adminConfig)
+		_, err = argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Patch(ctx, agent.ProjectName(own), types.MergePatchType,
+			[]byte(`{"spec":{"sourceRepos":["*"],"destinations":[{"server":"*","namespace":"*"}]}}`), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega, ctx context.Context) {
+			p, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(own), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Spec.SourceRepos).To(Equal([]string{repoURL}))
+			g.Expect(p.Spec.Destinations).To(ConsistOf(HaveField("Namespace", own)))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 
 		for _, path := range []string{"other-namespace", "cluster-scope"} {
 			Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(own).Delete(ctx, path, metav1.DeleteOptions{})).To(Succeed())
