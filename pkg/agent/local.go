@@ -28,6 +28,13 @@ import (
 // reading every type, which Argo CD's cache of the namespace needs.
 var deployerRoles = []string{"gitops-service-deployer", "gitops-service-deployer-reader"}
 
+// deployerRevision changes whenever what ensureLocalCluster makes changes, so that the
+// deployers made by an older agent are brought up to date rather than trusted as they are.
+const (
+	labelDeployerRevision = "managed-gitops.redhat.com/deployer-revision"
+	deployerRevision      = "1"
+)
+
 // LocalClusterName is the Argo CD cluster (and cluster Secret) through which the
 // GitOpsDeployments of one namespace deploy into it.
 func LocalClusterName(namespace string) string { return "gitops-local-" + namespace }
@@ -53,7 +60,8 @@ var errTokenPending = errors.New("the deployer's token is not issued yet")
 // and an unchanged namespace costs no request at all.
 func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error {
 	name := LocalClusterName(namespace)
-	if s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(name); err == nil && s.Labels[LabelTenantNamespace] == namespace {
+	if s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(name); err == nil &&
+		s.Labels[LabelTenantNamespace] == namespace && s.Labels[labelDeployerRevision] == deployerRevision {
 		return nil
 	}
 	sa := DeployerName(namespace)
@@ -100,7 +108,7 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 		Server:     localClusterServer(a.localCluster.Server, namespace),
 		Config:     cfg,
 		Namespaces: []string{namespace},
-		Labels:     labels,
+		Labels:     map[string]string{LabelTenantNamespace: namespace, labelDeployerRevision: deployerRevision},
 		Source:     namespaceSource(namespace),
 	}); err != nil {
 		return err
