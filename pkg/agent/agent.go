@@ -128,6 +128,9 @@ func New(cfg Config) (*Agent, error) {
 	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: a.requeueOnLostCluster}); err != nil {
 		return nil, err
 	}
+	if err := a.setupRepositoryCredentials(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
