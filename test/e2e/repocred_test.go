@@ -1,0 +1,299 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-service/gitops-service/pkg/agent"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// GitOpsDeploymentRepositoryCredentials against private Git servers of the test process: the
+// agent checks them with a real ls-remote, and Argo CD deploys from the repositories with the
+// repository Secret the agent writes.
+var _ = Describe("repository credentials", Ordered, func() {
+	const user, password = "e2e-user", "e2e-password"
+	var (
+		httpsURL, sshURL, missingURL string
+		sshKey, otherKey             string
+		ns                           string
+	)
+
+	BeforeAll(func(ctx context.Context) {
+		root := GinkgoT().TempDir()
+		gitRepository(filepath.Join(root, "https"), map[string]string{"app/cm.yaml": configMap("cm-https", "https")})
+		gitRepository(filepath.Join(root, "ssh"), map[string]string{"app/cm.yaml": configMap("cm-ssh", "ssh")})
+		httpsServer := startHTTPSGitServer(root, user, password)
+		DeferCleanup(httpsServer.Close)
+		key, pub := newSSHKey()
+		sshKey = key
+		sshServer := startSSHGitServer(root, pub)
+		DeferCleanup(sshServer.Close)
+		otherKey, _ = newSSHKey()
+		httpsURL = httpsServer.URL + "/https/repo.git"
+		missingURL = httpsServer.URL + "/missing/repo.git"
+		sshURL = sshServer.URL + "/ssh/repo.git"
+		trustGitServers(ctx, httpsServer.CAPEM, sshServer.KnownHosts)
+
+		ns = fmt.Sprintf("e2e-repocred-%d", time.Now().UnixNano()%100000)
+		createNamespace(ctx, ns)
+	})
+
+	It("deploys a private repository over HTTPS with username and password", func(ctx context.Context) {
+		createCredentialSecret(ctx, ns, "https-cred", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"username": user, "password": password})
+		cred := createCredential(ctx, ns, "https", httpsURL, "https-cred")
+		waitCredentialConditions(ctx, ns, "https", validConditions(httpsURL, "https-cred"))
+
+		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "repository"))
+		Expect(s.Labels).To(HaveKeyWithValue(agent.LabelTenantNamespace, ns))
+		Expect(string(s.Data["url"])).To(Equal(httpsURL))
+		Expect(string(s.Data["project"])).To(Equal(agent.ProjectName(ns)))
+		Expect(string(s.Data["password"])).To(Equal(password))
+
+		createDeployment(ctx, ns, "https-app", httpsURL, "app", false)
+		waitSyncedHealthy(ctx, ns, "https-app", "cm-https")
+		expectConfigMap(ctx, ns, "cm-https")
+	})
+
+	It("deploys a private repository over SSH with a private key", func(ctx context.Context) {
+		createCredentialSecret(ctx, ns, "ssh-cred", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"sshPrivateKey": sshKey})
+		cred := createCredential(ctx, ns, "ssh", sshURL, "ssh-cred")
+		waitCredentialConditions(ctx, ns, "ssh", validConditions(sshURL, "ssh-cred"))
+		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Data).NotTo(HaveKey("insecureIgnoreHostKey"), "the host key is checked, by the agent and by Argo CD")
+
+		createDeployment(ctx, ns, "ssh-app", sshURL, "app", false)
+		waitSyncedHealthy(ctx, ns, "ssh-app", "cm-ssh")
+		expectConfigMap(ctx, ns, "cm-ssh")
+	})
+
+	It("reports a wrong password, and takes the corrected Secret as soon as it changes", func(ctx context.Context) {
+		createCredentialSecret(ctx, ns, "bad-pass", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"username": user, "password": "wrong"})
+		cred := createCredential(ctx, ns, "bad-pass", httpsURL, "bad-pass")
+		waitCredentialConditions(ctx, ns, "bad-pass", invalidCredentialsConditions(httpsURL, "bad-pass"))
+		expectNoRepoSecret(ctx, cred)
+
+		By("correcting the password")
+		s, err := kube.CoreV1().Secrets(ns).Get(ctx, "bad-pass", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		s.Data["password"] = []byte(password)
+		_, err = kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		// Well within the ten minutes of the periodic re-check: only the Secret's event can do it.
+		waitCredentialConditions(ctx, ns, "bad-pass", validConditions(httpsURL, "bad-pass"))
+		Eventually(func(ctx context.Context) error {
+			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+			return err
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("breaking it again: the repository Secret goes")
+		s, err = kube.CoreV1().Secrets(ns).Get(ctx, "bad-pass", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		s.Data["password"] = []byte("wrong again")
+		_, err = kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitCredentialConditions(ctx, ns, "bad-pass", invalidCredentialsConditions(httpsURL, "bad-pass"))
+		expectNoRepoSecret(ctx, cred)
+
+		By("deleting the credential")
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(ns).Delete(ctx, "bad-pass", metav1.DeleteOptions{})).To(Succeed())
+	})
+
+	It("reports an SSH key the server does not accept", func(ctx context.Context) {
+		createCredentialSecret(ctx, ns, "bad-key", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"sshPrivateKey": otherKey})
+		cred := createCredential(ctx, ns, "bad-key", sshURL, "bad-key")
+		waitCredentialConditions(ctx, ns, "bad-key", invalidCredentialsConditions(sshURL, "bad-key"))
+		expectNoRepoSecret(ctx, cred)
+	})
+
+	It("reports a missing Secret, one of the wrong type, and a repository that does not exist", func(ctx context.Context) {
+		cred := createCredential(ctx, ns, "no-secret", httpsURL, "does-not-exist")
+		waitCredentialConditions(ctx, ns, "no-secret", sameConditions(managedv1alpha1.RepositoryCredentialReasonSecretNotFound,
+			"Secret specified not found"))
+		expectNoRepoSecret(ctx, cred)
+
+		createCredentialSecret(ctx, ns, "opaque", corev1.SecretTypeOpaque, map[string]string{"username": user, "password": password})
+		cred = createCredential(ctx, ns, "wrong-type", httpsURL, "opaque")
+		waitCredentialConditions(ctx, ns, "wrong-type", sameConditions(managedv1alpha1.RepositoryCredentialReasonSecretInvalidType,
+			"Secret has an invalid type, must be managed-gitops.redhat.com/repository-credential"))
+		expectNoRepoSecret(ctx, cred)
+
+		cred = createCredential(ctx, ns, "missing-repo", missingURL, "https-cred")
+		// All three say InvalidRepositoryUrl with git's words, which vary, after the prefix.
+		Eventually(func(g Gomega, ctx context.Context) {
+			got := credentialConditions(ctx, ns, "missing-repo")
+			g.Expect(got).To(HaveLen(3))
+			const msg = "/InvalidRepositoryUrl: Repository does not exist: "
+			g.Expect(got[0]).To(HavePrefix("ErrorOccurred=True" + msg))
+			g.Expect(got[1]).To(HavePrefix("ValidRepositoryCredential=False" + msg))
+			g.Expect(got[2]).To(HavePrefix("ValidRepositoryURL=False" + msg))
+			g.Expect(got[0]).To(ContainSubstring("not found"))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		expectNoRepoSecret(ctx, cred)
+	})
+
+	It("does not lend one tenant's credentials to another tenant's deployment of the same repository", func(ctx context.Context) {
+		other := ns + "-other"
+		createNamespace(ctx, other)
+		createDeployment(ctx, other, "borrow", httpsURL, "app", false)
+		Eventually(func(ctx context.Context) []managedv1alpha1.GitOpsDeploymentConditionType {
+			var types []managedv1alpha1.GitOpsDeploymentConditionType
+			for _, c := range getDeployment(ctx, other, "borrow").Status.Conditions {
+				if c.Status == managedv1alpha1.GitOpsConditionStatusTrue {
+					types = append(types, c.Type)
+				}
+			}
+			return types
+		}).WithContext(ctx).WithTimeout(2*time.Minute).Should(ContainElement(managedv1alpha1.GitOpsDeploymentConditionComparisonError),
+			"Argo CD cannot read the repository for the other tenant")
+		Consistently(func(g Gomega, ctx context.Context) {
+			g.Expect(getDeployment(ctx, other, "borrow").Status.Sync.Status).NotTo(Equal(managedv1alpha1.SyncStatusCodeSynced))
+			_, err := kube.CoreV1().ConfigMaps(other).Get(ctx, "cm-https", metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the private repository's ConfigMap was deployed for the other tenant")
+		}).WithContext(ctx).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	})
+})
+
+// trustGitServers makes Argo CD and the agent trust the test's Git servers: the CA for
+// 127.0.0.1 in argocd-tls-certs-cm and the SSH host key in argocd-ssh-known-hosts-cm, where
+// the agent reads them. The local stack runs the repo-server out of cluster, where nothing
+// mounts those ConfigMaps into its ARGOCD_TLS_DATA_PATH and ARGOCD_SSH_DATA_PATH (.local's
+// argocd/tls and argocd/ssh), so the test writes the files as the kubelet would.
+func trustGitServers(ctx context.Context, caPEM, knownHosts string) {
+	GinkgoHelper()
+	setConfigMapKey(ctx, "argocd-tls-certs-cm", "127.0.0.1", func(string) string { return caPEM })
+	hosts := setConfigMapKey(ctx, "argocd-ssh-known-hosts-cm", "ssh_known_hosts", func(cur string) string {
+		return strings.TrimRight(cur, "\n") + "\n" + knownHosts + "\n"
+	})
+	Expect(os.WriteFile(filepath.Join(stackDir, "argocd", "tls", "127.0.0.1"), []byte(caPEM), 0o644)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(stackDir, "argocd", "ssh", "ssh_known_hosts"), []byte(hosts), 0o644)).To(Succeed())
+}
+
+// setConfigMapKey sets one key of an Argo CD ConfigMap to edit(its current value) and returns
+// the new value.
+func setConfigMapKey(ctx context.Context, name, key string, edit func(string) string) string {
+	GinkgoHelper()
+	var value string
+	Eventually(func(ctx context.Context) error {
+		cm, err := kube.CoreV1().ConfigMaps(argoNamespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			value = edit("")
+			_, err = kube.CoreV1().ConfigMaps(argoNamespace).Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+					"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "argocd",
+				}},
+				Data: map[string]string{key: value},
+			}, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		value = edit(cm.Data[key])
+		cm.Data[key] = value
+		_, err = kube.CoreV1().ConfigMaps(argoNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	return value
+}
+
+func createCredentialSecret(ctx context.Context, ns, name string, typ corev1.SecretType, data map[string]string) {
+	GinkgoHelper()
+	_, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Type: typ, StringData: data,
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func createCredential(ctx context.Context, ns, name, repo, secret string) *managedv1alpha1.GitOpsDeploymentRepositoryCredential {
+	GinkgoHelper()
+	c, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(ns).Create(ctx, &managedv1alpha1.GitOpsDeploymentRepositoryCredential{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       managedv1alpha1.RepositoryCredentialSpec{Repository: repo, Secret: secret},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// credentialConditions are a credential's conditions as "Type=Status/Reason: Message", sorted
+// by type.
+func credentialConditions(ctx context.Context, ns, name string) []string {
+	GinkgoHelper()
+	c, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, cond := range c.Status.Conditions {
+		out = append(out, fmt.Sprintf("%s=%s/%s: %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+	}
+	return sortedStrings(out)
+}
+
+func waitCredentialConditions(ctx context.Context, ns, name string, want []string) {
+	GinkgoHelper()
+	Eventually(func(ctx context.Context) []string {
+		return credentialConditions(ctx, ns, name)
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Equal(sortedStrings(want)))
+}
+
+// The reference's condition matrix (managed-gitops-api.md §1.3).
+func validConditions(repo, secret string) []string {
+	return []string{
+		"ErrorOccurred=False/RepositoryCredentialUpToDate: RepositoryCredentials are Valid",
+		"ValidRepositoryURL=True/ValidRepositoryUrl: Repository " + repo + " exists",
+		fmt.Sprintf("ValidRepositoryCredential=True/RepositoryCredentialUpToDate: Repository Credentials provided %s for Repository %s are valid", secret, repo),
+	}
+}
+
+func invalidCredentialsConditions(repo, secret string) []string {
+	msg := fmt.Sprintf("Repository Credentials provided %s for Repository %s are invalid", secret, repo)
+	return []string{
+		"ErrorOccurred=True/InvalidCredentials: " + msg,
+		"ValidRepositoryURL=True/ValidRepositoryUrl: Repository " + repo + " exists",
+		"ValidRepositoryCredential=False/InvalidCredentials: " + msg,
+	}
+}
+
+func sameConditions(reason, msg string) []string {
+	return []string{
+		"ErrorOccurred=True/" + reason + ": " + msg,
+		"ValidRepositoryURL=False/" + reason + ": " + msg,
+		"ValidRepositoryCredential=False/" + reason + ": " + msg,
+	}
+}
+
+func expectNoRepoSecret(ctx context.Context, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential) {
+	GinkgoHelper()
+	Eventually(func(ctx context.Context) bool {
+		_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(BeTrue(), "an invalid credential has no repository Secret")
+}
+
+func sortedStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
