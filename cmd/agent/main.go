@@ -1,5 +1,8 @@
 // Command agent reconciles the GitOps Service's objects into one Argo CD instance and reports
 // Argo CD's view back into their status.
+//
+// Runtime dependency: the agent checks GitOpsDeploymentRepositoryCredentials with a real
+// `git ls-remote`, so the git binary (and ssh, for ssh:// repositories) must be on its PATH.
 package main
 
 import (

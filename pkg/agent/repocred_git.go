@@ -84,7 +84,7 @@ func lsRemote(ctx context.Context, repoURL string, creds gitCredentials, trust g
 		if !errors.As(err, &exit) {
 			return err // git could not be started: the agent's problem, not the tenant's
 		}
-		return fmt.Errorf("%w: %s", errGitFailed, lastLine(stderr.String()))
+		return fmt.Errorf("%w: %s", errGitFailed, gitMessage(stderr.String()))
 	}
 	return nil
 }
@@ -162,15 +162,14 @@ func ensureNewline(s string) string {
 	return s + "\n"
 }
 
-// lastLine is the last non-empty line of git's stderr, which carries the reason (git prints
-// "fatal: …" last), cut to a length that fits a condition message.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	line := strings.TrimSpace(lines[len(lines)-1])
-	if len(line) > 1024 {
-		line = line[:1024]
+// gitMessage is git's stderr on one line, cut to a length that fits a condition message. All
+// of it: over SSH the host's own words ("ERROR: Repository not found.") come before git's.
+func gitMessage(s string) string {
+	msg := strings.Join(strings.Fields(s), " ")
+	if len(msg) > 1024 {
+		msg = msg[:1024]
 	}
-	return line
+	return msg
 }
 
 // hostOf is the host name of an https URL without its port, which is how Argo CD keys
