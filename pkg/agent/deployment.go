@@ -361,7 +361,9 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 		if err != nil {
 			continue // not deployed, so nothing to allow
 		}
-		repos = append(repos, d.Spec.Source.RepoURL)
+		if a.repositoryAllowed(namespace, d.Spec.Source.RepoURL) { // another tenant's private repository: repocred_isolation.go
+			repos = append(repos, d.Spec.Source.RepoURL)
+		}
 		dests = append(dests, dest)
 	}
 	want := desiredProject(namespace, a.argoNamespace, repos, dests)

@@ -133,11 +133,14 @@ func (a *Agent) setupRepositoryCredentials() error {
 			r.ctl.queue.Add(keys[0])
 		}
 	}
-	return a.addInformer(argoSecretInformer, cache.ResourceEventHandlerFuncs{
+	if err := a.addInformer(argoSecretInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueueOwner,
 		UpdateFunc: func(_, obj interface{}) { enqueueOwner(obj) },
 		DeleteFunc: enqueueOwner,
-	})
+	}); err != nil {
+		return err
+	}
+	return a.setupRepositoryIsolation()
 }
 
 // credentialSecretKey is the "namespace/name" of the Secret a credential references: always in

@@ -27,9 +27,10 @@ import (
 var _ = Describe("repository credentials", Ordered, func() {
 	const user, password = "e2e-user", "e2e-password"
 	var (
-		httpsURL, sshURL, missingURL string
-		sshKey, otherKey             string
-		ns                           string
+		httpsURL, sshURL          string
+		missingURL, sshMissingURL string
+		sshKey, otherKey          string
+		ns                        string
 	)
 
 	BeforeAll(func(ctx context.Context) {
@@ -46,6 +47,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		httpsURL = httpsServer.URL + "/https/repo.git"
 		missingURL = httpsServer.URL + "/missing/repo.git"
 		sshURL = sshServer.URL + "/ssh/repo.git"
+		sshMissingURL = sshServer.URL + "/missing/repo.git"
 		trustGitServers(ctx, httpsServer.CAPEM, sshServer.KnownHosts)
 
 		ns = fmt.Sprintf("e2e-repocred-%d", time.Now().UnixNano()%100000)
@@ -138,39 +140,78 @@ var _ = Describe("repository credentials", Ordered, func() {
 			"Secret has an invalid type, must be managed-gitops.redhat.com/repository-credential"))
 		expectNoRepoSecret(ctx, cred)
 
-		cred = createCredential(ctx, ns, "missing-repo", missingURL, "https-cred")
-		// All three say InvalidRepositoryUrl with git's words, which vary, after the prefix.
-		Eventually(func(g Gomega, ctx context.Context) {
-			got := credentialConditions(ctx, ns, "missing-repo")
-			g.Expect(got).To(HaveLen(3))
-			const msg = "/InvalidRepositoryUrl: Repository does not exist: "
-			g.Expect(got[0]).To(HavePrefix("ErrorOccurred=True" + msg))
-			g.Expect(got[1]).To(HavePrefix("ValidRepositoryCredential=False" + msg))
-			g.Expect(got[2]).To(HavePrefix("ValidRepositoryURL=False" + msg))
-			g.Expect(got[0]).To(ContainSubstring("not found"))
-		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
-		expectNoRepoSecret(ctx, cred)
+		for name, repo := range map[string][2]string{
+			"missing-repo":     {missingURL, "https-cred"},
+			"missing-ssh-repo": {sshMissingURL, "ssh-cred"},
+		} {
+			cred = createCredential(ctx, ns, name, repo[0], repo[1])
+			// All three say InvalidRepositoryUrl with git's words, which vary, after the prefix.
+			Eventually(func(g Gomega, ctx context.Context) {
+				got := credentialConditions(ctx, ns, name)
+				g.Expect(got).To(HaveLen(3))
+				const msg = "/InvalidRepositoryUrl: Repository does not exist: "
+				g.Expect(got[0]).To(HavePrefix("ErrorOccurred=True" + msg))
+				g.Expect(got[1]).To(HavePrefix("ValidRepositoryCredential=False" + msg))
+				g.Expect(got[2]).To(HavePrefix("ValidRepositoryURL=False" + msg))
+				g.Expect(got[0]).To(ContainSubstring("not found"))
+			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250*time.Millisecond).Should(Succeed(), name)
+			expectNoRepoSecret(ctx, cred)
+		}
 	})
 
-	It("does not lend one tenant's credentials to another tenant's deployment of the same repository", func(ctx context.Context) {
+	It("does not lend one tenant's credentials to another tenant, whose own credential for the same repository works", func(ctx context.Context) {
 		other := ns + "-other"
 		createNamespace(ctx, other)
+		revision := getDeployment(ctx, ns, "https-app").Status.Sync.Revision
+		Expect(revision).To(HaveLen(40))
+
+		By("deploying the private repository without a credential, by branch and by the commit the repo-server has already cloned")
 		createDeployment(ctx, other, "borrow", httpsURL, "app", false)
-		Eventually(func(ctx context.Context) []managedv1alpha1.GitOpsDeploymentConditionType {
-			var types []managedv1alpha1.GitOpsDeploymentConditionType
-			for _, c := range getDeployment(ctx, other, "borrow").Status.Conditions {
-				if c.Status == managedv1alpha1.GitOpsConditionStatusTrue {
-					types = append(types, c.Type)
+		bySHA := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "borrow-sha"},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source: managedv1alpha1.ApplicationSource{RepoURL: httpsURL, Path: "app", TargetRevision: revision},
+				Type:   managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(other).Create(ctx, bySHA, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, name := range []string{"borrow", "borrow-sha"} {
+			Eventually(func(ctx context.Context) string {
+				for _, c := range getDeployment(ctx, other, name).Status.Conditions {
+					if c.Type == managedv1alpha1.GitOpsDeploymentConditionInvalidSpecError && c.Status == managedv1alpha1.GitOpsConditionStatusTrue {
+						return c.Message
+					}
 				}
-			}
-			return types
-		}).WithContext(ctx).WithTimeout(2*time.Minute).Should(ContainElement(managedv1alpha1.GitOpsDeploymentConditionComparisonError),
-			"Argo CD cannot read the repository for the other tenant")
+				return ""
+			}).WithContext(ctx).WithTimeout(2*time.Minute).Should(ContainSubstring("not permitted in project"),
+				"%s: the other tenant's AppProject does not list a repository a tenant holds credentials for", name)
+		}
 		Consistently(func(g Gomega, ctx context.Context) {
-			g.Expect(getDeployment(ctx, other, "borrow").Status.Sync.Status).NotTo(Equal(managedv1alpha1.SyncStatusCodeSynced))
+			for _, name := range []string{"borrow", "borrow-sha"} {
+				g.Expect(getDeployment(ctx, other, name).Status.Sync.Status).NotTo(Equal(managedv1alpha1.SyncStatusCodeSynced), name)
+			}
 			_, err := kube.CoreV1().ConfigMaps(other).Get(ctx, "cm-https", metav1.GetOptions{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the private repository's ConfigMap was deployed for the other tenant")
 		}).WithContext(ctx).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+
+		By("giving the other tenant a credential of its own for the same repository")
+		createCredentialSecret(ctx, other, "own", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"username": user, "password": password})
+		createCredential(ctx, other, "own", httpsURL, "own")
+		waitCredentialConditions(ctx, other, "own", validConditions(httpsURL, "own"))
+		waitSyncedHealthy(ctx, other, "borrow", "cm-https")
+		// Both tenants' repository Secrets for the one URL stand side by side.
+		secrets, err := kube.CoreV1().Secrets(argoNamespace).List(ctx, metav1.ListOptions{LabelSelector: "argocd.argoproj.io/secret-type=repository"})
+		Expect(err).NotTo(HaveOccurred())
+		projects := map[string]bool{}
+		for _, s := range secrets.Items {
+			if string(s.Data["url"]) == httpsURL {
+				projects[string(s.Data["project"])] = true
+			}
+		}
+		Expect(projects).To(HaveKey(agent.ProjectName(ns)))
+		Expect(projects).To(HaveKey(agent.ProjectName(other)))
 	})
 })
 

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"net/url"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// Why project-scoped repository Secrets are not enough: Argo CD 2.14's repo-server keeps one
+// local clone per repository URL (normalized) and one cache of its refs, whichever project
+// asks. An Application of another project that names a private repository and a commit SHA
+// skips ls-remote and fetch (the commit is already in the clone) and gets the manifests without
+// any credentials. So a tenant's AppProject lists a repository only if no other tenant holds
+// credentials for it, or the tenant holds its own: Argo CD then refuses the Application before
+// the repo-server is asked.
+
+// byRepoURL indexes the repository Secrets of the Argo CD namespace by repositoryKey of their url.
+const byRepoURL = "repocred-url"
+
+func repoURLOfSecret(obj interface{}) ([]string, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok || s.Labels[LabelArgoSecretType] != argoSecretTypeRepository || len(s.Data["url"]) == 0 {
+		return nil, nil
+	}
+	return []string{repositoryKey(string(s.Data["url"]))}, nil
+}
+
+// repositoryKey is what Argo CD's repo-server would share a clone between, or coarser: case,
+// surrounding space, a ".git" or "/" at the end, user and the "ssh://" of scp-like addresses do
+// not count. Coarser only means a tenant is refused a repository it could have used.
+func repositoryKey(repoURL string) string {
+	s := strings.ToLower(strings.TrimSpace(repoURL))
+	if !strings.Contains(s, "://") {
+		// git@host:org/repo is ssh://git@host/org/repo.
+		if at := strings.Index(s, "@"); at >= 0 {
+			if colon := strings.Index(s[at:], ":"); colon >= 0 {
+				s = "ssh://" + s[:at+colon] + "/" + s[at+colon+1:]
+			}
+		}
+	}
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		s = u.Scheme + "://" + u.Host + u.Path
+	}
+	s = strings.TrimRight(s, "/")
+	s = strings.TrimSuffix(s, ".git")
+	return strings.TrimRight(s, "/")
+}
+
+// repositoryAllowed tells whether the AppProject of namespace may list repoURL: not when a
+// repository Secret of another tenant's project holds credentials for it and none of the
+// namespace's own does. Secrets without a project (an Argo CD administrator's, for everyone)
+// claim nothing.
+func (a *Agent) repositoryAllowed(namespace, repoURL string) bool {
+	objs, err := a.argoKubeInformers.Core().V1().Secrets().Informer().GetIndexer().ByIndex(byRepoURL, repositoryKey(repoURL))
+	if err != nil {
+		return false // the index is missing: fail closed
+	}
+	return allowedBy(namespace, objs)
+}
+
+// allowedBy decides repositoryAllowed from the repository Secrets for the URL.
+func allowedBy(namespace string, repoSecrets []interface{}) bool {
+	own, claimed := ProjectName(namespace), false
+	for _, obj := range repoSecrets {
+		switch p := string(obj.(*corev1.Secret).Data["project"]); p {
+		case own:
+			return true
+		case "":
+		default:
+			claimed = true
+		}
+	}
+	return !claimed
+}
+
+// setupRepositoryIsolation makes the GitOpsDeployments of a repository reconcile again (and
+// with them their namespace's AppProject) when a repository Secret for it comes, changes or
+// goes.
+func (a *Agent) setupRepositoryIsolation() error {
+	inf := a.argoKubeInformers.Core().V1().Secrets().Informer()
+	if err := inf.AddIndexers(cache.Indexers{byRepoURL: repoURLOfSecret}); err != nil {
+		return err
+	}
+	requeue := func(objs ...interface{}) {
+		keys := map[string]bool{}
+		for _, obj := range objs {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if k, _ := repoURLOfSecret(obj); len(k) == 1 {
+				keys[k[0]] = true
+			}
+		}
+		if len(keys) == 0 {
+			return
+		}
+		depls, err := a.deployments.List(labels.Everything())
+		if err != nil {
+			klog.ErrorS(err, "listing GitOpsDeployments")
+			return
+		}
+		for _, d := range depls {
+			if keys[repositoryKey(d.Spec.Source.RepoURL)] {
+				a.deploymentCtl.queue.Add(deploymentKey(d))
+			}
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { requeue(obj) },
+		UpdateFunc: func(old, obj interface{}) { requeue(old, obj) },
+		DeleteFunc: func(obj interface{}) { requeue(obj) },
+	})
+	return err
+}
