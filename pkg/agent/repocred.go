@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,7 +71,7 @@ type repoCreds struct {
 }
 
 type checkedOutcome struct {
-	// input identifies what was checked: the credential's generation and UID and the
+	// input identifies what was checked: the credential (UID, generation and spec) and the
 	// Secret's resourceVersion.
 	input   string
 	at      time.Time
@@ -222,7 +224,8 @@ func (r *repoCreds) check(ctx context.Context, key string, cred *managedv1alpha1
 		r.checked.Delete(key)
 		return nil, outcome, err
 	}
-	input := fmt.Sprintf("%s/%d/%s", cred.UID, cred.Generation, secret.ResourceVersion)
+	input := strings.Join([]string{string(cred.UID), strconv.FormatInt(cred.Generation, 10), secret.ResourceVersion,
+		cred.Spec.Repository, cred.Spec.Secret}, "\x00")
 	if v, ok := r.checked.Load(key); ok {
 		if c := v.(checkedOutcome); c.input == input && r.now().Sub(c.at) < revalidateEvery {
 			return secret, c.outcome, nil
