@@ -1,11 +1,18 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"strings"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -109,10 +116,67 @@ func (a *Agent) setupRepositoryIsolation() error {
 			}
 		}
 	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { requeue(obj) },
 		UpdateFunc: func(old, obj interface{}) { requeue(old, obj) },
 		DeleteFunc: func(obj interface{}) { requeue(obj) },
+	}); err != nil {
+		return err
+	}
+	return a.setupProjectRefresh()
+}
+
+// setupProjectRefresh asks Argo CD to refresh the Applications of an AppProject whose sources
+// or destinations changed. Argo CD 2.14 does not re-check Applications when their project
+// changes: one it refused ("not permitted in project") would stay refused until its periodic
+// resync, minutes later.
+func (a *Agent) setupProjectRefresh() error {
+	ctl := newController("projectrefresh", a.refreshProjectApplications)
+	a.controllers = append(a.controllers, ctl)
+	_, err := a.argoInformers.Argoproj().V1alpha1().AppProjects().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*argov1alpha1.AppProject), obj.(*argov1alpha1.AppProject)
+			if n.Labels[LabelTenantNamespace] != "" && (!apiequality.Semantic.DeepEqual(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
+				!apiequality.Semantic.DeepEqual(o.Spec.Destinations, n.Spec.Destinations)) {
+				ctl.enqueue(n)
+			}
+		},
 	})
 	return err
+}
+
+// argoRefreshAnnotation makes Argo CD's application controller compare an Application again
+// at once; it removes the annotation when done.
+const argoRefreshAnnotation = "argocd.argoproj.io/refresh"
+
+func (a *Agent) refreshProjectApplications(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	proj, err := a.projects.AppProjects(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{
+		LabelDeploymentNamespace: proj.Labels[LabelTenantNamespace],
+	}))
+	if err != nil {
+		return err
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + argoRefreshAnnotation + `":"normal"}}}`)
+	for _, app := range apps {
+		if app.Spec.Project != name || app.DeletionTimestamp != nil {
+			continue
+		}
+		_, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, app.Name, types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: fieldManager})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("requesting a refresh of Application %s: %w", app.Name, err)
+		}
+	}
+	return nil
 }
