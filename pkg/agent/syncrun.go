@@ -1,0 +1,390 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// A GitOpsDeploymentSyncRun becomes an Argo CD sync operation: the agent sets the `operation`
+// field of the deployment's Application, as argocd-server does for `argocd app sync` (reference
+// argocd.md §1.3), after asking Argo CD for a refresh (§1.4).
+//
+// The SyncRuns of one GitOpsDeployment are reconciled together, under the deployment's
+// "namespace/name" as the work queue key: a deployment has one Application and so runs one
+// operation at a time, and one worker deciding for all of its SyncRuns is what makes them run
+// one after another without racing each other.
+//
+// What the agent knows about a SyncRun lives in two places, and nowhere in its own memory, so
+// that a restart picks up where it stopped:
+//   - the Application names the SyncRun whose operation it runs: the operation's info carries the
+//     SyncRun's UID, and Argo CD copies it into status.operationState.operation, where it stays
+//     after the operation ends. Setting the operation and naming the SyncRun are one write.
+//   - a SyncRun whose outcome is known carries it in its ErrorOccurred condition ("finished").
+//     The next SyncRun starts only once the previous one's outcome is written, so an outcome is
+//     never lost to the next operation overwriting status.operationState.
+//
+// The sync is keyed on the SyncRun's UID, never on its spec or resourceVersion: a status
+// write, a label change or the same object applied again finds the operation already started
+// (or finished) and starts nothing. spec.gitopsDeploymentName and spec.revisionID cannot change
+// (the API rejects it).
+//
+// Deleting a SyncRun needs no finalizer: once it is gone, an operation on the Application that
+// names its UID belongs to no SyncRun, and the agent terminates it if it still runs (reference
+// managed-gitops-api.md §4.5).
+
+// bySyncRunDeployment indexes SyncRuns by the "namespace/name" of the GitOpsDeployment they sync.
+const bySyncRunDeployment = "syncrun-gitopsdeployment"
+
+// What the agent writes on the Application for a SyncRun.
+const (
+	// OperationInfoSyncRunUID is the operation info entry that names the SyncRun (by UID) an
+	// operation was started for.
+	OperationInfoSyncRunUID = "syncRunUID"
+	// operationInfoSyncRun names it for people reading the Application: "namespace/name".
+	operationInfoSyncRun = "syncRun"
+	// AnnotationSyncRunRefresh is the UID of the SyncRun the agent asked Argo CD to refresh the
+	// Application for. With Argo CD's refresh annotation gone, that refresh is done and the
+	// SyncRun's operation follows.
+	AnnotationSyncRunRefresh = "managed-gitops.redhat.com/syncrun-refresh"
+	// syncRunInitiator is the user Argo CD shows as having started the operation.
+	syncRunInitiator = "gitops-service"
+)
+
+// Argo CD's refresh annotation (argocd.md §1.4) and the operation phases the agent reads
+// (gitops-engine's OperationPhase values).
+const (
+	annotationArgoRefresh = argov1alpha1.AnnotationKeyRefresh
+	refreshNormal         = string(argov1alpha1.RefreshTypeNormal)
+	phaseRunning          = "Running"
+	phaseTerminating      = "Terminating"
+	phaseSucceeded        = "Succeeded"
+)
+
+// Messages of the SyncRun's ErrorOccurred condition (reference §3.3; the second is ours, for a
+// SyncRun that names a deployment created after it).
+func syncRunMissingDeployment(run *managedv1alpha1.GitOpsDeploymentSyncRun) string {
+	return fmt.Sprintf("Unable to retrieve GitOpsDeployment '%s' referenced by the GitOpsDeploymentSyncRun", run.Spec.GitopsDeploymentName)
+}
+
+func syncRunAutomated(run *managedv1alpha1.GitOpsDeploymentSyncRun) string {
+	return fmt.Sprintf("invalid GitOpsDeploymentSyncRun '%s'. Syncing a GitOpsDeployment with Automated sync policy is not allowed", run.Name)
+}
+
+func syncRunDeploymentNewer(run *managedv1alpha1.GitOpsDeploymentSyncRun) string {
+	return fmt.Sprintf("GitOpsDeployment '%s' was created after the GitOpsDeploymentSyncRun: create a new GitOpsDeploymentSyncRun to sync it", run.Spec.GitopsDeploymentName)
+}
+
+// setupSyncRuns wires the SyncRun controller. Its key is a GitOpsDeployment's; the events of
+// that deployment's SyncRuns, of the deployment itself and of its Application queue it.
+func (a *Agent) setupSyncRuns() error {
+	runInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentSyncRuns().Informer()
+	if err := runInformer.AddIndexers(cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun}); err != nil {
+		return err
+	}
+	runs := runInformer.GetIndexer()
+	ctl := newController("gitopsdeploymentsyncruns", func(ctx context.Context, key string) error {
+		return a.syncSyncRuns(ctx, runs, key)
+	})
+	a.controllers = append(a.controllers, ctl)
+	enqueueRun := func(obj interface{}) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if keys, _ := deploymentKeyOfSyncRun(obj); len(keys) == 1 {
+			ctl.add(keys[0])
+		}
+	}
+	if err := a.addInformer(runInformer, cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueRun,
+		// The old object too, should its deployment name ever change.
+		UpdateFunc: func(old, obj interface{}) { enqueueRun(old); enqueueRun(obj) },
+		DeleteFunc: enqueueRun,
+	}); err != nil {
+		return err
+	}
+
+	// The deployment informer and the Application informer are the GitOpsDeployment
+	// controller's (setupDeployments runs first); this controller adds handlers of its own.
+	deplInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments().Informer()
+	if _, err := deplInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: ctl.enqueue,
+		UpdateFunc: func(old, obj interface{}) {
+			o, ok1 := old.(*managedv1alpha1.GitOpsDeployment)
+			n, ok2 := obj.(*managedv1alpha1.GitOpsDeployment)
+			if !ok1 || !ok2 || o.UID != n.UID || o.Spec.Type != n.Spec.Type {
+				ctl.enqueue(obj)
+			}
+		},
+		DeleteFunc: ctl.enqueue,
+	}); err != nil {
+		return err
+	}
+
+	appInformer := a.argoInformers.Argoproj().V1alpha1().Applications().Informer()
+	enqueueApp := func(obj interface{}) {
+		if key, ok := applicationOwner(obj); ok {
+			ctl.add(key)
+		}
+	}
+	_, err := appInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueApp,
+		UpdateFunc: func(old, obj interface{}) {
+			o, ok1 := old.(*argov1alpha1.Application)
+			n, ok2 := obj.(*argov1alpha1.Application)
+			if !ok1 || !ok2 || syncRunRelevantChange(o, n) {
+				enqueueApp(obj)
+			}
+		},
+		DeleteFunc: enqueueApp,
+	})
+	return err
+}
+
+// deploymentKeyOfSyncRun is the "namespace/name" of the GitOpsDeployment a SyncRun syncs.
+func deploymentKeyOfSyncRun(obj interface{}) ([]string, error) {
+	run, ok := obj.(*managedv1alpha1.GitOpsDeploymentSyncRun)
+	if !ok || run.Spec.GitopsDeploymentName == "" {
+		return nil, nil
+	}
+	return []string{run.Namespace + "/" + run.Spec.GitopsDeploymentName}, nil
+}
+
+// syncRunRelevantChange tells whether an Application update changes anything the SyncRuns of
+// its deployment wait on: the operation and its state, the refresh, or its existence. Argo CD
+// updates an Application's status on every refresh; the rest of those updates are no news here.
+func syncRunRelevantChange(old, app *argov1alpha1.Application) bool {
+	return old.UID != app.UID ||
+		(old.DeletionTimestamp == nil) != (app.DeletionTimestamp == nil) ||
+		old.Annotations[annotationArgoRefresh] != app.Annotations[annotationArgoRefresh] ||
+		old.Annotations[AnnotationSyncRunRefresh] != app.Annotations[AnnotationSyncRunRefresh] ||
+		old.Labels[LabelDeploymentUID] != app.Labels[LabelDeploymentUID] ||
+		!apiequality.Semantic.DeepEqual(old.Operation, app.Operation) ||
+		!operationStateEqual(old.Status.OperationState, app.Status.OperationState)
+}
+
+func operationStateEqual(a, b *argov1alpha1.OperationState) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	// Not the message: Argo CD rewrites it while a sync waits on its waves.
+	return a.Phase == b.Phase && syncRunOf(a.Operation.Info) == syncRunOf(b.Operation.Info) &&
+		a.StartedAt.Equal(&b.StartedAt) && a.FinishedAt.Equal(b.FinishedAt)
+}
+
+// syncRunOf is the UID of the SyncRun an operation was started for, from its info; "" for an
+// operation someone else started.
+func syncRunOf(info []*argov1alpha1.Info) types.UID {
+	for _, i := range info {
+		if i != nil && i.Name == OperationInfoSyncRunUID {
+			return types.UID(i.Value)
+		}
+	}
+	return ""
+}
+
+// syncSyncRuns reconciles the SyncRuns of one GitOpsDeployment key with its Application.
+func (a *Agent) syncSyncRuns(ctx context.Context, runs cache.Indexer, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	objs, err := runs.ByIndex(bySyncRunDeployment, key)
+	if err != nil {
+		return err
+	}
+	w := syncRunWorld{}
+	for _, obj := range objs {
+		w.runs = append(w.runs, obj.(*managedv1alpha1.GitOpsDeploymentSyncRun))
+	}
+	w.deployment, err = a.deployments.GitOpsDeployments(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		w.deployment = nil
+	} else if err != nil {
+		return err
+	}
+	apps, err := a.appIndex.ByIndex(byDeployment, key)
+	if err != nil {
+		return err
+	}
+	for _, obj := range apps {
+		w.applications = append(w.applications, obj.(*argov1alpha1.Application))
+	}
+
+	plan := planSyncRuns(w, metav1.NewTime(a.now()))
+	if plan.automated {
+		// Refusing a SyncRun for good deserves more than the cache's word: a deployment
+		// switched to manual just before the SyncRun was created may not have reached it yet.
+		live, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			live = nil
+		} else if err != nil {
+			return err
+		}
+		if live == nil || live.UID != w.deployment.UID || live.Spec.Type != w.deployment.Spec.Type {
+			w.deployment = live
+			plan = planSyncRuns(w, metav1.NewTime(a.now()))
+		}
+	}
+
+	for _, app := range plan.terminate {
+		if err := a.terminateOperation(ctx, app); err != nil {
+			return err
+		}
+	}
+	// Outcomes first: the next operation may start only once the last one's is recorded.
+	for _, st := range plan.statuses {
+		if err := a.updateSyncRunStatus(ctx, st.run, st.conditions); err != nil {
+			return err
+		}
+	}
+	switch {
+	case plan.refresh != nil:
+		return a.requestRefresh(ctx, plan.app, plan.refresh)
+	case plan.start != nil:
+		return a.startOperation(ctx, plan.app, plan.start, w.deployment)
+	}
+	return nil
+}
+
+// patchApplication merge-patches an Application, guarded by the resourceVersion the decision
+// was made on: a concurrent change (Argo CD's or another writer's) fails the patch with a
+// conflict, and the key is reconciled again from fresher state. The write is recorded as an
+// Operation of the SyncRun (a conflict changed nothing, so it is not).
+func (a *Agent) patchApplication(ctx context.Context, app *argov1alpha1.Application, patch map[string]interface{},
+	source managedv1alpha1.OperationSource, action string,
+) error {
+	meta, _ := patch["metadata"].(map[string]interface{})
+	if meta == nil {
+		meta = map[string]interface{}{}
+		patch["metadata"] = meta
+	}
+	meta["resourceVersion"] = app.ResourceVersion
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = a.argo.ArgoprojV1alpha1().Applications(app.Namespace).Patch(ctx, app.Name, types.MergePatchType, body,
+		metav1.PatchOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil // its delete event requeues the deployment
+	}
+	if !apierrors.IsConflict(err) {
+		a.recordChange(managedv1alpha1.OperationResourceTypeSyncOperation, "Application", app.Name, source, action, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s Application %s: %w", action, app.Name, err)
+	}
+	return nil
+}
+
+func syncRunSource(run *managedv1alpha1.GitOpsDeploymentSyncRun) managedv1alpha1.OperationSource {
+	return managedv1alpha1.OperationSource{Kind: "GitOpsDeploymentSyncRun", Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}
+}
+
+func (a *Agent) requestRefresh(ctx context.Context, app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun) error {
+	if err := a.patchApplication(ctx, app, refreshPatch(run), syncRunSource(run), "requested a refresh of"); err != nil {
+		return err
+	}
+	klog.V(2).InfoS("refreshing the Application before a sync", "application", app.Name, "syncrun", klog.KObj(run))
+	return nil
+}
+
+func (a *Agent) startOperation(ctx context.Context, app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun, depl *managedv1alpha1.GitOpsDeployment) error {
+	if err := a.patchApplication(ctx, app, operationPatch(syncOperation(run, depl)), syncRunSource(run), "started a sync of"); err != nil {
+		return err
+	}
+	klog.V(2).InfoS("started a sync", "application", app.Name, "syncrun", klog.KObj(run), "revision", run.Spec.RevisionID)
+	return nil
+}
+
+// terminateOperation does what argocd-server's TerminateOperation does: the phase becomes
+// Terminating, and Argo CD stops the sync and ends it as Failed.
+func (a *Agent) terminateOperation(ctx context.Context, app *argov1alpha1.Application) error {
+	uid := syncRunOf(app.Operation.Info)
+	source := managedv1alpha1.OperationSource{Kind: "GitOpsDeploymentSyncRun", UID: string(uid)}
+	for _, i := range app.Operation.Info {
+		if i == nil || i.Name != operationInfoSyncRun {
+			continue
+		}
+		if ns, name, ok := strings.Cut(i.Value, "/"); ok {
+			source.Namespace, source.Name = ns, name
+		}
+	}
+	if err := a.patchApplication(ctx, app, terminatePatch(), source, "terminated the sync of"); err != nil {
+		return err
+	}
+	klog.V(2).InfoS("terminating the sync of a deleted SyncRun", "application", app.Name, "syncRunUID", uid)
+	return nil
+}
+
+func (a *Agent) updateSyncRunStatus(ctx context.Context, run *managedv1alpha1.GitOpsDeploymentSyncRun, conds []managedv1alpha1.GitOpsDeploymentSyncRunCondition) error {
+	upd := run.DeepCopy()
+	upd.Status.Conditions = conds
+	_, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(run.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("updating the status of GitOpsDeploymentSyncRun %s/%s: %w", run.Namespace, run.Name, err)
+	}
+	return nil
+}
+
+// syncOperation is the operation a SyncRun asks of Argo CD. The sync options must travel in
+// the operation: Argo CD reads them nowhere else (argocd.md §4.7, pitfall 7). Like an automated
+// sync, it prunes what Git no longer has, in the background.
+func syncOperation(run *managedv1alpha1.GitOpsDeploymentSyncRun, depl *managedv1alpha1.GitOpsDeployment) *argov1alpha1.Operation {
+	options := argov1alpha1.SyncOptions{prunePropagationBackground}
+	if depl.Spec.SyncPolicy != nil {
+		for _, o := range depl.Spec.SyncPolicy.SyncOptions {
+			options = append(options, string(o))
+		}
+	}
+	return &argov1alpha1.Operation{
+		Sync: &argov1alpha1.SyncOperation{
+			Revision:     run.Spec.RevisionID,
+			Prune:        true,
+			SyncOptions:  options,
+			SyncStrategy: &argov1alpha1.SyncStrategy{Hook: &argov1alpha1.SyncStrategyHook{}},
+		},
+		InitiatedBy: argov1alpha1.OperationInitiator{Username: syncRunInitiator},
+		Info: []*argov1alpha1.Info{
+			{Name: OperationInfoSyncRunUID, Value: string(run.UID)},
+			{Name: operationInfoSyncRun, Value: run.Namespace + "/" + run.Name},
+		},
+	}
+}
+
+// refreshPatch asks Argo CD for a refresh and records for which SyncRun it was asked.
+func refreshPatch(run *managedv1alpha1.GitOpsDeploymentSyncRun) map[string]interface{} {
+	return map[string]interface{}{"metadata": map[string]interface{}{"annotations": map[string]interface{}{
+		annotationArgoRefresh:    refreshNormal,
+		AnnotationSyncRunRefresh: string(run.UID),
+	}}}
+}
+
+// operationPatch sets the operation, as argocd-server's SetAppOperation does: the previous
+// operation's state goes, so that Argo CD starts this one afresh rather than resuming it.
+func operationPatch(op *argov1alpha1.Operation) map[string]interface{} {
+	return map[string]interface{}{
+		"metadata":  map[string]interface{}{"annotations": map[string]interface{}{AnnotationSyncRunRefresh: nil}},
+		"operation": op,
+		"status":    map[string]interface{}{"operationState": nil},
+	}
+}
+
+func terminatePatch() map[string]interface{} {
+	return map[string]interface{}{"status": map[string]interface{}{"operationState": map[string]interface{}{"phase": phaseTerminating}}}
+}

@@ -1,0 +1,517 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+var (
+	srT0    = metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	srLater = metav1.NewTime(srT0.Add(time.Minute))
+)
+
+func manualDeployment() *managedv1alpha1.GitOpsDeployment {
+	return deployment(func(d *managedv1alpha1.GitOpsDeployment) {
+		d.Spec.Type = managedv1alpha1.GitOpsDeploymentSpecTypeManual
+		d.CreationTimestamp = srT0
+	})
+}
+
+func syncRun(name string, created metav1.Time, mutate ...func(*managedv1alpha1.GitOpsDeploymentSyncRun)) *managedv1alpha1.GitOpsDeploymentSyncRun {
+	r := &managedv1alpha1.GitOpsDeploymentSyncRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "jane", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: created},
+		Spec:       managedv1alpha1.GitOpsDeploymentSyncRunSpec{GitopsDeploymentName: "web"},
+	}
+	for _, m := range mutate {
+		m(r)
+	}
+	return r
+}
+
+// appOf is the Application of d as Argo CD leaves it between operations.
+func appOf(d *managedv1alpha1.GitOpsDeployment, mutate ...func(*argov1alpha1.Application)) *argov1alpha1.Application {
+	app := &argov1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "argocd", Name: ApplicationName(d.UID), ResourceVersion: "7",
+			Labels:      map[string]string{LabelDeploymentNamespace: d.Namespace, LabelDeploymentUID: string(d.UID)},
+			Annotations: map[string]string{AnnotationDeploymentName: d.Name},
+		},
+	}
+	for _, m := range mutate {
+		m(app)
+	}
+	return app
+}
+
+func requested(run *managedv1alpha1.GitOpsDeploymentSyncRun) func(*argov1alpha1.Application) {
+	return func(app *argov1alpha1.Application) {
+		app.Operation = syncOperation(run, manualDeployment())
+		app.Status.OperationState = nil
+	}
+}
+
+func inState(run *managedv1alpha1.GitOpsDeploymentSyncRun, phase, msg string) func(*argov1alpha1.Application) {
+	return func(app *argov1alpha1.Application) {
+		op := syncOperation(run, manualDeployment())
+		// The phase is gitops-engine's type; JSON sets it without importing that module.
+		st := &argov1alpha1.OperationState{}
+		if err := json.Unmarshal([]byte(`{"phase":"`+phase+`"}`), st); err != nil {
+			panic(err)
+		}
+		st.Operation, st.StartedAt, st.Message = *op, srT0, msg
+		app.Status.OperationState = st
+		if st.Phase.Completed() {
+			app.Operation = nil
+		} else {
+			app.Operation = op
+		}
+	}
+}
+
+func refreshedFor(run *managedv1alpha1.GitOpsDeploymentSyncRun, argoStillRefreshing bool) func(*argov1alpha1.Application) {
+	return func(app *argov1alpha1.Application) {
+		app.Annotations[AnnotationSyncRunRefresh] = string(run.UID)
+		if argoStillRefreshing {
+			app.Annotations[annotationArgoRefresh] = refreshNormal
+		}
+	}
+}
+
+func withCondition(c *managedv1alpha1.GitOpsDeploymentSyncRunCondition) func(*managedv1alpha1.GitOpsDeploymentSyncRun) {
+	return func(r *managedv1alpha1.GitOpsDeploymentSyncRun) {
+		cc := *c
+		cc.LastTransitionTime = &srT0
+		r.Status.Conditions = []managedv1alpha1.GitOpsDeploymentSyncRunCondition{cc}
+	}
+}
+
+var succeeded = &managedv1alpha1.GitOpsDeploymentSyncRunCondition{
+	Type: managedv1alpha1.GitOpsDeploymentSyncRunConditionErrorOccurred, Status: managedv1alpha1.GitOpsConditionStatusFalse,
+}
+
+// plan runs planSyncRuns a minute after srT0.
+func plan(runs []*managedv1alpha1.GitOpsDeploymentSyncRun, d *managedv1alpha1.GitOpsDeployment, apps ...*argov1alpha1.Application) syncRunPlan {
+	return planSyncRuns(syncRunWorld{runs: runs, deployment: d, applications: apps}, srLater)
+}
+
+func statusOf(t *testing.T, p syncRunPlan, run *managedv1alpha1.GitOpsDeploymentSyncRun) (*managedv1alpha1.GitOpsDeploymentSyncRunCondition, bool) {
+	t.Helper()
+	for _, s := range p.statuses {
+		if s.run.UID == run.UID {
+			return findSyncRunCondition(s.conditions), true
+		}
+	}
+	return nil, false
+}
+
+func expectNoAppAction(t *testing.T, p syncRunPlan) {
+	t.Helper()
+	if p.refresh != nil || p.start != nil || len(p.terminate) > 0 {
+		t.Fatalf("expected no Application action, got refresh=%v start=%v terminate=%d", p.refresh, p.start, len(p.terminate))
+	}
+}
+
+func TestSyncOperationRevisionAndOptions(t *testing.T) {
+	d := manualDeployment()
+	d.Spec.SyncPolicy = &managedv1alpha1.SyncPolicy{SyncOptions: managedv1alpha1.SyncOptions{managedv1alpha1.SyncOptionCreateNamespaceTrue}}
+	run := syncRun("pin", srT0, func(r *managedv1alpha1.GitOpsDeploymentSyncRun) {
+		r.Spec.RevisionID = "0123456789abcdef0123456789abcdef01234567"
+	})
+	raw, err := json.Marshal(operationPatch(syncOperation(run, d)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The exact merge patch: the revision is the SyncRun's, the sync options the deployment's
+	// (Argo CD reads them from the operation only), the info names the SyncRun, the refresh
+	// marker goes and Argo CD starts the operation afresh.
+	want := `{"metadata":{"annotations":{"managed-gitops.redhat.com/syncrun-refresh":null}},` +
+		`"operation":{"sync":{"revision":"0123456789abcdef0123456789abcdef01234567","prune":true,` +
+		`"syncStrategy":{"hook":{}},"syncOptions":["PrunePropagationPolicy=background","CreateNamespace=true"]},` +
+		`"initiatedBy":{"username":"gitops-service"},` +
+		`"info":[{"name":"syncRunUID","value":"uid-pin"},{"name":"syncRun","value":"jane/pin"}],"retry":{}},` +
+		`"status":{"operationState":null}}`
+	if string(raw) != want {
+		t.Errorf("operation patch:\n got %s\nwant %s", raw, want)
+	}
+
+	// Without a revision the operation leaves it empty: Argo CD then syncs the deployment's
+	// target revision, resolved at sync time.
+	op := syncOperation(syncRun("head", srT0), manualDeployment())
+	if op.Sync.Revision != "" {
+		t.Errorf("revision %q, want empty", op.Sync.Revision)
+	}
+	if got := syncRunOf(op.Info); got != "uid-head" {
+		t.Errorf("info names %q", got)
+	}
+}
+
+func TestPatchesCarryOnlyTheirFields(t *testing.T) {
+	raw, _ := json.Marshal(refreshPatch(syncRun("a", srT0)))
+	if want := `{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal","managed-gitops.redhat.com/syncrun-refresh":"uid-a"}}}`; string(raw) != want {
+		t.Errorf("refresh patch:\n got %s\nwant %s", raw, want)
+	}
+	raw, _ = json.Marshal(terminatePatch())
+	if want := `{"status":{"operationState":{"phase":"Terminating"}}}`; string(raw) != want {
+		t.Errorf("terminate patch:\n got %s\nwant %s", raw, want)
+	}
+}
+
+// TestSyncRunAgainstAutomatedDeployment: the refusal (its condition is in TestSyncRunConditions)
+// is final, asks the caller to confirm it with the server, and never hits a sync already running.
+func TestSyncRunAgainstAutomatedDeployment(t *testing.T) {
+	d := manualDeployment()
+	d.Spec.Type = managedv1alpha1.GitOpsDeploymentSpecTypeAutomated
+	run := syncRun("sync", srLater)
+	p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{run}, d, appOf(d))
+	expectNoAppAction(t, p)
+	if !p.automated {
+		t.Error("the plan must say a SyncRun was refused for an automated deployment")
+	}
+	c, ok := statusOf(t, p, run)
+	if !ok || c == nil {
+		t.Fatal("no condition written")
+	}
+
+	// Refused for good: switching the deployment to manual afterwards does not sync it.
+	refused := syncRun("sync", srLater, withCondition(c))
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{refused}, manualDeployment(), appOf(manualDeployment()))
+	expectNoAppAction(t, p)
+	if len(p.statuses) != 0 || p.automated {
+		t.Errorf("a refused SyncRun stays as it is: %+v", p.statuses)
+	}
+
+	// A sync already running when the deployment turns automated is not refused afterwards.
+	running := syncRun("sync", srLater)
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{running}, d, appOf(d, inState(running, phaseRunning, "")))
+	expectNoAppAction(t, p)
+	if len(p.statuses) != 0 || p.automated {
+		t.Errorf("a running sync is not refused: %+v", p.statuses)
+	}
+}
+
+func TestSyncRunRefreshesThenSyncs(t *testing.T) {
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	runs := []*managedv1alpha1.GitOpsDeploymentSyncRun{run}
+
+	p := plan(runs, d, appOf(d))
+	if p.refresh != run || p.start != nil || len(p.statuses) != 0 {
+		t.Fatalf("first step: refresh=%v start=%v statuses=%v", p.refresh, p.start, p.statuses)
+	}
+	p = plan(runs, d, appOf(d, refreshedFor(run, true)))
+	expectNoAppAction(t, p)
+	p = plan(runs, d, appOf(d, refreshedFor(run, false)))
+	if p.start != run || p.refresh != nil || p.app == nil || p.app.Name != ApplicationName(d.UID) {
+		t.Fatalf("third step: refresh=%v start=%v", p.refresh, p.start)
+	}
+
+	// Requested, then running: nothing more to do, nothing to report.
+	for _, app := range []*argov1alpha1.Application{appOf(d, requested(run)), appOf(d, inState(run, phaseRunning, ""))} {
+		p = plan(runs, d, app)
+		expectNoAppAction(t, p)
+		if len(p.statuses) != 0 {
+			t.Errorf("statuses %v", p.statuses)
+		}
+	}
+
+	// Completed: the outcome is recorded.
+	p = plan(runs, d, appOf(d, inState(run, phaseSucceeded, "successfully synced (all tasks run)")))
+	expectNoAppAction(t, p)
+	c, ok := statusOf(t, p, run)
+	if !ok || c.Status != managedv1alpha1.GitOpsConditionStatusFalse || c.Reason != "" || c.Message != "" {
+		t.Fatalf("success condition %+v", c)
+	}
+}
+
+func TestSyncRunIsKeyedOnItsUID(t *testing.T) {
+	d := manualDeployment()
+	done := syncRun("sync", srLater, withCondition(succeeded), func(r *managedv1alpha1.GitOpsDeploymentSyncRun) {
+		r.Labels = map[string]string{"changed": "after the sync"}
+		r.ResourceVersion = "99"
+	})
+	// Whatever the Application shows (the operation's state still naming it, or gone since),
+	// a finished SyncRun starts nothing and its status stays.
+	for _, app := range []*argov1alpha1.Application{
+		appOf(d, inState(done, phaseSucceeded, "")),
+		appOf(d),
+		appOf(d, refreshedFor(done, false)),
+	} {
+		p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{done}, d, app)
+		expectNoAppAction(t, p)
+		if len(p.statuses) != 0 {
+			t.Errorf("statuses %v", p.statuses)
+		}
+	}
+
+	// Another object of the same name is another SyncRun, synced again.
+	again := syncRun("sync", srLater, func(r *managedv1alpha1.GitOpsDeploymentSyncRun) { r.UID = "uid-again" })
+	p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{again}, d, appOf(d, inState(done, phaseSucceeded, "")))
+	if p.refresh != again {
+		t.Errorf("a new SyncRun of the same name must sync: %+v", p)
+	}
+}
+
+func TestSyncRunsRunOneAfterAnother(t *testing.T) {
+	d := manualDeployment()
+	first := syncRun("b-first", srLater)
+	// Created in the same second: the name decides.
+	second := syncRun("c-second", srLater)
+	// Created earlier, but finished long ago.
+	old := syncRun("a-old", srT0, withCondition(succeeded))
+	runs := []*managedv1alpha1.GitOpsDeploymentSyncRun{second, old, first}
+
+	p := plan(runs, d, appOf(d))
+	if p.refresh != first {
+		t.Fatalf("the first SyncRun goes first, got %v", p.refresh)
+	}
+	p = plan(runs, d, appOf(d, inState(first, phaseRunning, "")))
+	expectNoAppAction(t, p)
+
+	// The first one ends: its outcome is recorded, and in the same pass the second one starts
+	// its refresh (the caller writes statuses before touching the Application).
+	p = plan(runs, d, appOf(d, inState(first, "Failed", "one or more objects failed to apply")))
+	c, ok := statusOf(t, p, first)
+	if !ok || c.Status != managedv1alpha1.GitOpsConditionStatusTrue ||
+		c.Message != "the sync operation ended with phase Failed: one or more objects failed to apply" {
+		t.Fatalf("failure condition %+v", c)
+	}
+	if p.refresh != second {
+		t.Fatalf("the second SyncRun goes next, got %v", p.refresh)
+	}
+
+	// Someone else's operation (no SyncRun in its info) is not overwritten.
+	foreign := appOf(d, func(app *argov1alpha1.Application) {
+		app.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{}}
+	})
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{first}, d, foreign)
+	expectNoAppAction(t, p)
+}
+
+func TestDeletedSyncRunTerminatesItsRunningSync(t *testing.T) {
+	d := manualDeployment()
+	gone := syncRun("gone", srLater)
+	next := syncRun("next", srLater)
+
+	// Running: terminate, and let the next SyncRun wait for the end.
+	app := appOf(d, inState(gone, phaseRunning, "waiting for healthy state of /Pod/slow"))
+	p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{next}, d, app)
+	if len(p.terminate) != 1 || p.terminate[0] != app || p.refresh != nil || p.start != nil {
+		t.Fatalf("terminate=%v refresh=%v start=%v", p.terminate, p.refresh, p.start)
+	}
+
+	// A SyncRun being deleted (a finalizer of the user's holds it) counts as gone.
+	deleting := syncRun("gone", srLater, func(r *managedv1alpha1.GitOpsDeploymentSyncRun) { r.DeletionTimestamp = &srLater })
+	if p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{deleting}, d, app); len(p.terminate) != 1 {
+		t.Fatalf("a deleting SyncRun's sync must be terminated")
+	}
+
+	// Requested but not started yet, already terminating, or completed: nothing to terminate.
+	for _, app := range []*argov1alpha1.Application{
+		appOf(d, requested(gone)),
+		appOf(d, inState(gone, phaseTerminating, "")),
+		appOf(d, inState(gone, "Failed", "Operation terminated")),
+	} {
+		if p = plan(nil, d, app); len(p.terminate) != 0 {
+			t.Errorf("unexpected termination of %+v", app.Status.OperationState)
+		}
+	}
+
+	// The SyncRun still exists: its sync runs on.
+	if p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{gone}, d, app); len(p.terminate) != 0 {
+		t.Error("a live SyncRun's sync must not be terminated")
+	}
+
+	// Once the terminated operation ended, the next SyncRun goes.
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{next}, d, appOf(d, inState(gone, "Failed", "Operation terminated")))
+	if p.refresh != next || len(p.statuses) != 0 {
+		t.Fatalf("refresh=%v statuses=%v", p.refresh, p.statuses)
+	}
+}
+
+func TestSyncRunWithoutItsDeployment(t *testing.T) {
+	run := syncRun("early", srT0)
+	p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{run}, nil)
+	c, ok := statusOf(t, p, run)
+	if !ok || c.Status != managedv1alpha1.GitOpsConditionStatusTrue ||
+		c.Message != "Unable to retrieve GitOpsDeployment 'web' referenced by the GitOpsDeploymentSyncRun" {
+		t.Fatalf("condition %+v", c)
+	}
+	expectNoAppAction(t, p)
+
+	// That error is the one that is not final: the deployment created in the same second
+	// (kubectl apply -f of a folder) lets the SyncRun go, and the error is cleared.
+	waiting := syncRun("early", srT0, withCondition(c))
+	if syncRunFinished(waiting) {
+		t.Fatal("a SyncRun waiting for its deployment is not finished")
+	}
+	d := manualDeployment()
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{waiting}, d)
+	if got, ok := statusOf(t, p, waiting); !ok || got != nil {
+		t.Fatalf("the error must be cleared, got %+v", got)
+	}
+	expectNoAppAction(t, p) // no Application yet
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{waiting}, d, appOf(d))
+	if p.refresh != waiting {
+		t.Fatal("with its Application the SyncRun goes")
+	}
+
+	// A deployment created after the SyncRun is not the one it asked to sync.
+	newer := manualDeployment()
+	newer.CreationTimestamp = srLater
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{waiting}, newer, appOf(newer))
+	expectNoAppAction(t, p)
+	c, ok = statusOf(t, p, waiting)
+	if !ok || c.Status != managedv1alpha1.GitOpsConditionStatusTrue || !strings.Contains(c.Message, "was created after the GitOpsDeploymentSyncRun") {
+		t.Fatalf("condition %+v", c)
+	}
+	if !syncRunFinished(syncRun("early", srT0, withCondition(c))) {
+		t.Error("that error is final")
+	}
+}
+
+func TestSyncRunIgnoresApplicationsOfEarlierDeployments(t *testing.T) {
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	old := appOf(d, func(app *argov1alpha1.Application) {
+		app.Name = "gitopsdepl-old"
+		app.Labels[LabelDeploymentUID] = "old-uid"
+	})
+	p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{run}, d, old)
+	expectNoAppAction(t, p)
+	deleting := appOf(d, func(app *argov1alpha1.Application) { app.DeletionTimestamp = &srLater })
+	p = plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{run}, d, deleting)
+	expectNoAppAction(t, p)
+}
+
+func TestSyncRunRelevantChange(t *testing.T) {
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	base := appOf(d)
+	refreshed := appOf(d, func(app *argov1alpha1.Application) {
+		app.Status.ReconciledAt = &srLater
+		app.Status.Sync.Status = argov1alpha1.SyncStatusCodeOutOfSync
+	})
+	if syncRunRelevantChange(base, refreshed) {
+		t.Error("a status refresh is no news to SyncRuns")
+	}
+	for name, app := range map[string]*argov1alpha1.Application{
+		"operation set":       appOf(d, requested(run)),
+		"operation running":   appOf(d, inState(run, phaseRunning, "")),
+		"refresh annotation":  appOf(d, refreshedFor(run, true)),
+		"deletion":            appOf(d, func(app *argov1alpha1.Application) { app.DeletionTimestamp = &srLater }),
+		"operation completed": appOf(d, inState(run, phaseSucceeded, "")),
+	} {
+		if !syncRunRelevantChange(base, app) {
+			t.Errorf("%s must requeue the SyncRuns", name)
+		}
+	}
+	if !syncRunRelevantChange(appOf(d, inState(run, phaseRunning, "")), appOf(d, inState(run, phaseTerminating, ""))) {
+		t.Error("a phase change must requeue the SyncRuns")
+	}
+}
+
+func TestDeploymentKeyOfSyncRun(t *testing.T) {
+	keys, _ := deploymentKeyOfSyncRun(syncRun("x", srT0))
+	if len(keys) != 1 || keys[0] != "jane/web" {
+		t.Errorf("keys %v", keys)
+	}
+}
+
+// TestSyncRunConditions: the exact condition one SyncRun gets in each situation, and what
+// happens to the Application then.
+func TestSyncRunConditions(t *testing.T) {
+	manual := manualDeployment()
+	automated := manualDeployment()
+	automated.Spec.Type = managedv1alpha1.GitOpsDeploymentSpecTypeAutomated
+	newer := manualDeployment()
+	newer.CreationTimestamp = metav1.NewTime(srLater.Add(time.Second))
+	run := syncRun("sync", srLater)
+	missing := syncRunError("Unable to retrieve GitOpsDeployment 'web' referenced by the GitOpsDeploymentSyncRun")
+
+	type action string
+	const none, refresh, start action = "none", "refresh", "start"
+	for _, tc := range []struct {
+		name   string
+		run    *managedv1alpha1.GitOpsDeploymentSyncRun
+		depl   *managedv1alpha1.GitOpsDeployment
+		app    *argov1alpha1.Application
+		write  bool // whether the status changes
+		want   *managedv1alpha1.GitOpsDeploymentSyncRunCondition
+		action action
+	}{
+		{name: "no deployment", run: run, write: true, want: missing, action: none},
+		{name: "still no deployment", run: syncRun("sync", srLater, withCondition(missing)), write: false, want: missing, action: none},
+		{
+			name: "automated deployment", run: run, depl: automated, app: appOf(automated), write: true, action: none,
+			want: syncRunError("invalid GitOpsDeploymentSyncRun 'sync'. Syncing a GitOpsDeployment with Automated sync policy is not allowed"),
+		},
+		{
+			name: "deployment created after the SyncRun", run: run, depl: newer, app: appOf(newer), write: true, action: none,
+			want: syncRunError("GitOpsDeployment 'web' was created after the GitOpsDeploymentSyncRun: create a new GitOpsDeploymentSyncRun to sync it"),
+		},
+		{name: "manual, no Application yet", run: run, depl: manual, write: false, action: none},
+		{name: "manual, Application free", run: run, depl: manual, app: appOf(manual), write: false, action: refresh},
+		{name: "deployment appeared", run: syncRun("sync", srLater, withCondition(missing)), depl: manual, app: appOf(manual), write: true, action: refresh},
+		{name: "refreshed", run: run, depl: manual, app: appOf(manual, refreshedFor(run, false)), write: false, action: start},
+		{name: "running", run: run, depl: manual, app: appOf(manual, inState(run, phaseRunning, "")), write: false, action: none},
+		{
+			name: "succeeded", run: run, depl: manual, app: appOf(manual, inState(run, phaseSucceeded, "successfully synced (all tasks run)")),
+			write: true, want: succeeded, action: none,
+		},
+		{
+			name: "failed", run: run, depl: manual, app: appOf(manual, inState(run, "Failed", "one or more objects failed to apply")),
+			write: true, want: syncRunError("the sync operation ended with phase Failed: one or more objects failed to apply"), action: none,
+		},
+		{
+			name: "terminated by someone else", run: run, depl: manual, app: appOf(manual, inState(run, "Failed", "Operation terminated")),
+			write: true, want: syncRunError("the sync operation ended with phase Failed: Operation terminated"), action: none,
+		},
+		{
+			name: "error", run: run, depl: manual, app: appOf(manual, inState(run, "Error", "rpc error: unknown revision")),
+			write: true, want: syncRunError("the sync operation ended with phase Error: rpc error: unknown revision"), action: none,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var apps []*argov1alpha1.Application
+			if tc.app != nil {
+				apps = append(apps, tc.app)
+			}
+			p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{tc.run}, tc.depl, apps...)
+			got := findSyncRunCondition(tc.run.Status.Conditions)
+			if c, ok := statusOf(t, p, tc.run); ok != tc.write {
+				t.Fatalf("status written: %v, want %v", ok, tc.write)
+			} else if ok {
+				got = c
+			}
+			if (got == nil) != (tc.want == nil) {
+				t.Fatalf("condition %+v, want %+v", got, tc.want)
+			}
+			if got != nil && (got.Type != tc.want.Type || got.Status != tc.want.Status || got.Reason != tc.want.Reason || got.Message != tc.want.Message) {
+				t.Errorf("condition\n got %+v\nwant %+v", *got, *tc.want)
+			}
+			if tc.write && got != nil && (got.LastTransitionTime == nil || !got.LastTransitionTime.Equal(&srLater)) {
+				t.Errorf("lastTransitionTime %v, want the time of the change", got.LastTransitionTime)
+			}
+			var act action = none
+			switch {
+			case p.refresh == tc.run:
+				act = refresh
+			case p.start == tc.run:
+				act = start
+			case p.refresh != nil || p.start != nil || len(p.terminate) > 0:
+				act = "other"
+			}
+			if act != tc.action {
+				t.Errorf("action %s, want %s", act, tc.action)
+			}
+		})
+	}
+}
