@@ -131,6 +131,9 @@ func New(cfg Config) (*Agent, error) {
 	if err := a.setupRepositoryCredentials(); err != nil {
 		return nil, err
 	}
+	if err := a.setupEnvironments(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
