@@ -119,12 +119,43 @@ func (a *Agent) setupEnvironments() error {
 			e.ctl.enqueue(env)
 		}
 	}
-	return a.addInformer(secretInformer.Informer(), cache.ResourceEventHandlerFuncs{
+	if err := a.addInformer(secretInformer.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    onSecret,
 		UpdateFunc: func(_, obj interface{}) { onSecret(obj) },
 		DeleteFunc: onSecret,
+	}); err != nil {
+		return err
+	}
+
+	// A cluster Secret changed or deleted by someone else is rewritten; one whose environment is
+	// gone (deleted while the agent was not running) is collected. At start-up every cluster
+	// Secret comes by as an add.
+	onClusterSecret := func(obj interface{}) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		s, ok := obj.(*corev1.Secret)
+		if !ok || s.Labels[LabelEnvironmentUID] == "" {
+			return
+		}
+		envs, _ := envInformer.GetIndexer().ByIndex(byUID, s.Labels[LabelEnvironmentUID])
+		if len(envs) == 0 {
+			e.ctl.add(namespaceKey(s.Labels[LabelEnvironmentNamespace]))
+		}
+		for _, env := range envs {
+			e.ctl.enqueue(env)
+		}
+	}
+	return a.addInformer(a.argoKubeInformers.Core().V1().Secrets().Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    onClusterSecret,
+		UpdateFunc: func(_, obj interface{}) { onClusterSecret(obj) },
+		DeleteFunc: onClusterSecret,
 	})
 }
+
+// namespaceKey is the work queue key that collects the cluster Secrets of the deleted
+// environments of a namespace: a key with no name, which no environment has.
+func namespaceKey(namespace string) string { return namespace + "/" }
 
 func (a *Agent) environmentInformer() cache.SharedIndexInformer {
 	return a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments().Informer()
@@ -164,6 +195,9 @@ func (e *environments) sync(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
+	}
+	if name == "" {
+		return e.collectClusterSecrets(ctx, namespace)
 	}
 	env, err := e.environmentLister().GitOpsDeploymentManagedEnvironments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -168,6 +169,16 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(cfg.BearerToken).To(Equal(deployerToken))
 		Expect(cfg.TLSClientConfig.CAData).To(Equal(remoteConfig.CAData))
 		Expect(cfg.TLSClientConfig.Insecure).To(BeFalse())
+
+		By("writing it again when someone deletes it")
+		Expect(kube.CoreV1().Secrets(argoNamespace).Delete(ctx, s.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) (types.UID, error) {
+			s, err := clusterSecret(ctx, env)
+			if err != nil {
+				return "", err
+			}
+			return s.UID, nil
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(And(Not(BeEmpty()), Not(Equal(s.UID))))
 
 		By("deploying a GitOpsDeployment through it")
 		d := &managedv1alpha1.GitOpsDeployment{
