@@ -81,8 +81,10 @@ func (a *Agent) setupEnvironments() error {
 	if err := deplInformer.AddIndexers(cache.Indexers{byEnvironment: environmentKeyOfDeployment}); err != nil {
 		return err
 	}
-	onEnvironment := func(obj interface{}) {
-		e.ctl.enqueue(obj)
+	// The deployments of an environment follow its status; the environment itself needs no
+	// second look at a status it just wrote (its generation moves only with its spec), which
+	// would cost a request to its cluster.
+	enqueueDeployments := func(obj interface{}) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
 			return
@@ -92,9 +94,19 @@ func (a *Agent) setupEnvironments() error {
 			a.deploymentCtl.enqueue(d)
 		}
 	}
+	onEnvironment := func(obj interface{}) {
+		e.ctl.enqueue(obj)
+		enqueueDeployments(obj)
+	}
 	if err := a.addInformer(envInformer, cache.ResourceEventHandlerFuncs{
-		AddFunc:    onEnvironment,
-		UpdateFunc: func(_, obj interface{}) { onEnvironment(obj) },
+		AddFunc: onEnvironment,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
+			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+				e.ctl.enqueue(obj)
+			}
+			enqueueDeployments(obj)
+		},
 		DeleteFunc: onEnvironment,
 	}); err != nil {
 		return err
