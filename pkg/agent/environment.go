@@ -219,7 +219,7 @@ func (e *environments) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if env.DeletionTimestamp != nil {
-		return e.deleteSecret(ctx, ClusterSecretName(env.UID))
+		return e.deleteClusterSecret(ctx, env)
 	}
 
 	cs, conn, err := e.connect(ctx, env)
@@ -230,7 +230,7 @@ func (e *environments) sync(ctx context.Context, key string) error {
 		if err := e.applyClusterSecret(ctx, *cs); err != nil {
 			return err
 		}
-	} else if err := e.deleteSecret(ctx, ClusterSecretName(env.UID)); err != nil {
+	} else if err := e.deleteClusterSecret(ctx, env); err != nil {
 		return err
 	}
 	if err := e.updateStatus(ctx, env, conn); err != nil {
@@ -349,6 +349,16 @@ func environmentConditions(env *managedv1alpha1.GitOpsDeploymentManagedEnvironme
 		LastTransitionTime: now,
 	})
 	return conds
+}
+
+// deleteClusterSecret deletes the cluster Secret of env if the cache has it. One the cache has
+// not seen yet is deleted when its add event brings env back here.
+func (e *environments) deleteClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+	name := ClusterSecretName(env.UID)
+	if _, err := e.argoSecrets.Secrets(e.argoNamespace).Get(name); apierrors.IsNotFound(err) {
+		return nil
+	}
+	return e.deleteSecret(ctx, name)
 }
 
 // collectClusterSecrets deletes the cluster Secrets made for environments of namespace that
