@@ -267,6 +267,46 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		deleteEnvironment(ctx, env)
 	})
 
+	It("keeps a deployment to the namespaces of its environment, whatever its credentials may do", func(ctx context.Context) {
+		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ctx, ns, "remote-admin-limited", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		env := createEnvironment(ctx, "limited", "remote-admin-limited", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+			s.Namespaces = []string{ns}
+		})
+		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+		other := ns + "-other"
+		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "outside"},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env1"},
+				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: other},
+				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		// Argo CD manages only the cluster Secret's namespaces, and says so (as it did for the original).
+		Eventually(func(g Gomega, ctx context.Context) {
+			var cond *managedv1alpha1.GitOpsDeploymentCondition
+			for _, c := range getDeployment(ctx, ns, d.Name).Status.Conditions {
+				if c.Type == managedv1alpha1.GitOpsDeploymentConditionType(argov1alpha1.ApplicationConditionComparisonError) {
+					cond = &c
+				}
+			}
+			g.Expect(cond).NotTo(BeNil(), "no ComparisonError")
+			g.Expect(cond.Message).To(ContainSubstring(fmt.Sprintf(`Namespace %q for ConfigMap "cm-remote-one" is not managed`, other)))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		_, err = remote.CoreV1().ConfigMaps(other).Get(ctx, "cm-remote-one", metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "deployed outside the environment's namespaces: %v", err)
+
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+		deleteEnvironment(ctx, env)
+	})
+
 	It("re-reads the Secret when it changes", func(ctx context.Context) {
 		createSecret(ctx, ns, "changing", managedv1alpha1.ManagedEnvironmentSecretType,
 			map[string]string{"kubeconfig": kubeconfigYAML(remoteURL, "wrong-token", remoteConfig.CAData)})
