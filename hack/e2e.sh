@@ -8,6 +8,8 @@ set -o errexit -o nounset -o pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export GITOPS_LOCAL_DIR="${ROOT}/.local/e2e"
 export GITOPS_LOCAL_PORT_OFFSET="${GITOPS_E2E_PORT_OFFSET:-1000}"
+# A second kube-apiserver plays the remote cluster of the ManagedEnvironment tests.
+export GITOPS_LOCAL_REMOTE_CLUSTER=1
 
 cleanup() {
 	local rc=$?

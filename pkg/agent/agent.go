@@ -134,6 +134,9 @@ func New(cfg Config) (*Agent, error) {
 	if err := a.setupSyncRuns(); err != nil {
 		return nil, err
 	}
+	if err := a.setupEnvironments(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

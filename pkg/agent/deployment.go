@@ -303,6 +303,9 @@ func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDe
 	if err != nil {
 		return err
 	}
+	if app != nil && app.Status.Sync.ComparedTo.Source.RepoURL != "" {
+		st.ReconciledState.Destination.Name = a.reconciledEnvironment(depl.Namespace, app)
+	}
 	if apiequality.Semantic.DeepEqual(st, depl.Status) {
 		return nil
 	}

@@ -41,12 +41,6 @@ func (a *Agent) destination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha
 	return a.localDestination(depl)
 }
 
-// environmentDestination is a deployment through a GitOpsDeploymentManagedEnvironment of the
-// tenant's namespace.
-func (a *Agent) environmentDestination(_ *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
-	return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
-}
-
 // clusterSecret is an Argo CD cluster Secret in the Argo CD namespace.
 type clusterSecret struct {
 	// Name is both the Secret's name and the cluster's name in Argo CD.

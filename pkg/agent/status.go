@@ -48,7 +48,7 @@ func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1
 			Source: managedv1alpha1.GitOpsDeploymentSource{
 				RepoURL: cmp.Source.RepoURL, Path: cmp.Source.Path, Branch: cmp.Source.TargetRevision,
 			},
-			// The local cluster has no ManagedEnvironment, hence no name (reference §4.3).
+			// Name is that of a ManagedEnvironment, which updateStatus fills in (reference §4.3).
 			Destination: managedv1alpha1.GitOpsDeploymentDestination{Namespace: cmp.Destination.Namespace},
 		}
 	}

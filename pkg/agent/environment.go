@@ -1,0 +1,426 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
+)
+
+// Labels of the Argo CD cluster Secret of a GitOpsDeploymentManagedEnvironment.
+const (
+	LabelEnvironmentNamespace = "managed-gitops.redhat.com/managedenvironment-namespace"
+	LabelEnvironmentUID       = "managed-gitops.redhat.com/managedenvironment-uid"
+)
+
+// Informer indexes of the environment controller.
+const (
+	// byCredentialsSecret: environments by the "namespace/name" of their Secret.
+	byCredentialsSecret = "credentialsSecret"
+	// byUID: environments by UID, to name the environment of an Argo CD cluster.
+	byUID = "uid"
+	// byEnvironment: GitOpsDeployments by the "namespace/name" of their environment.
+	byEnvironment = "environment"
+)
+
+const (
+	// revalidateAfter is when a connected environment's credentials are checked again: a
+	// token can be revoked on the cluster without any event here.
+	revalidateAfter = 10 * time.Minute
+	// retryUnreachableAfter is when a cluster that could not be reached or validated is
+	// tried again, without the Secret or the environment having changed.
+	retryUnreachableAfter = 30 * time.Second
+)
+
+// userErrorDestinationNamespace is the reference's message (§3.2) for a deployment to an
+// environment without a namespace; the API rejects it, the check stays for older objects.
+const userErrorDestinationNamespace = "the namespace specified in the destination field is invalid"
+
+// ClusterSecretName is the name of the Argo CD cluster Secret, and cluster, of the
+// ManagedEnvironment with the given UID.
+func ClusterSecretName(uid types.UID) string { return "managed-env-" + string(uid) }
+
+// environments reconciles GitOpsDeploymentManagedEnvironments into Argo CD cluster Secrets.
+type environments struct {
+	*Agent
+	ctl *controller
+	// secrets holds the Secrets of the managed-environment type, in every namespace.
+	secrets corelisters.SecretLister
+}
+
+// setupEnvironments wires the environment controller: an environment is queued by its own
+// events and by those of its Secret, and queues the GitOpsDeployments that deploy through it.
+func (a *Agent) setupEnvironments() error {
+	e := &environments{Agent: a}
+	e.ctl = newController("managedenvironments", e.sync)
+	a.controllers = append(a.controllers, e.ctl)
+
+	envInformer := a.environmentInformer()
+	if err := envInformer.AddIndexers(cache.Indexers{byCredentialsSecret: credentialsSecretKey, byUID: uidKey}); err != nil {
+		return err
+	}
+	deplInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments().Informer()
+	if err := deplInformer.AddIndexers(cache.Indexers{byEnvironment: environmentKeyOfDeployment}); err != nil {
+		return err
+	}
+	// The deployments of an environment follow its status; the environment itself needs no
+	// second look at a status it just wrote (its generation moves only with its spec), which
+	// would cost a request to its cluster.
+	enqueueDeployments := func(obj interface{}) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		depls, _ := deplInformer.GetIndexer().ByIndex(byEnvironment, key)
+		for _, d := range depls {
+			a.deploymentCtl.enqueue(d)
+		}
+	}
+	onEnvironment := func(obj interface{}) {
+		e.ctl.enqueue(obj)
+		enqueueDeployments(obj)
+	}
+	if err := a.addInformer(envInformer, cache.ResourceEventHandlerFuncs{
+		AddFunc: onEnvironment,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
+			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+				e.ctl.enqueue(obj)
+			}
+			enqueueDeployments(obj)
+		},
+		DeleteFunc: onEnvironment,
+	}); err != nil {
+		return err
+	}
+
+	// Only Secrets of the managed-environment type: the agent has no business with the others,
+	// and a Secret that changes to or from the type still reaches the environment, as an add or
+	// a delete.
+	secretFactory := informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("type", managedv1alpha1.ManagedEnvironmentSecretType).String()
+	}))
+	a.factories = append(a.factories, secretFactory)
+	secretInformer := secretFactory.Core().V1().Secrets()
+	e.secrets = secretInformer.Lister()
+	onSecret := func(obj interface{}) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		envs, _ := envInformer.GetIndexer().ByIndex(byCredentialsSecret, key)
+		for _, env := range envs {
+			e.ctl.enqueue(env)
+		}
+	}
+	if err := a.addInformer(secretInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    onSecret,
+		UpdateFunc: func(_, obj interface{}) { onSecret(obj) },
+		DeleteFunc: onSecret,
+	}); err != nil {
+		return err
+	}
+
+	// A cluster Secret changed or deleted by someone else is rewritten; one whose environment is
+	// gone (deleted while the agent was not running) is collected. At start-up every cluster
+	// Secret comes by as an add.
+	onClusterSecret := func(obj interface{}) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		s, ok := obj.(*corev1.Secret)
+		if !ok || s.Labels[LabelEnvironmentUID] == "" {
+			return
+		}
+		envs, _ := envInformer.GetIndexer().ByIndex(byUID, s.Labels[LabelEnvironmentUID])
+		if len(envs) == 0 {
+			e.ctl.add(namespaceKey(s.Labels[LabelEnvironmentNamespace]))
+		}
+		for _, env := range envs {
+			e.ctl.enqueue(env)
+		}
+	}
+	return a.addInformer(a.argoKubeInformers.Core().V1().Secrets().Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    onClusterSecret,
+		UpdateFunc: func(_, obj interface{}) { onClusterSecret(obj) },
+		DeleteFunc: onClusterSecret,
+	})
+}
+
+// namespaceKey is the work queue key that collects the cluster Secrets of the deleted
+// environments of a namespace: a key with no name, which no environment has.
+func namespaceKey(namespace string) string { return namespace + "/" }
+
+func (a *Agent) environmentInformer() cache.SharedIndexInformer {
+	return a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments().Informer()
+}
+
+func (a *Agent) environmentLister() listers.GitOpsDeploymentManagedEnvironmentLister {
+	return a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments().Lister()
+}
+
+func credentialsSecretKey(obj interface{}) ([]string, error) {
+	env, ok := obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
+	if !ok || env.Spec.ClusterCredentialsSecret == "" {
+		return nil, nil
+	}
+	return []string{env.Namespace + "/" + env.Spec.ClusterCredentialsSecret}, nil
+}
+
+func uidKey(obj interface{}) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil
+	}
+	return []string{string(m.GetUID())}, nil
+}
+
+func environmentKeyOfDeployment(obj interface{}) ([]string, error) {
+	d, ok := obj.(*managedv1alpha1.GitOpsDeployment)
+	if !ok || d.Spec.Destination.Environment == "" {
+		return nil, nil
+	}
+	return []string{d.Namespace + "/" + d.Spec.Destination.Environment}, nil
+}
+
+// sync makes the Argo CD cluster Secret of one environment key match the environment and its
+// Secret, and reports the outcome in the environment's status.
+func (e *environments) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	if name == "" {
+		return e.collectClusterSecrets(ctx, namespace)
+	}
+	env, err := e.environmentLister().GitOpsDeploymentManagedEnvironments(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return e.collectClusterSecrets(ctx, namespace)
+	}
+	if err != nil {
+		return err
+	}
+	if env.DeletionTimestamp != nil {
+		return e.deleteClusterSecret(ctx, env)
+	}
+
+	cs, conn, err := e.connect(ctx, env)
+	if err != nil {
+		return err
+	}
+	if cs != nil {
+		if err := e.applyClusterSecret(ctx, *cs); err != nil {
+			return err
+		}
+	} else if err := e.deleteClusterSecret(ctx, env); err != nil {
+		return err
+	}
+	if err := e.updateStatus(ctx, env, conn); err != nil {
+		return err
+	}
+	switch {
+	case conn.status == metav1.ConditionTrue:
+		e.ctl.queue.AddAfter(key, revalidateAfter)
+	case conn.reason == managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials ||
+		conn.reason == managedv1alpha1.ManagedEnvironmentReasonUnableToInstallServiceAccount:
+		e.ctl.queue.AddAfter(key, retryUnreachableAfter)
+	}
+	return nil
+}
+
+// connect reads the environment's Secret, connects to the cluster with it and returns the
+// cluster Secret to write (nil when the environment is not usable) and the condition. An error
+// is the agent's own trouble (reading the Secret), to be retried.
+func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*clusterSecret, connection, error) {
+	secret, err := e.credentialsSecret(ctx, env)
+	if apierrors.IsNotFound(err) {
+		return nil, *connectionFailed(managedv1alpha1.ManagedEnvironmentReasonKubernetesError,
+			"the Secret '%s' of .spec.credentialsSecret was not found in namespace '%s'", env.Spec.ClusterCredentialsSecret, env.Namespace), nil
+	}
+	if err != nil {
+		return nil, connection{}, err
+	}
+	creds, cond := parseCredentials(env, secret)
+	if cond != nil {
+		return nil, *cond, nil
+	}
+	client, err := kubernetes.NewForConfig(creds.restConfig(env.Spec.APIURL))
+	if err != nil {
+		return nil, *connectionFailed(managedv1alpha1.ManagedEnvironmentReasonUnableToCreateClient,
+			"unable to create a client for the cluster from the managed environment secret: %v", err), nil
+	}
+	if env.Spec.CreateNewServiceAccount {
+		token, err := installServiceAccount(ctx, client, env.UID, env.Spec.Namespaces, env.Spec.ClusterResources)
+		if err != nil {
+			klog.InfoS("installing the ServiceAccount of a managed environment failed", "environment", klog.KObj(env), "err", err)
+			msg := "unable to install service account from secret '" + env.Spec.ClusterCredentialsSecret + "'"
+			if apierrors.IsForbidden(err) {
+				msg += ": the credentials may not create ServiceAccounts, RBAC objects and Secrets"
+			}
+			return nil, *connectionFailed(managedv1alpha1.ManagedEnvironmentReasonUnableToInstallServiceAccount, "%s", msg), nil
+		}
+		// Argo CD deploys as the new ServiceAccount, not with what the kubeconfig had.
+		creds = &credentials{context: creds.context, bearerToken: token, caData: creds.caData, serverName: creds.serverName, insecure: creds.insecure}
+		if client, err = kubernetes.NewForConfig(creds.restConfig(env.Spec.APIURL)); err != nil {
+			return nil, *connectionFailed(managedv1alpha1.ManagedEnvironmentReasonUnableToCreateClient,
+				"unable to create a client for the cluster with the new service account: %v", err), nil
+		}
+	}
+	if err := verifyCredentials(ctx, client, env.Spec.Namespaces); err != nil {
+		klog.InfoS("the credentials of a managed environment did not validate", "environment", klog.KObj(env), "err", err)
+		return nil, *validationFailed(err), nil
+	}
+	return &clusterSecret{
+		Name: ClusterSecretName(env.UID),
+		// The query makes Argo CD treat each environment as a cluster of its own, with its own
+		// credentials and cache, even when several name the same API server (reference §4.3).
+		Server:           env.Spec.APIURL + "?managedEnvironment=" + string(env.UID),
+		Config:           creds.clusterConfig(),
+		Namespaces:       env.Spec.Namespaces,
+		ClusterResources: env.Spec.ClusterResources,
+		Labels:           map[string]string{LabelEnvironmentNamespace: env.Namespace, LabelEnvironmentUID: string(env.UID)},
+	}, connectionSucceeded, nil
+}
+
+// credentialsSecret is the environment's Secret, from the namespace of the environment only.
+// The cache holds only Secrets of the right type, so a miss is asked of the server, which can
+// tell a Secret of the wrong type from a missing one.
+func (e *environments) credentialsSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
+	if env.Spec.ClusterCredentialsSecret == "" {
+		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), "")
+	}
+	s, err := e.secrets.Secrets(env.Namespace).Get(env.Spec.ClusterCredentialsSecret)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return s, err
+	}
+	return e.kube.CoreV1().Secrets(env.Namespace).Get(ctx, env.Spec.ClusterCredentialsSecret, metav1.GetOptions{})
+}
+
+// updateStatus sets the ConnectionInitializationSucceeded condition, and writes the status only
+// when that changed it. SetStatusCondition keeps lastTransitionTime while the status stays.
+func (e *environments) updateStatus(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, conn connection) error {
+	conds := environmentConditions(env, conn, metav1.NewTime(e.now()))
+	if apiequality.Semantic.DeepEqual(conds, env.Status.Conditions) {
+		return nil
+	}
+	upd := env.DeepCopy()
+	upd.Status.Conditions = conds
+	_, err := e.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(env.Namespace).UpdateStatus(ctx, upd,
+		metav1.UpdateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("updating the status of GitOpsDeploymentManagedEnvironment %s/%s: %w", env.Namespace, env.Name, err)
+	}
+	klog.V(2).InfoS("managed environment", "environment", klog.KObj(env), "status", conn.status, "reason", conn.reason)
+	return nil
+}
+
+// environmentConditions is the environment's conditions with conn set.
+func environmentConditions(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, conn connection, now metav1.Time) []metav1.Condition {
+	conds := make([]metav1.Condition, len(env.Status.Conditions))
+	copy(conds, env.Status.Conditions)
+	msg := conn.message
+	if len(msg) > 32768 { // the API's limit for a condition message
+		msg = msg[:32768]
+	}
+	meta.SetStatusCondition(&conds, metav1.Condition{
+		Type:               managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded,
+		Status:             conn.status,
+		Reason:             string(conn.reason),
+		Message:            msg,
+		ObservedGeneration: env.Generation,
+		LastTransitionTime: now,
+	})
+	return conds
+}
+
+// deleteClusterSecret deletes the cluster Secret of env if the cache has it. One the cache has
+// not seen yet is deleted when its add event brings env back here.
+func (e *environments) deleteClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+	name := ClusterSecretName(env.UID)
+	if _, err := e.argoSecrets.Secrets(e.argoNamespace).Get(name); apierrors.IsNotFound(err) {
+		return nil
+	}
+	return e.deleteSecret(ctx, name)
+}
+
+// collectClusterSecrets deletes the cluster Secrets made for environments of namespace that
+// no longer exist. Being keyed by name, the controller does not know the UID of an environment
+// that is gone; the labels of the Secrets do.
+func (e *environments) collectClusterSecrets(ctx context.Context, namespace string) error {
+	list, err := e.kube.CoreV1().Secrets(e.argoNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{LabelEnvironmentNamespace: namespace}).String(),
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range list.Items {
+		envs, err := e.environmentInformer().GetIndexer().ByIndex(byUID, s.Labels[LabelEnvironmentUID])
+		if err != nil {
+			return err
+		}
+		if len(envs) > 0 {
+			continue
+		}
+		if err := e.deleteSecret(ctx, s.Name); err != nil {
+			return err
+		}
+		klog.V(2).InfoS("deleted the cluster Secret of a deleted managed environment", "secret", s.Name)
+	}
+	return nil
+}
+
+// environmentDestination is a deployment through a GitOpsDeploymentManagedEnvironment of the
+// deployment's own namespace: its Argo CD cluster, once the environment is connected.
+func (a *Agent) environmentDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
+	if depl.Spec.Destination.Namespace == "" {
+		return argov1alpha1.ApplicationDestination{}, &userError{userErrorDestinationNamespace}
+	}
+	env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(depl.Namespace).Get(depl.Spec.Destination.Environment)
+	if apierrors.IsNotFound(err) {
+		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
+	}
+	if err != nil {
+		return argov1alpha1.ApplicationDestination{}, err
+	}
+	if !meta.IsStatusConditionTrue(env.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded) {
+		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
+	}
+	return argov1alpha1.ApplicationDestination{Name: ClusterSecretName(env.UID), Namespace: depl.Spec.Destination.Namespace}, nil
+}
+
+// reconciledEnvironment is the name of the ManagedEnvironment (of namespace) that Argo CD last
+// compared app against, or "" for any other cluster (reference §4.3).
+func (a *Agent) reconciledEnvironment(namespace string, app *argov1alpha1.Application) string {
+	if app == nil {
+		return ""
+	}
+	uid, ok := strings.CutPrefix(app.Status.Sync.ComparedTo.Destination.Name, ClusterSecretName(""))
+	if !ok {
+		return ""
+	}
+	envs, _ := a.environmentInformer().GetIndexer().ByIndex(byUID, uid)
+	for _, obj := range envs {
+		if env := obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment); env.Namespace == namespace {
+			return env.Name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// Messages of UnableToValidateClusterCredentials (reference §3.4).
+const (
+	validationFailedMessage    = "Unable to validate the credentials provided in the ManagedEnvironment Secret. Verify the API URL, and service account token are correct."
+	validationForbiddenMessage = "Provided service account does not have permission to access resources in the cluster. " +
+		"Verify that the service account has the correct Role and RoleBinding."
+	validationUnknownAuthorityMessage = "Certificate signed by unknown authority. Note that the '.spec.allowInsecureSkipTLSVerify' field can be used to ignore this error."
+)
+
+// verifyCredentials makes a real request with the credentials, as Argo CD will: the first
+// namespace of the environment when it is limited to namespaces, otherwise a list of namespaces.
+func verifyCredentials(ctx context.Context, client kubernetes.Interface, namespaces []string) error {
+	if len(namespaces) > 0 {
+		_, err := client.CoreV1().Namespaces().Get(ctx, namespaces[0], metav1.GetOptions{})
+		return err
+	}
+	_, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
+	return err
+}
+
+// validationFailed is the condition for an error of verifyCredentials. The error itself goes
+// to the log only: it names hosts and addresses of the agent's network.
+func validationFailed(err error) *connection {
+	msg := validationFailedMessage
+	var unknownAuthority x509.UnknownAuthorityError
+	switch {
+	case apierrors.IsForbidden(err):
+		msg = validationForbiddenMessage
+	case errors.As(err, &unknownAuthority) || strings.Contains(err.Error(), "certificate signed by unknown authority"):
+		msg = validationUnknownAuthorityMessage
+	}
+	return connectionUnknown(managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials, msg)
+}
+
+// Names of what installServiceAccount creates on the environment's cluster, after the
+// environment's UID so that environments sharing a cluster do not share a ServiceAccount.
+func managerServiceAccountName(uid types.UID) string { return "argocd-manager-" + string(uid) }
+func managerRoleName(uid types.UID) string           { return "argocd-manager-cluster-role-" + string(uid) }
+func managerRoleBindingName(uid types.UID) string {
+	return "argocd-manager-cluster-role-binding-" + string(uid)
+}
+func managerTokenName(uid types.UID) string { return "argocd-manager-token-" + string(uid) }
+
+// managerNamespace is where the ServiceAccount lives, as with `argocd cluster add`.
+const managerNamespace = "kube-system"
+
+// installServiceAccount does what `argocd cluster add` does (reference argocd.md §1.6): a
+// ServiceAccount with full rights (on the whole cluster, or in each of namespaces when the
+// environment is limited to them and has no cluster resources), and a token Secret for it,
+// whose token it returns. Everything is applied server-side, so a second run changes nothing.
+func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid types.UID, namespaces []string, clusterResources bool) (string, error) {
+	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	sa := managerServiceAccountName(uid)
+	if _, err := client.CoreV1().ServiceAccounts(managerNamespace).Apply(ctx,
+		corev1ac.ServiceAccount(sa, managerNamespace), opts); err != nil {
+		return "", fmt.Errorf("creating ServiceAccount %s/%s: %w", managerNamespace, sa, err)
+	}
+	all := rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").WithVerbs("*")
+	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(sa).WithNamespace(managerNamespace)
+	if len(namespaces) == 0 || clusterResources {
+		if _, err := client.RbacV1().ClusterRoles().Apply(ctx, rbacv1ac.ClusterRole(managerRoleName(uid)).
+			WithRules(all, rbacv1ac.PolicyRule().WithNonResourceURLs("*").WithVerbs("*")), opts); err != nil {
+			return "", fmt.Errorf("creating ClusterRole %s: %w", managerRoleName(uid), err)
+		}
+		if _, err := client.RbacV1().ClusterRoleBindings().Apply(ctx, rbacv1ac.ClusterRoleBinding(managerRoleBindingName(uid)).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(managerRoleName(uid))).
+			WithSubjects(subject), opts); err != nil {
+			return "", fmt.Errorf("creating ClusterRoleBinding %s: %w", managerRoleBindingName(uid), err)
+		}
+	} else {
+		for _, ns := range namespaces {
+			if _, err := client.RbacV1().Roles(ns).Apply(ctx, rbacv1ac.Role(managerRoleName(uid), ns).WithRules(all), opts); err != nil {
+				return "", fmt.Errorf("creating Role %s/%s: %w", ns, managerRoleName(uid), err)
+			}
+			if _, err := client.RbacV1().RoleBindings(ns).Apply(ctx, rbacv1ac.RoleBinding(managerRoleBindingName(uid), ns).
+				WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(managerRoleName(uid))).
+				WithSubjects(subject), opts); err != nil {
+				return "", fmt.Errorf("creating RoleBinding %s/%s: %w", ns, managerRoleBindingName(uid), err)
+			}
+		}
+	}
+
+	// A token Secret does not expire, unlike a TokenRequest token; the cluster's token
+	// controller fills it in.
+	name := managerTokenName(uid)
+	if _, err := client.CoreV1().Secrets(managerNamespace).Apply(ctx, corev1ac.Secret(name, managerNamespace).
+		WithType(corev1.SecretTypeServiceAccountToken).
+		WithAnnotations(map[string]string{corev1.ServiceAccountNameKey: sa}), opts); err != nil {
+		return "", fmt.Errorf("creating token Secret %s/%s: %w", managerNamespace, name, err)
+	}
+	var token string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, remoteTimeout, true, func(ctx context.Context) (bool, error) {
+		s, err := client.CoreV1().Secrets(managerNamespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		token = string(s.Data[corev1.ServiceAccountTokenKey])
+		return token != "", nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for the token of ServiceAccount %s/%s (does the cluster run the token controller?): %w", managerNamespace, sa, err)
+	}
+	return token, nil
+}

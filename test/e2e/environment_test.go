@@ -1,0 +1,575 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"github.com/gitops-service/gitops-service/pkg/agent"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	managedtyped "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/typed/managedgitops/v1alpha1"
+)
+
+// GitOpsDeploymentManagedEnvironments against the stack's second kube-apiserver, which plays a
+// remote cluster (hack/local-up.sh, GITOPS_LOCAL_REMOTE_CLUSTER).
+var _ = Describe("ManagedEnvironment", Ordered, func() {
+	var (
+		argo         argoclient.Interface
+		remote       kubernetes.Interface
+		remoteConfig *rest.Config
+		remoteURL    string
+		repoURL      string
+		// ns exists in both clusters: the tenant's namespace here, the target namespace there,
+		// so a deployment that went to the wrong cluster would land in an existing namespace.
+		ns string
+		// deployerToken may do anything in ns on the remote cluster; nobodyToken nothing.
+		deployerToken, nobodyToken string
+	)
+
+	BeforeAll(func(ctx context.Context) {
+		argo = argoclient.NewForConfigOrDie(adminConfig)
+		var err error
+		remoteConfig, err = clientcmd.BuildConfigFromFlags("", filepath.Join(stackDir, "remote.kubeconfig"))
+		Expect(err).NotTo(HaveOccurred(), "the stack has no remote cluster: run it with GITOPS_LOCAL_REMOTE_CLUSTER=1")
+		remote = kubernetes.NewForConfigOrDie(remoteConfig)
+		remoteURL = remoteConfig.Host
+		repoURL = "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{
+			"env1/cm.yaml": configMap("cm-remote-one", "one"),
+			"env2/cm.yaml": configMap("cm-remote-two", "two"),
+		})
+		ns = fmt.Sprintf("e2e-env-%d", time.Now().UnixNano()%100000)
+		createNamespace(ctx, ns)
+		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("making ServiceAccounts on the remote cluster: one with every right in the namespace, one with none")
+		for _, sa := range []string{"deployer", "nobody"} {
+			_, err := remote.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		_, err = remote.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = remote.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "deployer"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "deployer", Namespace: ns}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		token := func(sa string) string {
+			tr, err := remote.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+				Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
+			}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			return tr.Status.Token
+		}
+		deployerToken, nobodyToken = token("deployer"), token("nobody")
+	})
+
+	envClient := func() managedtyped.GitOpsDeploymentManagedEnvironmentInterface {
+		return gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(ns)
+	}
+	createEnvironment := func(ctx context.Context, name, secret, apiURL string, mutate func(*managedv1alpha1.ManagedEnvironmentSpec)) *managedv1alpha1.GitOpsDeploymentManagedEnvironment {
+		GinkgoHelper()
+		env := &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       managedv1alpha1.ManagedEnvironmentSpec{APIURL: apiURL, ClusterCredentialsSecret: secret},
+		}
+		if mutate != nil {
+			mutate(&env.Spec)
+		}
+		created, err := envClient().Create(ctx, env, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		return created
+	}
+	// waitCondition waits for the environment's ConnectionInitializationSucceeded condition to
+	// have the status and reason given, and returns it.
+	waitCondition := func(ctx context.Context, name string, status metav1.ConditionStatus, reason managedv1alpha1.ManagedEnvironmentConditionReason) metav1.Condition {
+		GinkgoHelper()
+		var cond metav1.Condition
+		Eventually(func(g Gomega, ctx context.Context) {
+			env, err := envClient().Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			c := meta.FindStatusCondition(env.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded)
+			g.Expect(c).NotTo(BeNil(), "no condition yet")
+			g.Expect(c.Reason).To(Equal(string(reason)), "message: %s", c.Message)
+			g.Expect(c.Status).To(Equal(status))
+			cond = *c
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		return cond
+	}
+	clusterSecret := func(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
+		return kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.ClusterSecretName(env.UID), metav1.GetOptions{})
+	}
+	clusterConfig := func(s *corev1.Secret) argov1alpha1.ClusterConfig {
+		GinkgoHelper()
+		var c argov1alpha1.ClusterConfig
+		Expect(json.Unmarshal(s.Data["config"], &c)).To(Succeed())
+		return c
+	}
+	expectNoClusterSecret := func(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) {
+		GinkgoHelper()
+		Eventually(func(ctx context.Context) bool {
+			_, err := clusterSecret(ctx, env)
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(30*time.Second).Should(BeTrue(), "cluster Secret of %s", env.Name)
+	}
+	deleteEnvironment := func(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) {
+		GinkgoHelper()
+		Expect(envClient().Delete(ctx, env.Name, metav1.DeleteOptions{})).To(Succeed())
+		expectNoClusterSecret(ctx, env)
+	}
+	remoteConfigMap := func(ctx context.Context, name string) error {
+		_, err := remote.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	}
+
+	It("connects with a ServiceAccount token, deploys into the remote cluster only, and cleans up", func(ctx context.Context) {
+		createSecret(ctx, ns, "remote-sa", managedv1alpha1.ManagedEnvironmentSecretType,
+			map[string]string{"kubeconfig": kubeconfigYAML(remoteURL, deployerToken, remoteConfig.CAData)})
+		env := createEnvironment(ctx, "remote", "remote-sa", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+			s.Namespaces = []string{ns}
+		})
+		cond := waitCondition(ctx, "remote", metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+		Expect(cond.Message).To(BeEmpty())
+
+		By("writing the Argo CD cluster Secret")
+		s, err := clusterSecret(ctx, env)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "cluster"))
+		Expect(string(s.Data["name"])).To(Equal(agent.ClusterSecretName(env.UID)))
+		Expect(string(s.Data["server"])).To(Equal(remoteURL + "?managedEnvironment=" + string(env.UID)))
+		Expect(string(s.Data["namespaces"])).To(Equal(ns))
+		Expect(string(s.Data["clusterResources"])).To(Equal("false"))
+		cfg := clusterConfig(s)
+		Expect(cfg.BearerToken).To(Equal(deployerToken))
+		Expect(cfg.TLSClientConfig.CAData).To(Equal(remoteConfig.CAData))
+		Expect(cfg.TLSClientConfig.Insecure).To(BeFalse())
+
+		By("writing it again when someone deletes it")
+		Expect(kube.CoreV1().Secrets(argoNamespace).Delete(ctx, s.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) (types.UID, error) {
+			s, err := clusterSecret(ctx, env)
+			if err != nil {
+				return "", err
+			}
+			return s.UID, nil
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(And(Not(BeEmpty()), Not(Equal(s.UID))))
+
+		By("deploying a GitOpsDeployment through it")
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "to-remote", Finalizers: []string{managedv1alpha1.GitOpsDeploymentFinalizer}},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env1"},
+				Destination: managedv1alpha1.ApplicationDestination{Environment: "remote", Namespace: ns},
+				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitSyncedHealthy(ctx, ns, "to-remote", "cm-remote-one")
+		Expect(remoteConfigMap(ctx, "cm-remote-one")).To(Succeed())
+		_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "cm-remote-one", metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ConfigMap went to the local cluster too: %v", err)
+		Eventually(func(ctx context.Context) managedv1alpha1.GitOpsDeploymentDestination {
+			return getDeployment(ctx, ns, "to-remote").Status.ReconciledState.Destination
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(managedv1alpha1.GitOpsDeploymentDestination{Name: "remote", Namespace: ns}))
+		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: agent.ClusterSecretName(env.UID), Namespace: ns}))
+
+		By("deleting the GitOpsDeployment: the remote ConfigMap goes before it")
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, "to-remote", metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) bool {
+			_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "to-remote", metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
+		Expect(apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-one"))).To(BeTrue(), "the remote ConfigMap outlived its GitOpsDeployment")
+
+		By("deleting the environment: its cluster Secret goes")
+		deleteEnvironment(ctx, env)
+	})
+
+	It("installs a ServiceAccount of its own with createNewServiceAccount, skipping TLS verification if asked", func(ctx context.Context) {
+		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
+		Expect(err).NotTo(HaveOccurred())
+		adminCfg, err := clientcmd.Load(admin)
+		Expect(err).NotTo(HaveOccurred())
+		// Without the CA: only allowInsecureSkipTLSVerify makes the cluster's certificate acceptable.
+		for _, c := range adminCfg.Clusters {
+			c.CertificateAuthorityData = nil
+		}
+		admin, err = clientcmd.Write(*adminCfg)
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ctx, ns, "remote-admin", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		env := createEnvironment(ctx, "remote-own-sa", "remote-admin", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+			s.CreateNewServiceAccount = true
+			s.AllowInsecureSkipTLSVerify = true
+		})
+		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+
+		sa := "argocd-manager-" + string(env.UID)
+		_, err = remote.CoreV1().ServiceAccounts("kube-system").Get(ctx, sa, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		crb, err := remote.RbacV1().ClusterRoleBindings().Get(ctx, "argocd-manager-cluster-role-binding-"+string(env.UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: sa, Namespace: "kube-system"}))
+		tokenSecret, err := remote.CoreV1().Secrets("kube-system").Get(ctx, "argocd-manager-token-"+string(env.UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		s, err := clusterSecret(ctx, env)
+		Expect(err).NotTo(HaveOccurred())
+		cfg := clusterConfig(s)
+		Expect(cfg.BearerToken).To(Equal(string(tokenSecret.Data["token"])), "Argo CD deploys as the new ServiceAccount, not as admin")
+		Expect(cfg.TLSClientConfig.Insecure).To(BeTrue())
+		Expect(s.Data).NotTo(HaveKey("namespaces"))
+
+		By("deploying through it")
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "to-remote-own-sa"},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env2"},
+				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns},
+				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitSyncedHealthy(ctx, ns, d.Name, "cm-remote-two")
+		Expect(remoteConfigMap(ctx, "cm-remote-two")).To(Succeed())
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) bool {
+			return apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-two"))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+		deleteEnvironment(ctx, env)
+	})
+
+	It("keeps a deployment to the namespaces of its environment, whatever its credentials may do", func(ctx context.Context) {
+		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ctx, ns, "remote-admin-limited", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		env := createEnvironment(ctx, "limited", "remote-admin-limited", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+			s.Namespaces = []string{ns}
+		})
+		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+		other := ns + "-other"
+		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "outside"},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env1"},
+				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: other},
+				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		// Argo CD manages only the cluster Secret's namespaces, and says so (as it did for the original).
+		Eventually(func(g Gomega, ctx context.Context) {
+			var cond *managedv1alpha1.GitOpsDeploymentCondition
+			for _, c := range getDeployment(ctx, ns, d.Name).Status.Conditions {
+				if c.Type == managedv1alpha1.GitOpsDeploymentConditionType(argov1alpha1.ApplicationConditionComparisonError) {
+					cond = &c
+				}
+			}
+			g.Expect(cond).NotTo(BeNil(), "no ComparisonError")
+			g.Expect(cond.Message).To(ContainSubstring(fmt.Sprintf(`Namespace %q for ConfigMap "cm-remote-one" is not managed`, other)))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		_, err = remote.CoreV1().ConfigMaps(other).Get(ctx, "cm-remote-one", metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "deployed outside the environment's namespaces: %v", err)
+
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+		deleteEnvironment(ctx, env)
+	})
+
+	It("re-reads the Secret when it changes", func(ctx context.Context) {
+		createSecret(ctx, ns, "changing", managedv1alpha1.ManagedEnvironmentSecretType,
+			map[string]string{"kubeconfig": kubeconfigYAML(remoteURL, "wrong-token", remoteConfig.CAData)})
+		env := createEnvironment(ctx, "changing", "changing", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+			s.Namespaces = []string{ns}
+		})
+		waitCondition(ctx, env.Name, metav1.ConditionUnknown, managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials)
+		expectNoClusterSecret(ctx, env)
+
+		s, err := kube.CoreV1().Secrets(ns).Get(ctx, "changing", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		s.Data["kubeconfig"] = []byte(kubeconfigYAML(remoteURL, deployerToken, remoteConfig.CAData))
+		_, err = kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+		_, err = clusterSecret(ctx, env)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("breaking it again: the environment becomes invalid and its cluster Secret goes")
+		s, err = kube.CoreV1().Secrets(ns).Get(ctx, "changing", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		delete(s.Data, "kubeconfig")
+		_, err = kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitCondition(ctx, env.Name, metav1.ConditionFalse, managedv1alpha1.ManagedEnvironmentReasonMissingKubeConfigField)
+		expectNoClusterSecret(ctx, env)
+		deleteEnvironment(ctx, env)
+	})
+
+	type failure struct {
+		secretType string
+		// data is the Secret's data given the remote URL, the CA and the tokens.
+		data      func(url string, ca []byte, deployer, nobody string) map[string]string
+		apiURL    string // default: the remote cluster's
+		status    metav1.ConditionStatus
+		reason    managedv1alpha1.ManagedEnvironmentConditionReason
+		message   string
+		noSecret  bool
+		limitToNS bool
+	}
+	kubeconfigOf := func(url string, ca []byte, token string) map[string]string {
+		return map[string]string{"kubeconfig": kubeconfigYAML(url, token, ca)}
+	}
+	DescribeTable("reports why it cannot connect",
+		func(ctx context.Context, f failure) {
+			name := fmt.Sprintf("fail-%d", time.Now().UnixNano()%1000000)
+			apiURL := remoteURL
+			if f.apiURL != "" {
+				apiURL = f.apiURL
+			}
+			if !f.noSecret {
+				createSecret(ctx, ns, name, f.secretType, f.data(apiURL, remoteConfig.CAData, deployerToken, nobodyToken))
+			}
+			env := createEnvironment(ctx, name, name, apiURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+				if f.limitToNS {
+					s.Namespaces = []string{ns}
+				}
+			})
+			cond := waitCondition(ctx, name, f.status, f.reason)
+			Expect(cond.Message).To(ContainSubstring(f.message))
+			Expect(cond.ObservedGeneration).To(Equal(env.Generation))
+			expectNoClusterSecret(ctx, env)
+			// A later look finds the same condition: nothing flaps or is rewritten.
+			Consistently(func(ctx context.Context) metav1.Condition {
+				cur, err := envClient().Get(ctx, name, metav1.GetOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				return *meta.FindStatusCondition(cur.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded)
+			}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Equal(cond))
+			deleteEnvironment(ctx, env)
+		},
+		Entry("a Secret of the wrong type", failure{
+			secretType: string(corev1.SecretTypeOpaque),
+			data:       func(url string, ca []byte, tok, _ string) map[string]string { return kubeconfigOf(url, ca, tok) },
+			status:     metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonInvalidSecretType,
+			message: "invalid secret type: Opaque",
+		}),
+		Entry("no Secret", failure{
+			noSecret: true,
+			status:   metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonKubernetesError,
+			message: "was not found",
+		}),
+		Entry("no kubeconfig field", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data: func(url string, ca []byte, tok, _ string) map[string]string {
+				return map[string]string{"config": kubeconfigOf(url, ca, tok)["kubeconfig"]}
+			},
+			status: metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonMissingKubeConfigField,
+			message: "missing kubeconfig field in Secret",
+		}),
+		Entry("a kubeconfig that does not parse", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data: func(string, []byte, string, string) map[string]string {
+				return map[string]string{"kubeconfig": "apiVersion: v1\nkind: Config\nclusters: {[\n"}
+			},
+			status: metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToParseKubeconfigData,
+			message: "unable to parse kubeconfig data",
+		}),
+		Entry("no context for the API URL", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data: func(_ string, ca []byte, tok, _ string) map[string]string {
+				return kubeconfigOf("https://some-other-cluster.example:6443", ca, tok)
+			},
+			status: metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToLocateContext,
+			message: "the kubeconfig did not have a cluster entry that matched the API URL",
+		}),
+		Entry("an unknown host", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			apiURL:     "https://nonexistent.invalid:6443",
+			data:       func(url string, ca []byte, tok, _ string) map[string]string { return kubeconfigOf(url, ca, tok) },
+			status:     metav1.ConditionUnknown, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials,
+			message: "Unable to validate the credentials provided in the ManagedEnvironment Secret. Verify the API URL, and service account token are correct.",
+		}),
+		Entry("a wrong token", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data: func(url string, ca []byte, _, _ string) map[string]string {
+				return kubeconfigOf(url, ca, "not-a-token")
+			},
+			status: metav1.ConditionUnknown, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials,
+			message: "Unable to validate the credentials provided in the ManagedEnvironment Secret. Verify the API URL, and service account token are correct.",
+		}),
+		Entry("a ServiceAccount without rights", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data:       func(url string, ca []byte, _, nobody string) map[string]string { return kubeconfigOf(url, ca, nobody) },
+			limitToNS:  true,
+			status:     metav1.ConditionUnknown, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials,
+			message: "Provided service account does not have permission to access resources in the cluster. Verify that the service account has the correct Role and RoleBinding.",
+		}),
+		Entry("a ServiceAccount with rights in one namespace, for the whole cluster", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data:       func(url string, ca []byte, tok, _ string) map[string]string { return kubeconfigOf(url, ca, tok) },
+			status:     metav1.ConditionUnknown, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials,
+			message: "Provided service account does not have permission to access resources in the cluster.",
+		}),
+		Entry("a certificate of an unknown authority", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data:       func(url string, _ []byte, tok, _ string) map[string]string { return kubeconfigOf(url, nil, tok) },
+			limitToNS:  true,
+			status:     metav1.ConditionUnknown, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials,
+			message: "Certificate signed by unknown authority.",
+		}),
+		Entry("a kubeconfig that points at a file of the agent's machine", failure{
+			secretType: managedv1alpha1.ManagedEnvironmentSecretType,
+			data: func(url string, _ []byte, _, _ string) map[string]string {
+				return map[string]string{"kubeconfig": fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n"+
+					"contexts:\n- name: x\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user:\n    tokenFile: /etc/hostname\n", url)}
+			},
+			status: metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonUnableToRetrieveRestConfig,
+			message: "references to files are not supported",
+		}),
+	)
+
+	It("keeps a tenant to the environments and Secrets of its own namespace", func(ctx context.Context) {
+		By("an environment naming a Secret that exists only in another namespace does not find it")
+		createSecret(ctx, tenantB, "b-cluster", managedv1alpha1.ManagedEnvironmentSecretType,
+			map[string]string{"kubeconfig": kubeconfigYAML(remoteURL, deployerToken, remoteConfig.CAData)})
+		mustIn("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeploymentManagedEnvironment
+metadata: {name: steal, namespace: %s}
+spec: {apiURL: %q, credentialsSecret: b-cluster, allowInsecureSkipTLSVerify: false}
+`, tenantA, remoteURL), "create", "-f", "-")
+		Eventually(func(g Gomega, ctx context.Context) {
+			env, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(tenantA).Get(ctx, "steal", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			c := meta.FindStatusCondition(env.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(string(managedv1alpha1.ManagedEnvironmentReasonKubernetesError)))
+			g.Expect(c.Message).To(ContainSubstring("was not found in namespace '" + tenantA + "'"))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+
+		By("the API rejects a reference with a namespace in it")
+		stderr := fails("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeploymentManagedEnvironment
+metadata: {name: steal-2, namespace: %s}
+spec: {apiURL: %q, credentialsSecret: %s/b-cluster, allowInsecureSkipTLSVerify: false}
+`, tenantA, remoteURL, tenantB), "create", "-f", "-")
+		Expect(stderr).To(ContainSubstring("spec.credentialsSecret"))
+		stderr = fails("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeployment
+metadata: {name: steal-env, namespace: %s}
+spec:
+  source: {repoURL: %q, path: env1}
+  destination: {environment: %s/b-env, namespace: %s}
+  type: automated
+`, tenantA, repoURL, tenantB, tenantB), "create", "-f", "-")
+		Expect(stderr).To(ContainSubstring("spec.destination.environment"))
+
+		By("a GitOpsDeployment naming an environment of another namespace gets the reference's error")
+		mustIn("admin", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeploymentManagedEnvironment
+metadata: {name: b-env, namespace: %s}
+spec: {apiURL: %q, credentialsSecret: b-cluster, allowInsecureSkipTLSVerify: false, namespaces: [%s]}
+`, tenantB, remoteURL, ns), "create", "-f", "-")
+		mustIn("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeployment
+metadata: {name: steal-env, namespace: %s}
+spec:
+  source: {repoURL: %q, path: env1}
+  destination: {environment: b-env, namespace: %s}
+  type: automated
+`, tenantA, repoURL, ns), "create", "-f", "-")
+		Eventually(func(g Gomega, ctx context.Context) {
+			var found bool
+			for _, c := range getDeployment(ctx, tenantA, "steal-env").Status.Conditions {
+				if c.Type == managedv1alpha1.GitOpsDeploymentConditionErrorOccurred {
+					found = true
+					g.Expect(c.Status).To(Equal(managedv1alpha1.GitOpsConditionStatusTrue))
+					g.Expect(c.Message).To(Equal("Unable to reconcile the ManagedEnvironment. Verify that the ManagedEnvironment and Secret are correctly defined, and have valid credentials"))
+				}
+			}
+			g.Expect(found).To(BeTrue(), "no ErrorOccurred condition")
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		// b-env itself is connected: only the namespace keeps tenant A from it.
+		Eventually(func(ctx context.Context) bool {
+			env, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(tenantB).Get(ctx, "b-env", metav1.GetOptions{})
+			return err == nil && meta.IsStatusConditionTrue(env.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+		Consistently(func(ctx context.Context) error {
+			return remoteConfigMap(ctx, "cm-remote-one")
+		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+
+		for _, obj := range []struct{ kind, ns, name string }{
+			{"gitopsdeployment", tenantA, "steal-env"},
+			{"gitopsdeploymentmanagedenvironment", tenantA, "steal"},
+			{"gitopsdeploymentmanagedenvironment", tenantB, "b-env"},
+			{"secret", tenantB, "b-cluster"},
+		} {
+			must("admin", "delete", obj.kind, "-n", obj.ns, obj.name)
+		}
+	})
+})
+
+// kubeconfigYAML is a kubeconfig with one context for server, authenticating with token, and
+// verifying the server with ca when it is given.
+func kubeconfigYAML(server, token string, ca []byte) string {
+	caLine := ""
+	if len(ca) > 0 {
+		caLine = "\n    certificate-authority-data: " + base64.StdEncoding.EncodeToString(ca)
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: target
+  cluster:
+    server: %s%s
+users:
+- name: deployer
+  user:
+    token: %s
+contexts:
+- name: deployer@target
+  context:
+    cluster: target
+    user: deployer
+current-context: deployer@target
+`, server, caLine, token)
+}
+
+func createSecret(ctx context.Context, ns, name, typ string, data map[string]string) {
+	GinkgoHelper()
+	_, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Type:       corev1.SecretType(typ),
+		StringData: data,
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
