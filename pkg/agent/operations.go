@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -71,23 +72,35 @@ var operationsDropped = metrics.NewCounter(&metrics.CounterOpts{
 
 func init() { legacyregistry.MustRegister(operationsDropped) }
 
-// operationRecorder writes Operations for the changes it is handed.
+// operationRecorder writes Operations for the changes it is handed, with recorderShards
+// writers; the changes of one target always go to the same writer, in order.
 type operationRecorder struct {
 	client    versioned.Interface
 	namespace string
-	changes   chan change
+	shards    []*recorderShard
+}
+
+// recorderShards bounds the Operation writes in flight: each change costs two requests (the
+// create, then the status), so a burst of a thousand changes would take a single writer
+// minutes to record.
+const recorderShards = 8
+
+type recorderShard struct {
+	changes chan change
 	// open maps a target whose last change failed to its Operation, so that retries of the same
 	// change count as attempts of one Operation rather than as new ones.
 	open map[managedv1alpha1.OperationTarget]string
 }
 
 func newOperationRecorder(client versioned.Interface, namespace string) *operationRecorder {
-	return &operationRecorder{
-		client:    client,
-		namespace: namespace,
-		changes:   make(chan change, 4096),
-		open:      map[managedv1alpha1.OperationTarget]string{},
+	r := &operationRecorder{client: client, namespace: namespace}
+	for i := 0; i < recorderShards; i++ {
+		r.shards = append(r.shards, &recorderShard{
+			changes: make(chan change, 1024),
+			open:    map[managedv1alpha1.OperationTarget]string{},
+		})
 	}
+	return r
 }
 
 // record hands c to the recorder without waiting.
@@ -95,8 +108,10 @@ func (r *operationRecorder) record(c change) {
 	if c.At.IsZero() {
 		c.At = time.Now()
 	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(c.Target.Kind + "/" + c.Target.Name))
 	select {
-	case r.changes <- c:
+	case r.shards[h.Sum32()%recorderShards].changes <- c:
 	default:
 		operationsDropped.Inc()
 	}
@@ -106,28 +121,32 @@ func (r *operationRecorder) record(c change) {
 // older than retention.
 func (r *operationRecorder) run(ctx context.Context, retention time.Duration) {
 	go wait.UntilWithContext(ctx, func(ctx context.Context) { r.collect(ctx, time.Now().Add(-retention)) }, retention/10)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case c := <-r.changes:
-			if err := r.write(ctx, c); err != nil {
-				operationsDropped.Inc()
-				klog.V(2).InfoS("recording an Operation", "err", err, "target", c.Target.Name)
+	for _, shard := range r.shards {
+		go func(shard *recorderShard) {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case c := <-shard.changes:
+					if err := r.write(ctx, shard, c); err != nil {
+						operationsDropped.Inc()
+						klog.V(2).InfoS("recording an Operation", "err", err, "target", c.Target.Name)
+					}
+				}
 			}
-		}
+		}(shard)
 	}
 }
 
-func (r *operationRecorder) write(ctx context.Context, c change) error {
+func (r *operationRecorder) write(ctx context.Context, shard *recorderShard, c change) error {
 	ops := r.client.ManagedGitopsV1alpha1().Operations(r.namespace)
 	state := managedv1alpha1.OperationStateCompleted
 	if c.Err != nil {
 		state = managedv1alpha1.OperationStateFailed
 	}
 	at := metav1.NewTime(c.At)
-	if name, ok := r.open[c.Target]; ok {
-		delete(r.open, c.Target)
+	if name, ok := shard.open[c.Target]; ok {
+		delete(shard.open, c.Target)
 		op, err := ops.Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
 			op.Status = managedv1alpha1.OperationStatus{State: state, Message: c.message(), Attempts: op.Status.Attempts + 1, LastStateUpdate: &at}
@@ -135,7 +154,7 @@ func (r *operationRecorder) write(ctx context.Context, c change) error {
 				return err
 			}
 			if c.Err != nil {
-				r.open[c.Target] = name
+				shard.open[c.Target] = name
 			}
 			return nil
 		}
@@ -157,7 +176,7 @@ func (r *operationRecorder) write(ctx context.Context, c change) error {
 		return err
 	}
 	if c.Err != nil {
-		r.open[c.Target] = op.Name
+		shard.open[c.Target] = op.Name
 	}
 	return nil
 }

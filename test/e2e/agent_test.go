@@ -70,7 +70,9 @@ var _ = Describe("agent", Ordered, func() {
 				HaveField("Status.State", managedv1alpha1.OperationStateCompleted),
 				HaveField("Status.Attempts", int32(1)),
 			)))
-		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+			// Records are written off the reconcile path, behind those of every other change
+			// (a spec that ran before may have left a thousand).
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 
 		By("changing the path")
 		Eventually(func(ctx context.Context) error {
