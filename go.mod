@@ -11,8 +11,10 @@ require (
 	github.com/onsi/gomega v1.34.1
 	github.com/spf13/cobra v1.8.1
 	github.com/spf13/pflag v1.0.5
+	golang.org/x/crypto v0.37.0
 	gonum.org/v1/plot v0.14.0
 	k8s.io/api v0.31.14
+	k8s.io/apiextensions-apiserver v0.31.2
 	k8s.io/apimachinery v0.31.14
 	k8s.io/apiserver v0.31.14
 	k8s.io/client-go v0.31.14
@@ -168,7 +170,6 @@ require (
 	go.uber.org/atomic v1.7.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.26.0 // indirect
-	golang.org/x/crypto v0.37.0 // indirect
 	golang.org/x/exp v0.0.0-20241108190413-2d47ceb2692f // indirect
 	golang.org/x/image v0.11.0 // indirect
 	golang.org/x/mod v0.22.0 // indirect
@@ -190,7 +191,6 @@ require (
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/apiextensions-apiserver v0.31.2 // indirect
 	k8s.io/cli-runtime v0.31.3 // indirect
 	k8s.io/component-helpers v0.31.3 // indirect
 	k8s.io/gengo/v2 v2.0.0-20240228010128-51d4e06bde70 // indirect
