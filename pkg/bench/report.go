@@ -219,7 +219,9 @@ func (r *Report) Markdown(chartFile string) string {
 	p("walks; the label-selected list matches 1%% of the objects (`%s=<k>`).\n", BucketLabel)
 	p("- *watch delivery W=w*: w watches on the namespace are open; status updates are written one at a ")
 	p("time; a sample is the time from a write's response at the client to that resourceVersion's ")
-	p("event at one watcher (so each write gives w samples; ops/s is events delivered per second).\n")
+	p("event at one watcher (so each write gives w samples; ops/s is events delivered per second). ")
+	p("Each watcher has its own connection, as separate clients would, and takes the time when the ")
+	p("event is read off the wire, decoding only its name and resourceVersion.\n")
 	p("- A/B > 1 for ops/s means A is faster; A/B < 1 for p99 means A's tail is shorter.\n")
 	p("- The client runs on the same machine and competes for its CPUs with every server.\n\n")
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,6 +45,8 @@ type Target struct {
 
 	dynamic dynamic.Interface
 	rest    rest.Interface
+	// restConfig is rest's configuration; the watch step builds one client per watcher from it.
+	restConfig *rest.Config
 }
 
 // NewTarget builds the clients of a target from a rest.Config. The dynamic client (creates,
@@ -72,7 +74,7 @@ func NewTarget(name, description string, cfg *rest.Config, gvr schema.GroupVersi
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Name: name, Description: description, GVR: gvr, Kind: kind, Namespace: namespace, dynamic: dyn, rest: rc}, nil
+	return &Target{Name: name, Description: description, GVR: gvr, Kind: kind, Namespace: namespace, dynamic: dyn, rest: rc, restConfig: rcfg}, nil
 }
 
 func (t *Target) resource() dynamic.ResourceInterface {
@@ -433,9 +435,35 @@ type seen struct {
 	at  time.Time
 }
 
+// watchEvent is the part of a watch event the watch step reads.
+type watchEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// watchClient returns a REST client with a connection of its own. Watchers are meant to stand
+// for separate clients (controllers, kubectl): on one shared HTTP/2 connection, one goroutine
+// of the client reads the frames of every watch in turn, and the step would measure that.
+// client-go shares transports between equal configurations unless a Dial is set.
+func (t *Target) watchClient() (rest.Interface, error) {
+	cfg := rest.CopyConfig(t.restConfig)
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return rest.RESTClientFor(cfg)
+}
+
 // watchDelivery opens `watchers` watches on the namespace, then writes status updates one at a
 // time, and measures for every (write, watcher) the time from the write's response to the
 // event carrying the written resourceVersion.
+//
+// Each watcher has its own connection and goroutine and takes the time as soon as an event is
+// read off the wire, decoding only its name and resourceVersion: decoding whole objects into
+// unstructured maps, a hundred per write in this one process on a shared 2-CPU machine, made
+// the client's CPU the bottleneck and added its queueing to every sample, for every target.
 func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs []*unstructured.Unstructured, watchers int) (Samples, error) {
 	writes := w.WatchWrites
 	if writes <= 0 {
@@ -450,35 +478,47 @@ func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs []*unstruc
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := make([][]seen, watchers)
-	remaining := make([]atomic.Int64, watchers)
 	unexpected := make([]atomic.Value, watchers)
 	var wg sync.WaitGroup
 	for j := range watchers {
-		remaining[j].Store(int64(writes))
-		wi, err := t.resource().Watch(ctx, metav1.ListOptions{ResourceVersion: start.Metadata.ResourceVersion})
+		client, err := t.watchClient()
+		if err != nil {
+			return Samples{}, err
+		}
+		stream, err := client.Get().Namespace(t.Namespace).Resource(t.GVR.Resource).
+			Param("watch", "true").Param("resourceVersion", start.Metadata.ResourceVersion).
+			SetHeader("Accept", "application/json").Stream(ctx)
 		if err != nil {
 			return Samples{}, fmt.Errorf("watch %d: %w", j, err)
 		}
+		events[j] = make([]seen, 0, writes)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer wi.Stop()
-			for ev := range wi.ResultChan() {
+			defer stream.Close()
+			dec := json.NewDecoder(stream)
+			for remaining := writes; remaining > 0; {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					if ctx.Err() == nil {
+						unexpected[j].Store(fmt.Sprintf("reading the watch: %v", err))
+					}
+					return
+				}
 				now := time.Now()
-				if ev.Type == watch.Error {
-					unexpected[j].Store(fmt.Sprintf("error event: %v", apierrors.FromObject(ev.Object)))
+				var ev watchEvent
+				if err := json.Unmarshal(raw, &ev); err != nil {
+					unexpected[j].Store(fmt.Sprintf("decoding an event: %v", err))
 					return
 				}
-				if ev.Type != watch.Modified {
-					continue
-				}
-				o, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok {
-					continue
-				}
-				events[j] = append(events[j], seen{key: o.GetName() + "@" + o.GetResourceVersion(), at: now})
-				if remaining[j].Add(-1) == 0 {
+				switch ev.Type {
+				case watch.Error:
+					unexpected[j].Store(fmt.Sprintf("error event: %s", raw))
 					return
+				case watch.Modified:
+					md := ev.Object.Metadata
+					events[j] = append(events[j], seen{key: md.Name + "@" + md.ResourceVersion, at: now})
+					remaining--
 				}
 			}
 		}()
