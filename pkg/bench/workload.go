@@ -335,32 +335,53 @@ type listBody struct {
 	Items    []json.RawMessage `json:"items"`
 }
 
-func (t *Target) rawList(ctx context.Context, params map[string]string) (*listBody, error) {
+// rawList lists with params and returns the body and the time from the request to the last
+// byte of the response. The items are split (to count them) only after that: scanning tens of
+// megabytes of JSON is the client's work, the same for every target, and timing it would
+// dilute the difference between the servers.
+func (t *Target) rawList(ctx context.Context, params map[string]string) (*listBody, time.Duration, error) {
 	req := t.rest.Get().Namespace(t.Namespace).Resource(t.GVR.Resource).SetHeader("Accept", "application/json")
 	for k, v := range params {
 		req = req.Param(k, v)
 	}
+	t0 := time.Now()
 	raw, err := req.Do(ctx).Raw()
+	took := time.Since(t0)
 	if err != nil {
-		return nil, err
+		return nil, took, err
 	}
 	var body listBody
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, err
+		return nil, took, err
 	}
-	return &body, nil
+	return &body, took, nil
+}
+
+// serialLists runs reps lists one after another; each sample is rawList's time, and the wall
+// time is their sum.
+func serialLists(reps int, list func(i int) (time.Duration, error)) (Samples, error) {
+	var s Samples
+	for i := range reps {
+		took, err := list(i)
+		if err != nil {
+			return s, err
+		}
+		s.Latencies = append(s.Latencies, took)
+		s.Wall += took
+	}
+	return s, nil
 }
 
 func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Unstructured, res Result) error {
 	reps := w.listReps()
 
 	// Full list, as a client without a resourceVersion asks for it (a consistent read).
-	s, err := parallel(ctx, reps, 1, func(ctx context.Context, _ int) error {
-		body, err := t.rawList(ctx, nil)
+	s, err := serialLists(reps, func(int) (time.Duration, error) {
+		body, took, err := t.rawList(ctx, nil)
 		if err == nil && len(body.Items) != w.N {
 			err = fmt.Errorf("full list returned %d items, want %d", len(body.Items), w.N)
 		}
-		return err
+		return took, err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", StepList, err)
@@ -372,24 +393,22 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 	var paged Samples
 	for range reps {
 		cont, items := "", 0
-		start := time.Now()
 		for {
 			params := map[string]string{"limit": "500"}
 			if cont != "" {
 				params["continue"] = cont
 			}
-			t0 := time.Now()
-			body, err := t.rawList(ctx, params)
+			body, took, err := t.rawList(ctx, params)
 			if err != nil {
 				return fmt.Errorf("%s: %w", StepListPaged, err)
 			}
-			paged.Latencies = append(paged.Latencies, time.Since(t0))
+			paged.Latencies = append(paged.Latencies, took)
+			paged.Wall += took
 			items += len(body.Items)
 			if cont = body.Metadata.Continue; cont == "" {
 				break
 			}
 		}
-		paged.Wall += time.Since(start)
 		if items != w.N {
 			return fmt.Errorf("%s: walked %d items, want %d", StepListPaged, items, w.N)
 		}
@@ -405,13 +424,13 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 		return c
 	}
 	labelReps := 5 * reps
-	s, err = parallel(ctx, labelReps, 1, func(ctx context.Context, i int) error {
+	s, err = serialLists(labelReps, func(i int) (time.Duration, error) {
 		bucket := (i * 37) % 100
-		body, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
+		body, took, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
 		if err == nil && len(body.Items) != want(bucket) {
 			err = fmt.Errorf("label list returned %d items, want %d", len(body.Items), want(bucket))
 		}
-		return err
+		return took, err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", StepListLabel, err)
@@ -471,7 +490,7 @@ func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs []*unstruc
 	}
 	writes = min(writes, w.N)
 
-	start, err := t.rawList(ctx, map[string]string{"limit": "1"})
+	start, _, err := t.rawList(ctx, map[string]string{"limit": "1"})
 	if err != nil {
 		return Samples{}, err
 	}
