@@ -149,16 +149,22 @@ func BenchmarkGetList10k(b *testing.B) {
 	}
 }
 
-// BenchmarkConsistentList10k is a resourceVersion="" list of 10,000 pods as gitops-apiserver
-// serves it, behind the watch cache: src=storage is what the cacher did before
+// BenchmarkConsistentList is a resourceVersion="" list of n pods as gitops-apiserver serves
+// it, behind the watch cache: src=storage is what the cacher did before
 // ClaimRequestWatchProgress (delegate to the store: read and decode every row), src=cache is
 // what the cache alone does (read the current RV, wait for the cache to have it, list from
 // memory), src=decorator is what CachedDecorator returns (selective label lists from the store,
 // the rest from the cache). Compare with: benchstat -col /src
-func BenchmarkConsistentList10k(b *testing.B) {
+func BenchmarkConsistentList(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchmarkConsistentList(b, n) })
+	}
+}
+
+func benchmarkConsistentList(b *testing.B, n int) {
 	s := benchStore(b)
 	ctx := context.Background()
-	seed(b, s, 10000)
+	seed(b, s, n)
 	ClaimRequestWatchProgress()
 	c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
 		Storage:        s,
@@ -187,8 +193,8 @@ func BenchmarkConsistentList10k(b *testing.B) {
 			pred  apistorage.SelectionPredicate
 			items int
 		}{
-			{"all", apistorage.Everything, 10000},
-			{"label-1pct", apistorage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"group": "g7"}), Field: fields.Everything(), GetAttrs: podAttrs}, 100},
+			{"all", apistorage.Everything, n},
+			{"label-1pct", apistorage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"group": "g7"}), Field: fields.Everything(), GetAttrs: podAttrs}, n / 100},
 		} {
 			b.Run("src="+src.name+"/sel="+bc.name, func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
