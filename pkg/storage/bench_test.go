@@ -152,9 +152,8 @@ func BenchmarkGetList10k(b *testing.B) {
 // BenchmarkConsistentList is a resourceVersion="" list of n pods as gitops-apiserver serves
 // it, behind the watch cache: src=storage is what the cacher did before
 // ClaimRequestWatchProgress (delegate to the store: read and decode every row), src=cache is
-// what the cache alone does (read the current RV, wait for the cache to have it, list from
-// memory), src=decorator is what CachedDecorator returns (selective label lists from the store,
-// the rest from the cache). Compare with: benchstat -col /src
+// what it does now (read the current RV, wait for the cache to have it, list from memory).
+// Compare with: benchstat -col /src
 func BenchmarkConsistentList(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchmarkConsistentList(b, n) })
@@ -187,7 +186,7 @@ func benchmarkConsistentList(b *testing.B, n int) {
 	for _, src := range []struct {
 		name  string
 		store apistorage.Interface
-	}{{"storage", s}, {"cache", c}, {"decorator", &selectiveLists{Cacher: c, store: s}}} {
+	}{{"storage", s}, {"cache", c}} {
 		for _, bc := range []struct {
 			name  string
 			pred  apistorage.SelectionPredicate

@@ -42,10 +42,9 @@ type cacherSetup struct {
 	nodeNameIndex bool
 }
 
-// cached is the cacher as CachedDecorator returns it (selective label lists from the store)
-// plus the store below it, so that the suite can swap the transformer.
+// cached is the cacher plus the store below it, so that the suite can swap the transformer.
 type cached struct {
-	*selectiveLists
+	*cacherstorage.Cacher
 	store *Store
 }
 
@@ -94,7 +93,7 @@ func newCacher(t *testing.T, o cacherSetup) (context.Context, cached) {
 	if err := c.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return ctx, cached{selectiveLists: &selectiveLists{Cacher: c, store: s}, store: s}
+	return ctx, cached{Cacher: c, store: s}
 }
 
 // cacherCompaction compacts the store. The cache keeps its own event window, which the

@@ -1,12 +1,9 @@
 package storage
 
 import (
-	"context"
-	"errors"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/registry/generic"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
@@ -49,9 +46,8 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs,
 		indexers *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
-		store := b.newStoreFor(config, resourcePrefix, newFunc, newListFunc)
 		c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-			Storage:        store,
+			Storage:        b.newStoreFor(config, resourcePrefix, newFunc, newListFunc),
 			Versioner:      apistorage.APIObjectVersioner{},
 			GroupResource:  config.GroupResource,
 			ResourcePrefix: resourcePrefix,
@@ -67,48 +63,8 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 			return nil, func() {}, err
 		}
 		var once sync.Once
-		return &selectiveLists{Cacher: c, store: store}, func() { once.Do(c.Stop) }, nil
+		return c, func() { once.Do(c.Stop) }, nil
 	}
-}
-
-// selectiveListRows is the most objects a consistent list with a label selector reads from
-// PostgreSQL rather than from the watch cache.
-const selectiveListRows = 2000
-
-// selectiveLists is the watch cache, except for consistent lists whose label selector the
-// store pushes down to the GIN index and that match at most selectiveListRows objects: those
-// come from PostgreSQL. The cache has no label index; for every list it copies, sorts (in
-// v0.31) and matches every object of the resource, which costs more than reading and decoding
-// a few rows once the resource holds tens of thousands of objects. PostgreSQL gives the same
-// answer: the store serves consistent lists itself, as it did for every one before
-// ClaimRequestWatchProgress.
-type selectiveLists struct {
-	*cacherstorage.Cacher
-	store *Store
-}
-
-// GetList implements storage.Interface.
-func (c *selectiveLists) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
-	if opts.ResourceVersion == "" && opts.Recursive && opts.Predicate.Limit == 0 && opts.Predicate.Continue == "" &&
-		indexedLabels(opts.Predicate) {
-		err := c.store.getList(ctx, key, opts, listObj, selectiveListRows)
-		if !errors.Is(err, errTooManyRows) {
-			return err
-		}
-	}
-	return c.Cacher.GetList(ctx, key, opts, listObj)
-}
-
-// indexedLabels reports whether the predicate's label selector requires a label value, which
-// the store turns into a GIN-indexed containment (@>).
-func indexedLabels(p apistorage.SelectionPredicate) bool {
-	for _, r := range filtersFor(p).labels {
-		switch r.Operator() {
-		case selection.Equals, selection.DoubleEquals, selection.In:
-			return true
-		}
-	}
-	return false
 }
 
 var claimOnce sync.Once

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -87,15 +86,6 @@ func (s *Store) resolveGetListRev(continueKey string, continueRV int64, opts api
 
 // GetList implements storage.Interface.
 func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
-	return s.getList(ctx, key, opts, listObj, 0)
-}
-
-// errTooManyRows is getList's answer when more than maxRows rows pass the pushed-down filters.
-var errTooManyRows = errors.New("more rows than asked for")
-
-// getList is GetList; an unpaged list with maxRows > 0 fetches at most maxRows+1 rows and
-// returns errTooManyRows, having decoded none, when there are more.
-func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object, maxRows int64) error {
 	key, err := s.prepareKey(key)
 	if err != nil {
 		return err
@@ -142,9 +132,6 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 		hasMore bool
 		count   int64
 	)
-	if maxRows > 0 && !paging {
-		q.limit = maxRows + 1
-	}
 	for {
 		// One extra row tells whether more remain without decoding it.
 		if paging {
@@ -154,9 +141,6 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 		res, err := s.b.rangeRead(ctx, q)
 		if err != nil {
 			return err
-		}
-		if maxRows > 0 && !paging && int64(len(res.rows)) > maxRows {
-			return errTooManyRows
 		}
 		if q.rv != 0 && q.rv < res.compactedRV {
 			return compactedListError(len(pred.Continue) > 0, continueKey, keyPrefix)

@@ -96,31 +96,3 @@ func TestSelectorPushdown(t *testing.T) {
 		}
 	}
 }
-
-// TestGetListAtMost checks the row cap that lets CachedDecorator read selective label lists
-// from PostgreSQL: over the cap nothing is returned, at or under it the list is complete.
-func TestGetListAtMost(t *testing.T) {
-	ctx, s := testSetup(t)
-	for i := range 6 {
-		l := map[string]string{"a": "1"}
-		if i == 5 {
-			l["a"] = "2"
-		}
-		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i), Labels: l}}
-		if err := s.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts := apistorage.ListOptions{Recursive: true, Predicate: apistorage.SelectionPredicate{
-		Label: labels.SelectorFromSet(labels.Set{"a": "1"}), Field: fields.Everything(), GetAttrs: podAttrsForTest}}
-	if err := s.getList(ctx, "/pods", opts, &example.PodList{}, 4); err != errTooManyRows {
-		t.Fatalf("5 matches with a cap of 4: got %v, want errTooManyRows", err)
-	}
-	list := &example.PodList{}
-	if err := s.getList(ctx, "/pods", opts, list, 5); err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Items) != 5 || list.ResourceVersion == "" {
-		t.Fatalf("5 matches with a cap of 5: got %d items at RV %q", len(list.Items), list.ResourceVersion)
-	}
-}
