@@ -23,9 +23,12 @@ alive() {
 started=""
 if alive kube-apiserver && alive gitops-apiserver && alive etcd && alive postgres; then
 	echo "bench: reusing the stack running at ${STATE}" >&2
+	if alive agent; then
+		echo "bench: warning: the agent runs on this stack and reconciles the GitOpsDeployments of targets A and C into Argo CD (B's are not), which skews A and C; a stack started by make bench leaves it out" >&2
+	fi
 else
-	echo "bench: starting a local stack at ${STATE}" >&2
-	hack/local-up.sh up
+	echo "bench: starting a local stack at ${STATE} without Argo CD and the agent" >&2
+	GITOPS_LOCAL_API_ONLY=1 hack/local-up.sh up
 	started=1
 	trap 'echo "bench: stopping the stack it started" >&2; hack/local-up.sh stop' EXIT
 fi

@@ -15,6 +15,8 @@
 # argocd-repo-server 18081 (metrics 18084), argocd-application-controller metrics 18082, agent
 # metrics 18085. A second stack
 # (the e2e tests run one) sets GITOPS_LOCAL_DIR to its own folder and GITOPS_LOCAL_PORT_OFFSET.
+# GITOPS_LOCAL_API_ONLY=1 leaves out Argo CD and the agent (the benchmark: the agent would
+# reconcile every GitOpsDeployment it writes into an Argo CD Application).
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -435,8 +437,10 @@ EOF
 	"${KUBECTL[@]}" apply -k "${overlay}" >/dev/null
 
 	start_gitops_apiserver
-	start_argocd
-	start_agent
+	if [[ -z "${GITOPS_LOCAL_API_ONLY:-}" ]]; then
+		start_argocd
+		start_agent
+	fi
 	UP_DONE=1
 	trap - EXIT
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,6 +45,8 @@ type Target struct {
 
 	dynamic dynamic.Interface
 	rest    rest.Interface
+	// restConfig is rest's configuration; the watch step builds one client per watcher from it.
+	restConfig *rest.Config
 }
 
 // NewTarget builds the clients of a target from a rest.Config. The dynamic client (creates,
@@ -72,7 +74,7 @@ func NewTarget(name, description string, cfg *rest.Config, gvr schema.GroupVersi
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Name: name, Description: description, GVR: gvr, Kind: kind, Namespace: namespace, dynamic: dyn, rest: rc}, nil
+	return &Target{Name: name, Description: description, GVR: gvr, Kind: kind, Namespace: namespace, dynamic: dyn, rest: rc, restConfig: rcfg}, nil
 }
 
 func (t *Target) resource() dynamic.ResourceInterface {
@@ -333,32 +335,53 @@ type listBody struct {
 	Items    []json.RawMessage `json:"items"`
 }
 
-func (t *Target) rawList(ctx context.Context, params map[string]string) (*listBody, error) {
+// rawList lists with params and returns the body and the time from the request to the last
+// byte of the response. The items are split (to count them) only after that: scanning tens of
+// megabytes of JSON is the client's work, the same for every target, and timing it would
+// dilute the difference between the servers.
+func (t *Target) rawList(ctx context.Context, params map[string]string) (*listBody, time.Duration, error) {
 	req := t.rest.Get().Namespace(t.Namespace).Resource(t.GVR.Resource).SetHeader("Accept", "application/json")
 	for k, v := range params {
 		req = req.Param(k, v)
 	}
+	t0 := time.Now()
 	raw, err := req.Do(ctx).Raw()
+	took := time.Since(t0)
 	if err != nil {
-		return nil, err
+		return nil, took, err
 	}
 	var body listBody
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, err
+		return nil, took, err
 	}
-	return &body, nil
+	return &body, took, nil
+}
+
+// serialLists runs reps lists one after another; each sample is rawList's time, and the wall
+// time is their sum.
+func serialLists(reps int, list func(i int) (time.Duration, error)) (Samples, error) {
+	var s Samples
+	for i := range reps {
+		took, err := list(i)
+		if err != nil {
+			return s, err
+		}
+		s.Latencies = append(s.Latencies, took)
+		s.Wall += took
+	}
+	return s, nil
 }
 
 func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Unstructured, res Result) error {
 	reps := w.listReps()
 
 	// Full list, as a client without a resourceVersion asks for it (a consistent read).
-	s, err := parallel(ctx, reps, 1, func(ctx context.Context, _ int) error {
-		body, err := t.rawList(ctx, nil)
+	s, err := serialLists(reps, func(int) (time.Duration, error) {
+		body, took, err := t.rawList(ctx, nil)
 		if err == nil && len(body.Items) != w.N {
 			err = fmt.Errorf("full list returned %d items, want %d", len(body.Items), w.N)
 		}
-		return err
+		return took, err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", StepList, err)
@@ -370,24 +393,22 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 	var paged Samples
 	for range reps {
 		cont, items := "", 0
-		start := time.Now()
 		for {
 			params := map[string]string{"limit": "500"}
 			if cont != "" {
 				params["continue"] = cont
 			}
-			t0 := time.Now()
-			body, err := t.rawList(ctx, params)
+			body, took, err := t.rawList(ctx, params)
 			if err != nil {
 				return fmt.Errorf("%s: %w", StepListPaged, err)
 			}
-			paged.Latencies = append(paged.Latencies, time.Since(t0))
+			paged.Latencies = append(paged.Latencies, took)
+			paged.Wall += took
 			items += len(body.Items)
 			if cont = body.Metadata.Continue; cont == "" {
 				break
 			}
 		}
-		paged.Wall += time.Since(start)
 		if items != w.N {
 			return fmt.Errorf("%s: walked %d items, want %d", StepListPaged, items, w.N)
 		}
@@ -403,13 +424,13 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 		return c
 	}
 	labelReps := 5 * reps
-	s, err = parallel(ctx, labelReps, 1, func(ctx context.Context, i int) error {
+	s, err = serialLists(labelReps, func(i int) (time.Duration, error) {
 		bucket := (i * 37) % 100
-		body, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
+		body, took, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
 		if err == nil && len(body.Items) != want(bucket) {
 			err = fmt.Errorf("label list returned %d items, want %d", len(body.Items), want(bucket))
 		}
-		return err
+		return took, err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", StepListLabel, err)
@@ -433,9 +454,35 @@ type seen struct {
 	at  time.Time
 }
 
+// watchEvent is the part of a watch event the watch step reads.
+type watchEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// watchClient returns a REST client with a connection of its own. Watchers are meant to stand
+// for separate clients (controllers, kubectl): on one shared HTTP/2 connection, one goroutine
+// of the client reads the frames of every watch in turn, and the step would measure that.
+// client-go shares transports between equal configurations unless a Dial is set.
+func (t *Target) watchClient() (rest.Interface, error) {
+	cfg := rest.CopyConfig(t.restConfig)
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return rest.RESTClientFor(cfg)
+}
+
 // watchDelivery opens `watchers` watches on the namespace, then writes status updates one at a
 // time, and measures for every (write, watcher) the time from the write's response to the
 // event carrying the written resourceVersion.
+//
+// Each watcher has its own connection and goroutine and takes the time as soon as an event is
+// read off the wire, decoding only its name and resourceVersion: decoding whole objects into
+// unstructured maps, a hundred per write in this one process on a shared 2-CPU machine, made
+// the client's CPU the bottleneck and added its queueing to every sample, for every target.
 func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs []*unstructured.Unstructured, watchers int) (Samples, error) {
 	writes := w.WatchWrites
 	if writes <= 0 {
@@ -443,42 +490,54 @@ func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs []*unstruc
 	}
 	writes = min(writes, w.N)
 
-	start, err := t.rawList(ctx, map[string]string{"limit": "1"})
+	start, _, err := t.rawList(ctx, map[string]string{"limit": "1"})
 	if err != nil {
 		return Samples{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := make([][]seen, watchers)
-	remaining := make([]atomic.Int64, watchers)
 	unexpected := make([]atomic.Value, watchers)
 	var wg sync.WaitGroup
 	for j := range watchers {
-		remaining[j].Store(int64(writes))
-		wi, err := t.resource().Watch(ctx, metav1.ListOptions{ResourceVersion: start.Metadata.ResourceVersion})
+		client, err := t.watchClient()
+		if err != nil {
+			return Samples{}, err
+		}
+		stream, err := client.Get().Namespace(t.Namespace).Resource(t.GVR.Resource).
+			Param("watch", "true").Param("resourceVersion", start.Metadata.ResourceVersion).
+			SetHeader("Accept", "application/json").Stream(ctx)
 		if err != nil {
 			return Samples{}, fmt.Errorf("watch %d: %w", j, err)
 		}
+		events[j] = make([]seen, 0, writes)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer wi.Stop()
-			for ev := range wi.ResultChan() {
+			defer stream.Close()
+			dec := json.NewDecoder(stream)
+			for remaining := writes; remaining > 0; {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					if ctx.Err() == nil {
+						unexpected[j].Store(fmt.Sprintf("reading the watch: %v", err))
+					}
+					return
+				}
 				now := time.Now()
-				if ev.Type == watch.Error {
-					unexpected[j].Store(fmt.Sprintf("error event: %v", apierrors.FromObject(ev.Object)))
+				var ev watchEvent
+				if err := json.Unmarshal(raw, &ev); err != nil {
+					unexpected[j].Store(fmt.Sprintf("decoding an event: %v", err))
 					return
 				}
-				if ev.Type != watch.Modified {
-					continue
-				}
-				o, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok {
-					continue
-				}
-				events[j] = append(events[j], seen{key: o.GetName() + "@" + o.GetResourceVersion(), at: now})
-				if remaining[j].Add(-1) == 0 {
+				switch ev.Type {
+				case watch.Error:
+					unexpected[j].Store(fmt.Sprintf("error event: %s", raw))
 					return
+				case watch.Modified:
+					md := ev.Object.Metadata
+					events[j] = append(events[j], seen{key: md.Name + "@" + md.ResourceVersion, at: now})
+					remaining--
 				}
 			}
 		}()

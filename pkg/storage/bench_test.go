@@ -13,8 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/apis/example"
+	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
 	apistorage "k8s.io/apiserver/pkg/storage"
+	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 )
 
 // benchParallelism times GOMAXPROCS is the number of concurrent clients in the parallel
@@ -143,6 +146,67 @@ func BenchmarkGetList10k(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkConsistentList is a resourceVersion="" list of n pods as gitops-apiserver serves
+// it, behind the watch cache: src=storage is what the cacher did before
+// ClaimRequestWatchProgress (delegate to the store: read and decode every row), src=cache is
+// what it does now (read the current RV, wait for the cache to have it, list from memory).
+// Compare with: benchstat -col /src
+func BenchmarkConsistentList(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchmarkConsistentList(b, n) })
+	}
+}
+
+func benchmarkConsistentList(b *testing.B, n int) {
+	s := benchStore(b)
+	ctx := context.Background()
+	seed(b, s, n)
+	ClaimRequestWatchProgress()
+	c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+		Storage:        s,
+		Versioner:      apistorage.APIObjectVersioner{},
+		GroupResource:  schema.GroupResource{Resource: "pods"},
+		ResourcePrefix: "/pods",
+		KeyFunc:        func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc("/pods", obj) },
+		GetAttrsFunc:   podAttrs,
+		NewFunc:        newPod,
+		NewListFunc:    newPodList,
+		Codec:          codecs.LegacyCodec(examplev1.SchemeGroupVersion),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Stop)
+	if err := c.Wait(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for _, src := range []struct {
+		name  string
+		store apistorage.Interface
+	}{{"storage", s}, {"cache", c}} {
+		for _, bc := range []struct {
+			name  string
+			pred  apistorage.SelectionPredicate
+			items int
+		}{
+			{"all", apistorage.Everything, n},
+			{"label-1pct", apistorage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"group": "g7"}), Field: fields.Everything(), GetAttrs: podAttrs}, n / 100},
+		} {
+			b.Run("src="+src.name+"/sel="+bc.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					list := &example.PodList{}
+					if err := src.store.GetList(ctx, "/pods", apistorage.ListOptions{Recursive: true, Predicate: bc.pred}, list); err != nil {
+						b.Fatal(err)
+					}
+					if len(list.Items) != bc.items {
+						b.Fatalf("listed %d, want %d", len(list.Items), bc.items)
+					}
+				}
+			})
+		}
 	}
 }
 

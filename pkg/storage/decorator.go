@@ -7,6 +7,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
+	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
@@ -34,9 +35,13 @@ func (b *Backend) Decorator() generic.StorageDecorator {
 }
 
 // CachedDecorator is genericregistry.StorageWithCacher on top of this backend: the
-// apiserver's watch cache serves watches and RV=0 reads, and fills itself from one
-// recursive watch per resource on the PostgreSQL store.
+// apiserver's watch cache serves watches and reads, and fills itself from one recursive watch
+// per resource on the PostgreSQL store. Consistent reads (resourceVersion "") come from the
+// cache too (ConsistentListFromCache): the cacher reads the current RV from PostgreSQL, one
+// row, and waits until its watch has delivered that RV; RequestWatchProgress makes the
+// store's watch report it at once when other resources' writes moved the global RV.
 func (b *Backend) CachedDecorator() generic.StorageDecorator {
+	ClaimRequestWatchProgress()
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs,
 		indexers *cache.Indexers,
@@ -60,4 +65,29 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 		var once sync.Once
 		return c, func() { once.Do(c.Stop) }, nil
 	}
+}
+
+var claimOnce sync.Once
+
+// ClaimRequestWatchProgress tells k8s.io/apiserver's cacher that the storage answers
+// RequestWatchProgress, which this store does (a bookmark at the feed's RV, sent once the
+// feed has read the log up to the moment of the request). v0.31 only learns that from etcd
+// clients, through the process-wide etcdfeature.DefaultFeatureSupportChecker; without it the
+// cacher sends every consistent list to PostgreSQL and refuses WatchList. A process that uses
+// this storage has no etcd client whose answer this would override. Call it before building
+// cachers.
+func ClaimRequestWatchProgress() {
+	claimOnce.Do(func() {
+		etcdfeature.DefaultFeatureSupportChecker = progressSupported{etcdfeature.DefaultFeatureSupportChecker}
+	})
+}
+
+// progressSupported reports RequestWatchProgress as supported; the embedded checker keeps
+// CheckClient, whose argument type is unexported.
+type progressSupported struct {
+	etcdfeature.FeatureSupportChecker
+}
+
+func (progressSupported) Supports(f apistorage.Feature) bool {
+	return f == apistorage.RequestWatchProgress
 }

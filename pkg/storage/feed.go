@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +66,10 @@ type feed struct {
 	subs      map[*subscription]struct{}
 	// advanced is closed, and replaced, whenever rv moves.
 	advanced chan struct{}
+
+	// progressAsked counts RequestWatchProgress calls; the feed answers each with a bookmark
+	// once a poll that started after it has finished.
+	progressAsked atomic.Int64
 }
 
 const feedBatch = 1000
@@ -127,6 +132,14 @@ func (f *feed) send(s *subscription, it feedItem) {
 	}
 }
 
+// askProgress answers RequestWatchProgress. The caller (the watch cache, waiting for an RV
+// it read from PostgreSQL) wants a bookmark at least as new as the log at the time of the
+// call, so the feed polls first rather than reporting the RV it had dispatched so far.
+func (f *feed) askProgress() {
+	f.progressAsked.Add(1)
+	f.wake()
+}
+
 func (f *feed) requestProgress() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -145,7 +158,9 @@ func (f *feed) run(ctx context.Context) {
 	defer progress.Stop()
 	defer f.closeAll(nil)
 	backoff := 50 * time.Millisecond
+	var progressAnswered int64
 	for {
+		asked := f.progressAsked.Load()
 		for {
 			more, err := f.pollOnce(ctx)
 			if ctx.Err() != nil {
@@ -166,6 +181,10 @@ func (f *feed) run(ctx context.Context) {
 			if !more {
 				break
 			}
+		}
+		if asked > progressAnswered {
+			f.requestProgress()
+			progressAnswered = asked
 		}
 		select {
 		case <-ctx.Done():

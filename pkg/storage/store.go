@@ -90,9 +90,9 @@ func (s *Store) Versioner() apistorage.Versioner { return s.versioner }
 func (s *Store) ReadinessCheck() error { return s.b.ReadinessCheck() }
 
 // RequestWatchProgress implements storage.Interface: every watch of this process opened with
-// ProgressNotify gets a bookmark at the feed's current RV.
+// ProgressNotify gets a bookmark at the feed's RV once the feed has read the log as of this call.
 func (s *Store) RequestWatchProgress(context.Context) error {
-	s.b.feed.requestProgress()
+	s.b.feed.askProgress()
 	return nil
 }
 
