@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,9 +15,14 @@ import (
 )
 
 // poolCollector exposes the PostgreSQL connection pool and the watch feed's lag on /metrics,
-// read at scrape time.
+// read at scrape time from the storage of the newest server of the process (there is one
+// outside tests, which run several servers one after another).
 type poolCollector struct {
 	metrics.BaseStableCollector
+	current atomic.Pointer[exposedStorage]
+}
+
+type exposedStorage struct {
 	pool    *pgxpool.Pool
 	backend *storage.Backend
 }
@@ -50,7 +56,11 @@ func (c *poolCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 }
 
 func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
-	s := c.pool.Stat()
+	cur := c.current.Load()
+	if cur == nil {
+		return
+	}
+	s := cur.pool.Stat()
 	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.AcquiredConns()), "acquired")
 	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.IdleConns()), "idle")
 	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.ConstructingConns()), "constructing")
@@ -61,18 +71,22 @@ func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	ch <- metrics.NewLazyConstMetric(poolAcquireWait, metrics.CounterValue, s.AcquireDuration().Seconds())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if lag, err := c.backend.FeedLag(ctx); err == nil {
+	if lag, err := cur.backend.FeedLag(ctx); err == nil {
 		ch <- metrics.NewLazyConstMetric(feedLag, metrics.GaugeValue, float64(lag))
 	}
 }
 
-var registerStorageMetrics sync.Once
+var (
+	registerStorageMetrics sync.Once
+	storageCollector       = &poolCollector{}
+)
 
-// exposeStorageMetrics registers the storage's collectors once per process: /metrics serves
-// the legacy registry, which is global.
+// exposeStorageMetrics points the storage's collectors at pool and backend, registering them
+// once per process: /metrics serves the legacy registry, which is global.
 func exposeStorageMetrics(pool *pgxpool.Pool, backend *storage.Backend) {
+	storageCollector.current.Store(&exposedStorage{pool: pool, backend: backend})
 	registerStorageMetrics.Do(func() {
-		legacyregistry.CustomMustRegister(&poolCollector{pool: pool, backend: backend})
+		legacyregistry.CustomMustRegister(storageCollector)
 		legacyregistry.MustRegister(queryDuration)
 	})
 }
