@@ -26,7 +26,7 @@ func main() {
 		argoNS     = flag.String("argocd-namespace", "gitops-service-argocd", "namespace of the Argo CD instance the agent drives")
 		n          = flag.Int("n", 200, "GitOpsDeployments to create")
 		namespaces = flag.Int("namespaces", 10, "tenant namespaces to spread them over")
-		timeout    = flag.Duration("timeout", 20*time.Minute, "bound of the whole run")
+		timeout    = flag.Duration("timeout", 10*time.Minute, "bound of the whole run")
 		out        = flag.String("out", "", "Markdown report to write (default: stdout only)")
 		invokedAs  = flag.String("invoked-as", "", "the command to show in the report")
 	)

@@ -211,7 +211,13 @@ func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.U
 	}
 	for _, obj := range objs {
 		app := obj.(*argov1alpha1.Application)
-		if keep != "" && app.Labels[LabelDeploymentUID] == string(keep) || app.DeletionTimestamp != nil {
+		if keep != "" && app.Labels[LabelDeploymentUID] == string(keep) {
+			continue
+		}
+		if app.DeletionTimestamp != nil {
+			if err := a.stopOperation(ctx, app); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := a.deleteApplication(ctx, app); err != nil {
@@ -239,6 +245,18 @@ func (a *Agent) deleteApplication(ctx context.Context, app *argov1alpha1.Applica
 	return nil
 }
 
+// stopOperation terminates a sync still running on an Application being deleted. Argo CD
+// deletes neither the Application nor what it deployed while a sync runs, and an automated sync
+// that can no longer succeed (its namespace is being deleted, and with it the deployer's
+// RoleBindings) retries for ever.
+func (a *Agent) stopOperation(ctx context.Context, app *argov1alpha1.Application) error {
+	if app.DeletionTimestamp == nil || app.Status.OperationState == nil || app.Status.OperationState.Phase != phaseRunning {
+		return nil
+	}
+	return a.patchApplication(ctx, app, terminatePatch(), deploymentSource(app.Labels[LabelDeploymentNamespace],
+		app.Annotations[AnnotationDeploymentName], types.UID(app.Labels[LabelDeploymentUID])), "terminated the sync of")
+}
+
 // finalize handles a GitOpsDeployment being deleted: its Application goes first, and the
 // tenant's finalizer is removed only once the Application, and with it everything it
 // deployed, is gone.
@@ -253,6 +271,8 @@ func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeploy
 			if err := a.deleteApplication(ctx, app); err != nil {
 				return err
 			}
+		} else if err := a.stopOperation(ctx, app); err != nil {
+			return err
 		}
 		// Argo CD reports what stands in the way (DeletionError) through the status; the
 		// Application's delete event brings the deployment back here.

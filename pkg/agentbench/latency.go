@@ -183,12 +183,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if _, err := gitopsInf.ManagedGitops().V1alpha1().GitOpsDeployments().Informer().AddEventHandler(handler(rec.deployment)); err != nil {
 		return nil, err
 	}
-	argoInf.Start(ctx.Done())
-	gitopsInf.Start(ctx.Done())
-	defer argoInf.Shutdown()
-	defer gitopsInf.Shutdown()
-	argoInf.WaitForCacheSync(ctx.Done())
-	gitopsInf.WaitForCacheSync(ctx.Done())
+	// Shutdown waits for the informers to stop, so their context must end first.
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	argoInf.Start(informersCtx.Done())
+	gitopsInf.Start(informersCtx.Done())
+	defer func() {
+		stopInformers()
+		argoInf.Shutdown()
+		gitopsInf.Shutdown()
+	}()
+	argoInf.WaitForCacheSync(informersCtx.Done())
+	gitopsInf.WaitForCacheSync(informersCtx.Done())
 
 	logf("creating %d GitOpsDeployments in %d namespaces, from %s", cfg.Deployments, cfg.Namespaces, repoURL)
 	start := time.Now()
@@ -274,7 +279,9 @@ func cleanup(cfg Config, namespaces []string, logf func(string, ...interface{}))
 	defer cancel()
 	logf("deleting the benchmark's GitOpsDeployments and namespaces")
 	for _, ns := range namespaces {
-		_ = cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		if err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			logf("deleting the GitOpsDeployments of %s: %v", ns, err)
+		}
 	}
 	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		apps, err := cfg.Argo.ArgoprojV1alpha1().Applications(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{})

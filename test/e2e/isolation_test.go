@@ -121,16 +121,35 @@ var _ = Describe("tenant isolation", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
 	})
 
-	It("lets a tenant namespace holding GitOps objects be deleted", func(ctx context.Context) {
+	It("lets a tenant namespace holding live GitOps deployments be deleted, Applications and all", func(ctx context.Context) {
+		repoURL := "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{"app/cm.yaml": configMap("doomed", "x")})
+		createDeployment(ctx, other, "doomed", repoURL, "app", false)
+		waitSyncedHealthy(ctx, other, "doomed", "doomed")
 		createDeployment(ctx, other, "left-behind", "file:///nonexistent", "p", false)
 		Expect(kube.CoreV1().Namespaces().Delete(ctx, other, metav1.DeleteOptions{})).To(Succeed())
 		// kube-controller-manager deletes the namespace's GitOps objects through the aggregated
-		// API, with the metadata client, before the namespace itself goes.
+		// API, with the metadata client, before the namespace itself goes; the agent then deletes
+		// their Applications, although the deployer can no longer write there.
 		Eventually(func(ctx context.Context) bool {
 			_, err := kube.CoreV1().Namespaces().Get(ctx, other, metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(),
 			"namespace %s is stuck terminating", other)
+		argo := argoclient.NewForConfigOrDie(adminConfig)
+		Eventually(func(ctx context.Context) ([]string, error) {
+			apps, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{
+				LabelSelector: agent.LabelDeploymentNamespace + "=" + other,
+			})
+			if err != nil {
+				return nil, err
+			}
+			var names []string
+			for _, a := range apps.Items {
+				names = append(names, a.Name)
+			}
+			return names, nil
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeEmpty(),
+			"Applications outlived their namespace")
 	})
 
 	It("keeps Argo CD's objects and credentials away from tenants", func() {
