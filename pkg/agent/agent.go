@@ -125,7 +125,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	secrets := a.argoKubeInformers.Core().V1().Secrets()
 	a.argoSecrets = secrets.Lister()
-	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: a.requeueOnLostCluster}); err != nil {
+	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{
+		UpdateFunc: a.tokenIssued,
+		DeleteFunc: a.requeueOnLostCluster,
+	}); err != nil {
 		return nil, err
 	}
 	if err := a.setupRepositoryCredentials(); err != nil {

@@ -52,7 +52,8 @@ func (a *Agent) localDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1
 }
 
 // errTokenPending is returned while kube-controller-manager has not yet filled in a deployer's
-// token; the work queue's backoff retries within milliseconds.
+// token; tokenIssued requeues the namespace when it has. (A retry with backoff would wait
+// ever longer, and a burst of new namespaces would queue behind the limiter's 10 a second.)
 var errTokenPending = errors.New("the deployer's token is not issued yet")
 
 // ensureLocalCluster makes the deployer of namespace and its cluster Secret exist. The cluster
@@ -158,6 +159,19 @@ func (a *Agent) requeueOnLostCluster(obj interface{}) {
 		return
 	}
 	if ns := s.Labels[LabelTenantNamespace]; ns != "" && s.Name == LocalClusterName(ns) {
+		a.requeueNamespace(ns)
+	}
+}
+
+// tokenIssued requeues a namespace's GitOpsDeployments once its deployer's token is filled in.
+func (a *Agent) tokenIssued(old, obj interface{}) {
+	s, ok := obj.(*corev1.Secret)
+	prev, _ := old.(*corev1.Secret)
+	if !ok || s.Type != corev1.SecretTypeServiceAccountToken || len(s.Data[corev1.ServiceAccountTokenKey]) == 0 ||
+		(prev != nil && len(prev.Data[corev1.ServiceAccountTokenKey]) > 0) {
+		return
+	}
+	if ns := s.Labels[LabelTenantNamespace]; ns != "" && s.Name == deployerTokenName(ns) {
 		a.requeueNamespace(ns)
 	}
 }
