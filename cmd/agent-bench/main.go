@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-service/gitops-service/pkg/agentbench"
+	"github.com/gitops-service/gitops-service/pkg/bench"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
@@ -103,19 +103,7 @@ func render(res *agentbench.Result, n, namespaces int, started time.Time, invoke
 		fmt.Fprintf(&b, "| command | `%s` |\n", invokedAs)
 	}
 	fmt.Fprintf(&b, "| date | %s (all %d Synced and reported after %s) |\n", started.Format("2006-01-02 15:04 MST"), n, res.Wall.Round(time.Second))
-	fmt.Fprintf(&b, "| machine | %d CPUs, %s; load average at the end: %s |\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, loadAverage())
+	fmt.Fprintf(&b, "| machine | %d CPUs, %s; load average at the end: %s |\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, bench.LoadAverage())
 	fmt.Fprintf(&b, "| Go | %s |\n", runtime.Version())
 	return b.String()
-}
-
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

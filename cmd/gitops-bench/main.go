@@ -272,7 +272,7 @@ func run(ctx context.Context, o options) error {
 		rep.Cells = append(rep.Cells, bench.Summarize(k.target, k.n, k.c, results[k]))
 	}
 	rep.Meta.Duration = time.Since(start).Round(time.Second).String()
-	rep.Meta.LoadAverage += " at the start, " + loadAverage() + " at the end (other work on the machine competes for its CPUs)"
+	rep.Meta.LoadAverage += " at the start, " + bench.LoadAverage() + " at the end (other work on the machine competes for its CPUs)"
 	return write(o, rep, true)
 }
 
@@ -403,7 +403,7 @@ func describe(ctx context.Context, o options, kube kubernetes.Interface, probe *
 		GoVersion:   runtime.Version(),
 		Rounds:      o.rounds,
 		Note:        o.note,
-		LoadAverage: loadAverage(),
+		LoadAverage: bench.LoadAverage(),
 		Targets:     bench.TargetNames(targets),
 	}
 	if o.invokedAs != "" {
@@ -444,18 +444,6 @@ func describe(ctx context.Context, o options, kube kubernetes.Interface, probe *
 		return m, err
 	}
 	return m, nil
-}
-
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // serverBuild describes the running gitops-apiserver from the build information of its

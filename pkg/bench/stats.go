@@ -5,7 +5,9 @@ package bench
 
 import (
 	"math"
+	"os"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -86,4 +88,18 @@ func Ratio(a, b float64) float64 {
 		return math.NaN()
 	}
 	return a / b
+}
+
+// LoadAverage is the machine's 1, 5 and 15 minute load averages, for reports: figures taken on a
+// busy shared machine are read differently.
+func LoadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -106,19 +106,8 @@ var _ = Describe("agent", Ordered, func() {
 			expectConfigMap(ctx, ns, "cm-one")
 			deleteAndWait(ctx, ns, "again", "cm-one", true)
 		}
-		Eventually(func(ctx context.Context) ([]string, error) {
-			apps, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{
-				LabelSelector: agent.LabelDeploymentNamespace + "=" + ns,
-			})
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, a := range apps.Items {
-				names = append(names, a.Name)
-			}
-			return names, nil
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty(), "no Application outlives its GitOpsDeployment")
+		Eventually(applicationsOf(argo, ns)).WithContext(ctx).WithTimeout(time.Minute).
+			Should(BeEmpty(), "no Application outlives its GitOpsDeployment")
 		Eventually(func(ctx context.Context) bool {
 			_, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
@@ -141,6 +130,23 @@ func createDeployment(ctx context.Context, ns, name, repoURL, path string, final
 	created, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	return created
+}
+
+// applicationsOf polls the names of the Applications the agent made for namespace ns.
+func applicationsOf(argo argoclient.Interface, ns string) func(ctx context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		apps, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{
+			LabelSelector: agent.LabelDeploymentNamespace + "=" + ns,
+		})
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, a := range apps.Items {
+			names = append(names, a.Name)
+		}
+		return names, nil
+	}
 }
 
 func getDeployment(ctx context.Context, ns, name string) *managedv1alpha1.GitOpsDeployment {

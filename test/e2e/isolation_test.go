@@ -136,20 +136,8 @@ var _ = Describe("tenant isolation", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(),
 			"namespace %s is stuck terminating", other)
 		argo := argoclient.NewForConfigOrDie(adminConfig)
-		Eventually(func(ctx context.Context) ([]string, error) {
-			apps, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{
-				LabelSelector: agent.LabelDeploymentNamespace + "=" + other,
-			})
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, a := range apps.Items {
-				names = append(names, a.Name)
-			}
-			return names, nil
-		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeEmpty(),
-			"Applications outlived their namespace")
+		Eventually(applicationsOf(argo, other)).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).
+			Should(BeEmpty(), "Applications outlived their namespace")
 	})
 
 	It("keeps Argo CD's objects and credentials away from tenants", func() {
