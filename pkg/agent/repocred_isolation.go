@@ -126,14 +126,20 @@ func (a *Agent) setupRepositoryIsolation() error {
 	return a.setupProjectRefresh()
 }
 
-// setupProjectRefresh asks Argo CD to refresh the Applications of an AppProject whose sources
-// or destinations changed. Argo CD 2.14 does not re-check Applications when their project
-// changes: one it refused ("not permitted in project") would stay refused until its periodic
+// setupProjectRefresh asks Argo CD to refresh the refused Applications of an AppProject that
+// was created (again) or whose sources or destinations changed. Argo CD 2.14 does not re-check
+// Applications when their project changes: one it refused ("not permitted in project", or a
+// project deleted and made again while it was created) would stay refused until its periodic
 // resync, minutes later.
 func (a *Agent) setupProjectRefresh() error {
 	ctl := newController("projectrefresh", a.refreshProjectApplications)
 	a.controllers = append(a.controllers, ctl)
 	_, err := a.argoInformers.Argoproj().V1alpha1().AppProjects().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			if p, ok := obj.(*argov1alpha1.AppProject); ok && p.Labels[LabelTenantNamespace] != "" {
+				ctl.enqueue(p)
+			}
+		},
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*argov1alpha1.AppProject), obj.(*argov1alpha1.AppProject)
 			if n.Labels[LabelTenantNamespace] != "" && (!apiequality.Semantic.DeepEqual(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
@@ -169,7 +175,7 @@ func (a *Agent) refreshProjectApplications(ctx context.Context, key string) erro
 	}
 	patch := []byte(`{"metadata":{"annotations":{"` + argoRefreshAnnotation + `":"normal"}}}`)
 	for _, app := range apps {
-		if app.Spec.Project != name || app.DeletionTimestamp != nil {
+		if app.Spec.Project != name || app.DeletionTimestamp != nil || !refused(app) {
 			continue
 		}
 		_, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, app.Name, types.MergePatchType, patch,
@@ -179,4 +185,14 @@ func (a *Agent) refreshProjectApplications(ctx context.Context, key string) erro
 		}
 	}
 	return nil
+}
+
+// refused tells whether Argo CD refused to compare app against its project.
+func refused(app *argov1alpha1.Application) bool {
+	for _, c := range app.Status.Conditions {
+		if c.Type == argov1alpha1.ApplicationConditionInvalidSpecError {
+			return true
+		}
+	}
+	return false
 }
