@@ -38,6 +38,15 @@ func (c *controller) add(key string) {
 	c.queue.Add(key)
 }
 
+// unwrapTombstone is the last known object of a delete event whose final state the informer
+// missed, or obj itself.
+func unwrapTombstone(obj interface{}) interface{} {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return tomb.Obj
+	}
+	return obj
+}
+
 // enqueue adds the key of an informer object (or of its tombstone).
 func (c *controller) enqueue(obj interface{}) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)

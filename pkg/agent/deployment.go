@@ -60,9 +60,7 @@ func (a *Agent) setupDeployments() error {
 	projInformer := a.argoInformers.Argoproj().V1alpha1().AppProjects()
 	a.projects = projInformer.Lister()
 	requeueTenant := func(obj interface{}) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
+		obj = unwrapTombstone(obj)
 		if p, ok := obj.(*argov1alpha1.AppProject); ok {
 			a.requeueNamespace(p.Labels[LabelTenantNamespace])
 		}
@@ -91,9 +89,7 @@ func (a *Agent) requeueNamespace(namespace string) {
 // applicationOwner is the key of the GitOpsDeployment an Application (or its tombstone) was
 // made for.
 func applicationOwner(obj interface{}) (string, bool) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
+	obj = unwrapTombstone(obj)
 	if keys, _ := deploymentKeyOfApplication(obj); len(keys) == 1 {
 		return keys[0], true
 	}

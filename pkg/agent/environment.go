@@ -143,9 +143,7 @@ func (a *Agent) setupEnvironments() error {
 	// gone (deleted while the agent was not running) is collected. At start-up every cluster
 	// Secret comes by as an add.
 	onClusterSecret := func(obj interface{}) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
+		obj = unwrapTombstone(obj)
 		s, ok := obj.(*corev1.Secret)
 		if !ok || s.Labels[LabelEnvironmentUID] == "" {
 			return

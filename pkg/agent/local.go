@@ -10,7 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -151,9 +150,7 @@ func (a *Agent) removeLocalCluster(ctx context.Context, namespace string) error 
 // requeueOnLostCluster requeues a namespace's GitOpsDeployments when its cluster Secret is
 // deleted by someone else, so the deployer is made again rather than Argo CD failing on.
 func (a *Agent) requeueOnLostCluster(obj interface{}) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
+	obj = unwrapTombstone(obj)
 	s, ok := obj.(*corev1.Secret)
 	if !ok {
 		return

@@ -128,11 +128,9 @@ func (a *Agent) setupRepositoryCredentials() error {
 	r.repoSecrets = argoSecretInformer.GetIndexer()
 	// Someone else editing or deleting a repository Secret brings its credential back here.
 	enqueueOwner := func(obj interface{}) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
+		obj = unwrapTombstone(obj)
 		if keys, _ := credentialOfRepoSecret(obj); len(keys) == 1 {
-			r.ctl.queue.Add(keys[0])
+			r.ctl.add(keys[0])
 		}
 	}
 	if err := a.addInformer(argoSecretInformer, cache.ResourceEventHandlerFuncs{

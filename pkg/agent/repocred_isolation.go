@@ -95,9 +95,7 @@ func (a *Agent) setupRepositoryIsolation() error {
 	requeue := func(objs ...interface{}) {
 		keys := map[string]bool{}
 		for _, obj := range objs {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
+			obj = unwrapTombstone(obj)
 			if k, _ := repoURLOfSecret(obj); len(k) == 1 {
 				keys[k[0]] = true
 			}
@@ -112,7 +110,7 @@ func (a *Agent) setupRepositoryIsolation() error {
 		}
 		for _, d := range depls {
 			if keys[repositoryKey(d.Spec.Source.RepoURL)] {
-				a.deploymentCtl.queue.Add(deploymentKey(d))
+				a.deploymentCtl.add(deploymentKey(d))
 			}
 		}
 	}

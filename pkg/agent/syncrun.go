@@ -99,9 +99,7 @@ func (a *Agent) setupSyncRuns() error {
 	})
 	a.controllers = append(a.controllers, ctl)
 	enqueueRun := func(obj interface{}) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
+		obj = unwrapTombstone(obj)
 		if keys, _ := deploymentKeyOfSyncRun(obj); len(keys) == 1 {
 			ctl.add(keys[0])
 		}
