@@ -98,6 +98,13 @@ func render(res *agentbench.Result, n, namespaces int, started time.Time, invoke
 		p50, p90, p99, max := agentbench.Summary(row.samples)
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s |\n", row.name, len(row.samples), row.missing, ms(p50), ms(p90), ms(p99), ms(max))
 	}
+	if len(res.SlowestApply) > 0 {
+		fmt.Fprintf(&b, "\nSlowest applies (place 0 is the first deployment of its namespace, which waits for the namespace's deployer):\n\n")
+		fmt.Fprintf(&b, "| deployment | place in its namespace | apply ms |\n|---|---|---|\n")
+		for _, s := range res.SlowestApply {
+			fmt.Fprintf(&b, "| %s/%s | %d | %s |\n", s.Namespace, s.Name, s.Order, ms(s.Latency))
+		}
+	}
 	fmt.Fprintf(&b, "\n| | |\n|---|---|\n")
 	if invokedAs != "" {
 		fmt.Fprintf(&b, "| command | `%s` |\n", invokedAs)

@@ -34,6 +34,7 @@ func main() {
 		localCluster   agent.LocalCluster
 		metricsAddress string
 		retention      time.Duration
+		tokenLifetime  time.Duration
 		workers        int
 		qps            float32
 		burst          int
@@ -67,7 +68,8 @@ func main() {
 				return err
 			}
 			a, err := agent.New(agent.Config{GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNamespace,
-				LocalCluster: localCluster, Workers: workers, OperationRetention: retention})
+				LocalCluster: localCluster, Workers: workers, OperationRetention: retention,
+				DeployerTokenLifetime: tokenLifetime})
 			if err != nil {
 				return err
 			}
@@ -90,7 +92,11 @@ func main() {
 		"address of the /metrics and /healthz endpoint (plain HTTP); empty disables it")
 	fs.DurationVar(&retention, "operation-retention", 24*time.Hour,
 		"how long the Operation recording each change in Argo CD is kept")
-	fs.IntVar(&workers, "workers", 4, "objects of each kind reconciled at once")
+	fs.DurationVar(&tokenLifetime, "deployer-token-lifetime", agent.DefaultDeployerTokenLifetime,
+		"life asked for the token of each tenant namespace's deployer (renewed at half of it); the kube-apiserver may grant less")
+	// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
+	// queues behind the status writes of earlier ones.
+	fs.IntVar(&workers, "workers", 16, "objects of each kind reconciled at once")
 	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
 	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")
 	cmd.SetContext(genericapiserver.SetupSignalContext())

@@ -41,6 +41,9 @@ type Config struct {
 	Workers int
 	// OperationRetention is how long the Operation recording a change is kept.
 	OperationRetention time.Duration
+	// DeployerTokenLifetime is the life asked for the tokens of the per-namespace deployers;
+	// each is renewed at half its life.
+	DeployerTokenLifetime time.Duration
 }
 
 // LocalCluster is the kube-apiserver of the tenants' own namespaces as Argo CD reaches it.
@@ -86,6 +89,10 @@ type Agent struct {
 	ops           *operationRecorder
 	opsRetention  time.Duration
 
+	deployerTokenLifetime time.Duration
+	// deployers holds a *deployer per tenant namespace (local.go).
+	deployers sync.Map
+
 	// projectLocks serialises the AppProject writes of one tenant namespace, which
 	// the workers of several GitOpsDeployments in that namespace would otherwise race on.
 	projectLocks sync.Map
@@ -102,22 +109,26 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.OperationRetention <= 0 {
 		cfg.OperationRetention = 24 * time.Hour
 	}
+	if cfg.DeployerTokenLifetime <= 0 {
+		cfg.DeployerTokenLifetime = DefaultDeployerTokenLifetime
+	}
 	if cfg.LocalCluster.Server == "" {
 		cfg.LocalCluster.Server = InClusterServer
 	}
 	a := &Agent{
-		gitops:            cfg.GitOps,
-		argo:              cfg.Argo,
-		kube:              cfg.Kube,
-		argoNamespace:     cfg.ArgoNamespace,
-		localCluster:      cfg.LocalCluster,
-		ops:               newOperationRecorder(cfg.GitOps, cfg.ArgoNamespace),
-		opsRetention:      cfg.OperationRetention,
-		workers:           cfg.Workers,
-		gitopsInformers:   externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
-		argoInformers:     argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
-		argoKubeInformers: informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
-		now:               time.Now,
+		gitops:                cfg.GitOps,
+		argo:                  cfg.Argo,
+		kube:                  cfg.Kube,
+		argoNamespace:         cfg.ArgoNamespace,
+		localCluster:          cfg.LocalCluster,
+		ops:                   newOperationRecorder(cfg.GitOps, cfg.ArgoNamespace),
+		opsRetention:          cfg.OperationRetention,
+		deployerTokenLifetime: cfg.DeployerTokenLifetime,
+		workers:               cfg.Workers,
+		gitopsInformers:       externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
+		argoInformers:         argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
+		argoKubeInformers:     informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
+		now:                   time.Now,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if err := a.setupDeployments(); err != nil {
@@ -126,7 +137,6 @@ func New(cfg Config) (*Agent, error) {
 	secrets := a.argoKubeInformers.Core().V1().Secrets()
 	a.argoSecrets = secrets.Lister()
 	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{
-		UpdateFunc: a.tokenIssued,
 		DeleteFunc: a.requeueOnLostCluster,
 	}); err != nil {
 		return nil, err

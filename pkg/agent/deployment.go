@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -139,11 +138,6 @@ func (a *Agent) syncDeployment(ctx context.Context, key string) error {
 	}
 
 	reconcileErr := a.applyApplication(ctx, depl)
-	if errors.Is(reconcileErr, errTokenPending) {
-		// Not a failure, and no reason for backoff: the token's arrival requeues the
-		// namespace (tokenIssued).
-		return nil
-	}
 	if reconcileErr != nil && !isUserError(reconcileErr) {
 		klog.ErrorS(reconcileErr, "applying the Application", "key", key)
 	}

@@ -53,7 +53,8 @@ type clusterSecret struct {
 	Namespaces       []string
 	ClusterResources bool
 	// Labels tie the Secret back to what it was made for.
-	Labels map[string]string
+	Labels      map[string]string
+	Annotations map[string]string
 	// Source is the object the Secret is made for, for the Operation that records the write.
 	Source managedv1alpha1.OperationSource
 }
@@ -84,10 +85,14 @@ func (a *Agent) applyClusterSecret(ctx context.Context, cs clusterSecret) error 
 		secretHas(cur, labels, data) {
 		return nil
 	}
+	metadata := map[string]interface{}{"name": cs.Name, "namespace": a.argoNamespace, "labels": labels}
+	if len(cs.Annotations) > 0 {
+		metadata["annotations"] = cs.Annotations
+	}
 	body, err := json.Marshal(map[string]interface{}{
 		"apiVersion": "v1",
 		"kind":       "Secret",
-		"metadata":   map[string]interface{}{"name": cs.Name, "namespace": a.argoNamespace, "labels": labels},
+		"metadata":   metadata,
 		"type":       string(corev1.SecretTypeOpaque),
 		"stringData": data,
 	})

@@ -2,15 +2,19 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"golang.org/x/sync/errgroup"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
@@ -29,10 +33,24 @@ var deployerRoles = []string{"gitops-service-deployer", "gitops-service-deployer
 
 // deployerRevision changes whenever what ensureLocalCluster makes changes, so that the
 // deployers made by an older agent are brought up to date rather than trusted as they are.
+// Revision 2: the token comes from the TokenRequest API and expires (revision 1 used a token
+// Secret, which never does).
 const (
 	labelDeployerRevision = "managed-gitops.redhat.com/deployer-revision"
-	deployerRevision      = "1"
+	deployerRevision      = "2"
+	// annotationRenewAfter on a deployer's cluster Secret is when its token is half spent
+	// (RFC 3339): from then on, the next reconcile of the namespace gives it a new one.
+	annotationRenewAfter = "managed-gitops.redhat.com/token-renew-after"
+	// rootCAConfigMap is published in every namespace by kube-controller-manager: the CA that
+	// signs the kube-apiserver's serving certificate, which Argo CD verifies the deployer's
+	// connections against.
+	rootCAConfigMap = "kube-root-ca.crt"
+	rootCAKey       = "ca.crt"
 )
+
+// DefaultDeployerTokenLifetime is the life of a deployer's token unless configured: renewed at
+// half of it, a token outlives an agent that is down for up to three and a half days.
+const DefaultDeployerTokenLifetime = 7 * 24 * time.Hour
 
 // LocalClusterName is the Argo CD cluster (and cluster Secret) through which the
 // GitOpsDeployments of one namespace deploy into it.
@@ -41,8 +59,6 @@ func LocalClusterName(namespace string) string { return "gitops-local-" + namesp
 // DeployerName is the ServiceAccount, in the Argo CD namespace, that deploys into namespace.
 func DeployerName(namespace string) string { return "gitops-deployer-" + namespace }
 
-func deployerTokenName(namespace string) string { return DeployerName(namespace) + "-token" }
-
 // localDestination is a deployment into the tenant's own cluster: the API rejects a namespace
 // without an environment, so it is always the GitOpsDeployment's own namespace, through that
 // namespace's deployer.
@@ -50,71 +66,133 @@ func (a *Agent) localDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1
 	return argov1alpha1.ApplicationDestination{Name: LocalClusterName(depl.Namespace), Namespace: depl.Namespace}, nil
 }
 
-// errTokenPending is returned while kube-controller-manager has not yet filled in a deployer's
-// token; tokenIssued requeues the namespace when it has. (A retry with backoff would wait
-// ever longer, and a burst of new namespaces would queue behind the limiter's 10 a second.)
-var errTokenPending = errors.New("the deployer's token is not issued yet")
+// deployer is what the agent remembers of one namespace's deployer. Its lock makes the workers
+// of the namespace's GitOpsDeployments set it up once rather than each minting a token, and
+// renewAt answers "ready?" without waiting for the informer to show the agent's own write.
+type deployer struct {
+	mu      sync.Mutex
+	renewAt time.Time   // zero: not known to be ready
+	renew   *time.Timer // requeues the namespace at renewAt
+}
 
-// ensureLocalCluster makes the deployer of namespace and its cluster Secret exist. The cluster
-// Secret is written last, so its presence in the cache means everything before it was done,
-// and an unchanged namespace costs no request at all.
+func (a *Agent) deployerOf(namespace string) *deployer {
+	d, _ := a.deployers.LoadOrStore(namespace, &deployer{})
+	return d.(*deployer)
+}
+
+// forget makes the next ensureLocalCluster of namespace look at the cluster again.
+func (d *deployer) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.renewAt = time.Time{}
+	if d.renew != nil {
+		d.renew.Stop()
+	}
+}
+
+// ensureLocalCluster makes the deployer of namespace and its cluster Secret exist, with a
+// token that is not yet half spent. The cluster Secret is written last, so its presence means
+// everything before it was done, and a ready deployer costs no request at all.
 func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error {
+	d := a.deployerOf(namespace)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := a.now()
+	if now.Before(d.renewAt) {
+		return nil
+	}
 	name := LocalClusterName(namespace)
 	if s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(name); err == nil &&
 		s.Labels[LabelTenantNamespace] == namespace && s.Labels[labelDeployerRevision] == deployerRevision {
-		return nil
-	}
-	sa := DeployerName(namespace)
-	labels := map[string]string{LabelTenantNamespace: namespace}
-	if _, err := a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Create(ctx, &corev1.ServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Name: sa, Labels: labels},
-	}, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating ServiceAccount %s: %w", sa, err)
-	}
-	for _, role := range deployerRoles {
-		if _, err := a.kube.RbacV1().RoleBindings(namespace).Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: role, Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: a.argoNamespace}},
-		}, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating RoleBinding %s/%s: %w", namespace, role, err)
+		if renewAt, err := time.Parse(time.RFC3339, s.Annotations[annotationRenewAfter]); err == nil && now.Before(renewAt) {
+			a.scheduleRenewal(d, namespace, renewAt)
+			return nil
 		}
 	}
-	tokenName := deployerTokenName(namespace)
-	token, err := a.kube.CoreV1().Secrets(a.argoNamespace).Get(ctx, tokenName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		// A token Secret rather than TokenRequest: Argo CD keeps the credential of a cluster for
-		// as long as the Secret says, and has no way to renew an expiring one.
-		token, err = a.kube.CoreV1().Secrets(a.argoNamespace).Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: tokenName, Labels: labels,
-				Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}},
-			Type: corev1.SecretTypeServiceAccountToken,
+
+	// The ServiceAccount, its RoleBindings and the root CA do not depend on one another: one
+	// round trip rather than four.
+	sa := DeployerName(namespace)
+	labels := map[string]string{LabelTenantNamespace: namespace}
+	var caData []byte
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		_, err := a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Create(gctx, &corev1.ServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Labels: labels},
 		}, metav1.CreateOptions{FieldManager: fieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ServiceAccount %s: %w", sa, err)
+		}
+		return nil
+	})
+	for _, role := range deployerRoles {
+		g.Go(func() error {
+			_, err := a.kube.RbacV1().RoleBindings(namespace).Create(gctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role, Labels: labels},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: a.argoNamespace}},
+			}, metav1.CreateOptions{FieldManager: fieldManager})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating RoleBinding %s/%s: %w", namespace, role, err)
+			}
+			return nil
+		})
 	}
+	if !a.localCluster.Insecure {
+		g.Go(func() error {
+			cm, err := a.kube.CoreV1().ConfigMaps(a.argoNamespace).Get(gctx, rootCAConfigMap, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("reading the cluster's root CA (ConfigMap %s): %w", rootCAConfigMap, err)
+			}
+			caData = []byte(cm.Data[rootCAKey])
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+
+	// A TokenRequest answers at once with a token that expires (a token Secret waits for
+	// kube-controller-manager, and its token is valid for ever); the agent renews it at half
+	// its life, in the cluster Secret Argo CD reads it from.
+	tr, err := a.kube.CoreV1().ServiceAccounts(a.argoNamespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(a.deployerTokenLifetime / time.Second))},
+	}, metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("getting the token of %s: %w", sa, err)
+		return fmt.Errorf("requesting a token for %s: %w", sa, err)
 	}
-	if len(token.Data[corev1.ServiceAccountTokenKey]) == 0 {
-		return errTokenPending
-	}
-	cfg := argov1alpha1.ClusterConfig{BearerToken: string(token.Data[corev1.ServiceAccountTokenKey])}
+	// The API server may shorten the life asked for; half of what was granted is left at renewAt.
+	renewAt := now.Add(tr.Status.ExpirationTimestamp.Sub(now) / 2)
+	cfg := argov1alpha1.ClusterConfig{BearerToken: tr.Status.Token}
 	if a.localCluster.Insecure {
 		cfg.TLSClientConfig.Insecure = true
 	} else {
-		cfg.TLSClientConfig.CAData = token.Data[corev1.ServiceAccountRootCAKey]
+		cfg.TLSClientConfig.CAData = caData
 	}
 	if err := a.applyClusterSecret(ctx, clusterSecret{
-		Name:       name,
-		Server:     localClusterServer(a.localCluster.Server, namespace),
-		Config:     cfg,
-		Namespaces: []string{namespace},
-		Labels:     map[string]string{LabelTenantNamespace: namespace, labelDeployerRevision: deployerRevision},
-		Source:     namespaceSource(namespace),
+		Name:        name,
+		Server:      localClusterServer(a.localCluster.Server, namespace),
+		Config:      cfg,
+		Namespaces:  []string{namespace},
+		Labels:      map[string]string{LabelTenantNamespace: namespace, labelDeployerRevision: deployerRevision},
+		Annotations: map[string]string{annotationRenewAfter: renewAt.UTC().Format(time.RFC3339)},
+		Source:      namespaceSource(namespace),
 	}); err != nil {
 		return err
 	}
-	klog.V(2).InfoS("deployer ready", "namespace", namespace, "cluster", name)
+	a.scheduleRenewal(d, namespace, renewAt)
+	klog.V(2).InfoS("deployer ready", "namespace", namespace, "cluster", name, "renewAt", renewAt)
 	return nil
+}
+
+// scheduleRenewal records that namespace's deployer is ready until renewAt, and requeues the
+// namespace then; d is locked.
+func (a *Agent) scheduleRenewal(d *deployer, namespace string, renewAt time.Time) {
+	d.renewAt = renewAt
+	if d.renew != nil {
+		d.renew.Stop()
+	}
+	d.renew = time.AfterFunc(renewAt.Sub(a.now()), func() { a.requeueNamespace(namespace) })
 }
 
 // localClusterServer is the URL of the local cluster as the deployer of namespace uses it. Argo
@@ -122,14 +200,17 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 // its own; a query parameter gives that without changing where requests go.
 func localClusterServer(server, namespace string) string { return server + "?namespace=" + namespace }
 
-// removeLocalCluster undoes ensureLocalCluster once namespace deploys nothing any more. The
-// cluster Secret goes last, so that while any part of the deployer is left, the next attempt
-// still finds something to remove.
+// removeLocalCluster undoes ensureLocalCluster once namespace deploys nothing any more; its
+// ServiceAccount's deletion revokes the tokens issued to it. The cluster Secret goes last, so
+// that while any part of the deployer is left, the next attempt still finds something to remove.
 func (a *Agent) removeLocalCluster(ctx context.Context, namespace string) error {
-	_, errCluster := a.argoSecrets.Secrets(a.argoNamespace).Get(LocalClusterName(namespace))
-	_, errToken := a.argoSecrets.Secrets(a.argoNamespace).Get(deployerTokenName(namespace))
-	if apierrors.IsNotFound(errCluster) && apierrors.IsNotFound(errToken) {
+	_, err := a.argoSecrets.Secrets(a.argoNamespace).Get(LocalClusterName(namespace))
+	d, known := a.deployers.LoadAndDelete(namespace)
+	if apierrors.IsNotFound(err) && !known {
 		return nil
+	}
+	if known {
+		d.(*deployer).forget()
 	}
 	for _, role := range deployerRoles {
 		err := a.kube.RbacV1().RoleBindings(namespace).Delete(ctx, role, metav1.DeleteOptions{})
@@ -137,12 +218,9 @@ func (a *Agent) removeLocalCluster(ctx context.Context, namespace string) error 
 			return fmt.Errorf("deleting RoleBinding %s/%s: %w", namespace, role, err)
 		}
 	}
-	err := a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Delete(ctx, DeployerName(namespace), metav1.DeleteOptions{})
+	err = a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Delete(ctx, DeployerName(namespace), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting ServiceAccount %s: %w", DeployerName(namespace), err)
-	}
-	if err := a.deleteSecret(ctx, deployerTokenName(namespace)); err != nil {
-		return err
 	}
 	return a.deleteSecret(ctx, LocalClusterName(namespace))
 }
@@ -156,19 +234,9 @@ func (a *Agent) requeueOnLostCluster(obj interface{}) {
 		return
 	}
 	if ns := s.Labels[LabelTenantNamespace]; ns != "" && s.Name == LocalClusterName(ns) {
-		a.requeueNamespace(ns)
-	}
-}
-
-// tokenIssued requeues a namespace's GitOpsDeployments once its deployer's token is filled in.
-func (a *Agent) tokenIssued(old, obj interface{}) {
-	s, ok := obj.(*corev1.Secret)
-	prev, _ := old.(*corev1.Secret)
-	if !ok || s.Type != corev1.SecretTypeServiceAccountToken || len(s.Data[corev1.ServiceAccountTokenKey]) == 0 ||
-		(prev != nil && len(prev.Data[corev1.ServiceAccountTokenKey]) > 0) {
-		return
-	}
-	if ns := s.Labels[LabelTenantNamespace]; ns != "" && s.Name == deployerTokenName(ns) {
+		if d, ok := a.deployers.Load(ns); ok {
+			d.(*deployer).forget()
+		}
 		a.requeueNamespace(ns)
 	}
 }

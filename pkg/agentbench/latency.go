@@ -60,7 +60,21 @@ type Result struct {
 	// Missing counts deployments for which a direction was not observed before the timeout.
 	MissingApply, MissingStatus int
 	Wall                        time.Duration
+	// SlowestApply are the slowest apply samples, slowest first, to tell whether the tail is
+	// the first deployments of each namespace (which wait for its deployer) or a queue.
+	SlowestApply []Sample
 }
+
+// Sample is one deployment's apply latency; Order is its place among its namespace's creates
+// (0 is the namespace's first deployment).
+type Sample struct {
+	Namespace, Name string
+	Order           int
+	Latency         time.Duration
+}
+
+// slowest is how many samples SlowestApply keeps.
+const slowest = 5
 
 // Summary is p50/p90/p99/max of one direction.
 func Summary(samples []time.Duration) (p50, p90, p99, max time.Duration) {
@@ -80,6 +94,7 @@ type timeline struct {
 	deplDone  time.Time // first event of the GitOpsDeployment showing the same
 	namespace string
 	name      string
+	order     int // place among its namespace's creates
 }
 
 type recorder struct {
@@ -213,7 +228,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		now := time.Now()
 		rec.mu.Lock()
 		t := rec.get(string(created.UID))
-		t.created, t.namespace, t.name = now, ns, created.Name
+		t.created, t.namespace, t.name, t.order = now, ns, created.Name, i/len(namespaces)
 		rec.mu.Unlock()
 	}
 
@@ -251,13 +266,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if t.appSeen.IsZero() {
 			res.MissingApply++
 		} else {
-			res.Apply = append(res.Apply, nonNegative(t.appSeen.Sub(t.created)))
+			d := nonNegative(t.appSeen.Sub(t.created))
+			res.Apply = append(res.Apply, d)
+			res.SlowestApply = append(res.SlowestApply, Sample{Namespace: t.namespace, Name: t.name, Order: t.order, Latency: d})
 		}
 		if t.appDone.IsZero() || t.deplDone.IsZero() {
 			res.MissingStatus++
 		} else {
 			res.Status = append(res.Status, nonNegative(t.deplDone.Sub(t.appDone)))
 		}
+	}
+	sort.Slice(res.SlowestApply, func(i, j int) bool { return res.SlowestApply[i].Latency > res.SlowestApply[j].Latency })
+	if len(res.SlowestApply) > slowest {
+		res.SlowestApply = res.SlowestApply[:slowest]
 	}
 	return res, nil
 }
