@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"slices"
 	"sort"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -204,9 +205,13 @@ func contains(list []string, s string) bool {
 }
 
 // desiredProject is the AppProject of a tenant namespace: it may take sources only from the
-// repositories the namespace's GitOpsDeployments name, deploy only to the destinations they
-// resolve to, and no cluster-scoped resources at all.
-func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []argov1alpha1.ApplicationDestination) *projectApply {
+// repositories the namespace's GitOpsDeployments name, and deploy only to the destinations they
+// resolve to. Cluster-scoped resources are allowed only if clusterScoped (one of the tenant's
+// ManagedEnvironments gives access to them); even then, its deployments into its own namespace
+// cannot write any, as their cluster Secret is limited to that namespace without
+// clusterResources (Argo CD refuses cluster-scoped resources on it) and the deployer has no
+// cluster-wide rights.
+func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []argov1alpha1.ApplicationDestination, clusterScoped bool) *projectApply {
 	repos := append([]string(nil), repoURLs...)
 	sort.Strings(repos)
 	repos = dedupSorted(repos)
@@ -228,6 +233,10 @@ func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []
 		}
 	}
 	destinations = out
+	var clusterKinds []metav1.GroupKind
+	if clusterScoped {
+		clusterKinds = []metav1.GroupKind{{Group: "*", Kind: "*"}}
+	}
 	return &projectApply{
 		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "AppProject"},
 		Metadata: applyMeta{
@@ -236,9 +245,10 @@ func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []
 			Labels:    map[string]string{LabelTenantNamespace: namespace},
 		},
 		Spec: argov1alpha1.AppProjectSpec{
-			SourceRepos:  repos,
-			Destinations: destinations,
-			Description:  "GitOpsDeployments of namespace " + namespace,
+			SourceRepos:              repos,
+			Destinations:             destinations,
+			ClusterResourceWhitelist: clusterKinds,
+			Description:              "GitOpsDeployments of namespace " + namespace,
 		},
 	}
 }
@@ -254,7 +264,7 @@ func (want *projectApply) upToDate(p *argov1alpha1.AppProject) bool {
 		p.Spec.Description != want.Spec.Description ||
 		len(p.Spec.SourceRepos) != len(want.Spec.SourceRepos) ||
 		len(p.Spec.Destinations) != len(want.Spec.Destinations) ||
-		len(p.Spec.ClusterResourceWhitelist) != 0 {
+		!slices.Equal(p.Spec.ClusterResourceWhitelist, want.Spec.ClusterResourceWhitelist) {
 		return false
 	}
 	for i := range want.Spec.SourceRepos {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,7 +154,7 @@ func TestApplicationUpToDate(t *testing.T) {
 
 func TestDesiredProject(t *testing.T) {
 	p := desiredProject("jane", "argocd", []string{"https://b", "https://a", "https://b"},
-		[]argov1alpha1.ApplicationDestination{localJane, localJane})
+		[]argov1alpha1.ApplicationDestination{localJane, localJane}, false)
 	if p.Metadata.Name != "gitops-tenant-jane" || p.Metadata.Namespace != "argocd" {
 		t.Errorf("name = %s/%s", p.Metadata.Namespace, p.Metadata.Name)
 	}
@@ -164,7 +165,7 @@ func TestDesiredProject(t *testing.T) {
 		t.Errorf("destinations = %+v, want only the tenant's namespace", p.Spec.Destinations)
 	}
 	if len(p.Spec.ClusterResourceWhitelist) != 0 {
-		t.Error("a tenant project must not allow cluster-scoped resources")
+		t.Error("a tenant project without a cluster-wide environment must not allow cluster-scoped resources")
 	}
 	live := &argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Labels: p.Metadata.Labels}, Spec: p.Spec}
 	if !p.upToDate(live) {
@@ -178,5 +179,18 @@ func TestDesiredProject(t *testing.T) {
 	live.Spec.Destinations = []argov1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
 	if p.upToDate(live) {
 		t.Error("a widened destination is not seen")
+	}
+	live.Spec.Destinations = p.Spec.Destinations
+	live.Spec.ClusterResourceWhitelist = []metav1.GroupKind{{Group: "*", Kind: "*"}}
+	if p.upToDate(live) {
+		t.Error("cluster-scoped resources allowed behind the agent's back are not seen")
+	}
+
+	withEnv := desiredProject("jane", "argocd", []string{"https://a"}, []argov1alpha1.ApplicationDestination{localJane}, true)
+	if want := []metav1.GroupKind{{Group: "*", Kind: "*"}}; !slices.Equal(withEnv.Spec.ClusterResourceWhitelist, want) {
+		t.Errorf("clusterResourceWhitelist = %v, want %v for a tenant with a cluster-wide environment", withEnv.Spec.ClusterResourceWhitelist, want)
+	}
+	if !withEnv.upToDate(&argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Labels: withEnv.Metadata.Labels}, Spec: withEnv.Spec}) {
+		t.Error("the project with cluster-scoped resources, as applied, is reported as drifted")
 	}
 }

@@ -375,6 +375,7 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	}
 	repos := make([]string, 0, len(depls))
 	dests := make([]argov1alpha1.ApplicationDestination, 0, len(depls))
+	clusterScoped := false
 	for _, d := range depls {
 		dest, err := a.destination(d)
 		if err != nil {
@@ -384,8 +385,9 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 			repos = append(repos, d.Spec.Source.RepoURL)
 		}
 		dests = append(dests, dest)
+		clusterScoped = clusterScoped || a.environmentAllowsClusterScoped(d)
 	}
-	want := desiredProject(namespace, a.argoNamespace, repos, dests)
+	want := desiredProject(namespace, a.argoNamespace, repos, dests, clusterScoped)
 	if want.upToDate(cur) {
 		return nil
 	}

@@ -404,6 +404,17 @@ func (a *Agent) environmentDestination(depl *managedv1alpha1.GitOpsDeployment) (
 	return argov1alpha1.ApplicationDestination{Name: ClusterSecretName(env.UID), Namespace: depl.Spec.Destination.Namespace}, nil
 }
 
+// environmentAllowsClusterScoped tells whether depl deploys through a ManagedEnvironment whose
+// cluster Secret lets Argo CD manage cluster-scoped resources: one for the whole cluster, or
+// with clusterResources (Argo CD's semantics for a cluster Secret's namespaces).
+func (a *Agent) environmentAllowsClusterScoped(depl *managedv1alpha1.GitOpsDeployment) bool {
+	if depl.Spec.Destination.Environment == "" {
+		return false
+	}
+	env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(depl.Namespace).Get(depl.Spec.Destination.Environment)
+	return err == nil && (len(env.Spec.Namespaces) == 0 || env.Spec.ClusterResources)
+}
+
 // reconciledEnvironment is the name of the ManagedEnvironment (of namespace) that Argo CD last
 // compared app against, or "" for any other cluster (reference §4.3).
 func (a *Agent) reconciledEnvironment(namespace string, app *argov1alpha1.Application) string {

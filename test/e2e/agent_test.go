@@ -75,27 +75,63 @@ var _ = Describe("agent", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 
 		By("changing the path")
-		Eventually(func(ctx context.Context) error {
-			cur, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "web", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			cur.Spec.Source.Path = "env2"
-			_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Update(ctx, cur, metav1.UpdateOptions{})
-			return err
-		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		updateDeployment(ctx, ns, "web", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "env2" })
 		waitSyncedHealthy(ctx, ns, "web", "cm-two")
 		expectConfigMap(ctx, ns, "cm-two")
-		Eventually(func(ctx context.Context) bool {
-			_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "cm-one", metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "the ConfigMap of the old path is pruned")
+		waitConfigMapGone(ctx, ns, "cm-one", "the ConfigMap of the old path is pruned")
 		Eventually(func(ctx context.Context) string {
 			return getDeployment(ctx, ns, "web").Status.ReconciledState.Source.Path
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("env2"))
 
 		By("deleting it without the finalizer: the object goes at once, the ConfigMap soon after")
 		deleteAndWait(ctx, ns, "web", "cm-two", false)
+	})
+
+	It("follows a change of targetRevision and of repoURL", func(ctx context.Context) {
+		// The first repository's main has env3/cm-three, its branch "next" env3/cm-next; a
+		// second repository has env3/cm-elsewhere.
+		dir := GinkgoT().TempDir()
+		first := "file://" + gitRepository(dir, map[string]string{"env3/cm.yaml": configMap("cm-three", "main")})
+		gitIn(dir, "checkout", "-q", "-b", "next")
+		gitIn(dir, "rm", "-q", "env3/cm.yaml")
+		gitCommitOn(dir, "next", map[string]string{"env3/next.yaml": configMap("cm-next", "next")})
+		second := "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{"env3/cm.yaml": configMap("cm-elsewhere", "second")})
+
+		depl := createDeployment(ctx, ns, "moving", first, "env3", true)
+		waitSyncedHealthy(ctx, ns, "moving", "cm-three")
+
+		By("changing targetRevision to a branch")
+		updateDeployment(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.TargetRevision = "next" })
+		waitSyncedHealthy(ctx, ns, "moving", "cm-next")
+		expectConfigMap(ctx, ns, "cm-next")
+		waitConfigMapGone(ctx, ns, "cm-three", "the ConfigMap only main has is pruned")
+		Eventually(func(ctx context.Context) string {
+			return getDeployment(ctx, ns, "moving").Status.ReconciledState.Source.Branch
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("next"))
+
+		By("changing repoURL (and back to the default revision)")
+		updateDeployment(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) {
+			d.Spec.Source.RepoURL, d.Spec.Source.TargetRevision = second, ""
+		})
+		waitSyncedHealthy(ctx, ns, "moving", "cm-elsewhere")
+		expectConfigMap(ctx, ns, "cm-elsewhere")
+		waitConfigMapGone(ctx, ns, "cm-next", "the ConfigMap of the old repository is pruned")
+		Eventually(func(ctx context.Context) string {
+			return getDeployment(ctx, ns, "moving").Status.ReconciledState.Source.RepoURL
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(second))
+		Eventually(func(ctx context.Context) ([]string, error) {
+			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return proj.Spec.SourceRepos, nil
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal([]string{second}),
+			"the project allows the repository in use, no longer the old one")
+		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, agent.ApplicationName(depl.UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(app.Spec.Source.RepoURL).To(Equal(second))
+
+		deleteAndWait(ctx, ns, "moving", "cm-elsewhere", true)
 	})
 
 	It("creates, deletes and creates the same name three times", func(ctx context.Context) {
@@ -147,6 +183,28 @@ func applicationsOf(argo argoclient.Interface, ns string) func(ctx context.Conte
 		}
 		return names, nil
 	}
+}
+
+// updateDeployment changes a GitOpsDeployment, retrying on conflicts with the agent's status writes.
+func updateDeployment(ctx context.Context, ns, name string, change func(*managedv1alpha1.GitOpsDeployment)) {
+	GinkgoHelper()
+	Eventually(func(ctx context.Context) error {
+		cur, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(cur)
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+func waitConfigMapGone(ctx context.Context, ns, name, why string) {
+	GinkgoHelper()
+	Eventually(func(ctx context.Context) bool {
+		_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), why)
 }
 
 func getDeployment(ctx context.Context, ns, name string) *managedv1alpha1.GitOpsDeployment {

@@ -55,11 +55,13 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred(), "the stack has no remote cluster: run it with GITOPS_LOCAL_REMOTE_CLUSTER=1")
 		remote = kubernetes.NewForConfigOrDie(remoteConfig)
 		remoteURL = remoteConfig.Host
-		repoURL = "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{
-			"env1/cm.yaml": configMap("cm-remote-one", "one"),
-			"env2/cm.yaml": configMap("cm-remote-two", "two"),
-		})
 		ns = fmt.Sprintf("e2e-env-%d", time.Now().UnixNano()%100000)
+		repoURL = "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{
+			"env1/cm.yaml":           configMap("cm-remote-one", "one"),
+			"env2/cm.yaml":           configMap("cm-remote-two", "two"),
+			"cluster-wide/cm.yaml":   configMap("cm-remote-three", "three"),
+			"cluster-wide/role.yaml": clusterRole(ns + "-role"),
+		})
 		createNamespace(ctx, ns)
 		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
@@ -304,6 +306,54 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "deployed outside the environment's namespaces: %v", err)
 
 		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+		deleteEnvironment(ctx, env)
+	})
+
+	It("lets a deployment write cluster-scoped resources through an environment with clusterResources", func(ctx context.Context) {
+		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ctx, ns, "remote-admin-cluster", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		env := createEnvironment(ctx, "cluster-wide", "remote-admin-cluster", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+			s.Namespaces = []string{ns}
+			s.ClusterResources = true
+		})
+		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+		s, err := clusterSecret(ctx, env)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(s.Data["clusterResources"])).To(Equal("true"))
+
+		d := &managedv1alpha1.GitOpsDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster-wide", Finalizers: []string{managedv1alpha1.GitOpsDeploymentFinalizer}},
+			Spec: managedv1alpha1.GitOpsDeploymentSpec{
+				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "cluster-wide"},
+				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns},
+				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			},
+		}
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitSyncedHealthy(ctx, ns, d.Name, "cm-remote-three")
+		_, err = remote.RbacV1().ClusterRoles().Get(ctx, ns+"-role", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "the ClusterRole was not deployed to the remote cluster")
+		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(proj.Spec.ClusterResourceWhitelist).To(ConsistOf(metav1.GroupKind{Group: "*", Kind: "*"}))
+
+		By("deleting it: the ClusterRole goes before it, and the project allows cluster-scoped resources no more")
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) bool {
+			_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
+		_, err = remote.RbacV1().ClusterRoles().Get(ctx, ns+"-role", metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ClusterRole outlived its GitOpsDeployment: %v", err)
+		Eventually(func(ctx context.Context) []metav1.GroupKind {
+			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+			if err != nil {
+				return nil // no deployment left: no project
+			}
+			return proj.Spec.ClusterResourceWhitelist
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
 		deleteEnvironment(ctx, env)
 	})
 

@@ -294,9 +294,15 @@ func gitIn(dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// gitCommit commits files on top of the repository gitRepository made under dir, pushes, and
-// returns the new commit's SHA.
+// gitCommit commits files on top of main of the repository gitRepository made under dir,
+// pushes, and returns the new commit's SHA.
 func gitCommit(dir string, files map[string]string) string {
+	GinkgoHelper()
+	return gitCommitOn(dir, "main", files)
+}
+
+// gitCommitOn commits files on the branch checked out in the work tree and pushes it as branch.
+func gitCommitOn(dir, branch string, files map[string]string) string {
 	GinkgoHelper()
 	for path, content := range files {
 		full := filepath.Join(dir, "work", path)
@@ -305,6 +311,6 @@ func gitCommit(dir string, files map[string]string) string {
 	}
 	gitIn(dir, "add", ".")
 	gitIn(dir, "commit", "-q", "-m", "change")
-	gitIn(dir, "push", "-q", filepath.Join(dir, "repo.git"), "main")
+	gitIn(dir, "push", "-q", filepath.Join(dir, "repo.git"), branch)
 	return gitIn(dir, "rev-parse", "HEAD")
 }
