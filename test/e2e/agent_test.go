@@ -79,9 +79,7 @@ var _ = Describe("agent", Ordered, func() {
 		waitSyncedHealthy(ctx, ns, "web", "cm-two")
 		expectConfigMap(ctx, ns, "cm-two")
 		waitConfigMapGone(ctx, ns, "cm-one", "the ConfigMap of the old path is pruned")
-		Eventually(func(ctx context.Context) string {
-			return getDeployment(ctx, ns, "web").Status.ReconciledState.Source.Path
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("env2"))
+		Eventually(reconciledSource(ns, "web")).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("Path", "env2"))
 
 		By("deleting it without the finalizer: the object goes at once, the ConfigMap soon after")
 		deleteAndWait(ctx, ns, "web", "cm-two", false)
@@ -105,9 +103,7 @@ var _ = Describe("agent", Ordered, func() {
 		waitSyncedHealthy(ctx, ns, "moving", "cm-next")
 		expectConfigMap(ctx, ns, "cm-next")
 		waitConfigMapGone(ctx, ns, "cm-three", "the ConfigMap only main has is pruned")
-		Eventually(func(ctx context.Context) string {
-			return getDeployment(ctx, ns, "moving").Status.ReconciledState.Source.Branch
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("next"))
+		Eventually(reconciledSource(ns, "moving")).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("Branch", "next"))
 
 		By("changing repoURL (and back to the default revision)")
 		updateDeployment(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) {
@@ -116,9 +112,7 @@ var _ = Describe("agent", Ordered, func() {
 		waitSyncedHealthy(ctx, ns, "moving", "cm-elsewhere")
 		expectConfigMap(ctx, ns, "cm-elsewhere")
 		waitConfigMapGone(ctx, ns, "cm-next", "the ConfigMap of the old repository is pruned")
-		Eventually(func(ctx context.Context) string {
-			return getDeployment(ctx, ns, "moving").Status.ReconciledState.Source.RepoURL
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(second))
+		Eventually(reconciledSource(ns, "moving")).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("RepoURL", second))
 		Eventually(func(ctx context.Context) ([]string, error) {
 			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
 			if err != nil {
@@ -151,13 +145,21 @@ var _ = Describe("agent", Ordered, func() {
 	})
 })
 
+// createDeployment creates an automated GitOpsDeployment of repoURL's path into its own namespace.
 func createDeployment(ctx context.Context, ns, name, repoURL, path string, finalizer bool) *managedv1alpha1.GitOpsDeployment {
+	GinkgoHelper()
+	return createDeploymentTo(ctx, ns, name, repoURL, path, managedv1alpha1.ApplicationDestination{}, finalizer)
+}
+
+// createDeploymentTo creates an automated GitOpsDeployment of repoURL's path into dest.
+func createDeploymentTo(ctx context.Context, ns, name, repoURL, path string, dest managedv1alpha1.ApplicationDestination, finalizer bool) *managedv1alpha1.GitOpsDeployment {
 	GinkgoHelper()
 	d := &managedv1alpha1.GitOpsDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: managedv1alpha1.GitOpsDeploymentSpec{
-			Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
-			Type:   managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+			Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
+			Destination: dest,
+			Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
 		},
 	}
 	if finalizer {
@@ -207,6 +209,17 @@ func waitConfigMapGone(ctx context.Context, ns, name, why string) {
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), why)
 }
 
+// reconciledSource polls the source Argo CD last compared a GitOpsDeployment against.
+func reconciledSource(ns, name string) func(ctx context.Context) (managedv1alpha1.GitOpsDeploymentSource, error) {
+	return func(ctx context.Context) (managedv1alpha1.GitOpsDeploymentSource, error) {
+		d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return managedv1alpha1.GitOpsDeploymentSource{}, err
+		}
+		return d.Status.ReconciledState.Source, nil
+	}
+}
+
 func getDeployment(ctx context.Context, ns, name string) *managedv1alpha1.GitOpsDeployment {
 	GinkgoHelper()
 	d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -241,11 +254,7 @@ func expectConfigMap(ctx context.Context, ns, name string) {
 // gone; with the finalizer, the ConfigMap must be gone by the time the object is.
 func deleteAndWait(ctx context.Context, ns, name, configMap string, finalizer bool) {
 	GinkgoHelper()
-	Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
-	Eventually(func(ctx context.Context) bool {
-		_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(100 * time.Millisecond).Should(BeTrue())
+	deleteDeploymentAndWait(ctx, ns, name)
 	configMapGone := func(ctx context.Context) bool {
 		_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, configMap, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
@@ -255,6 +264,17 @@ func deleteAndWait(ctx context.Context, ns, name, configMap string, finalizer bo
 		return
 	}
 	Eventually(configMapGone).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+}
+
+// deleteDeploymentAndWait deletes a GitOpsDeployment and waits until it is gone (with the
+// finalizer, until the agent has had Argo CD remove what it deployed).
+func deleteDeploymentAndWait(ctx context.Context, ns, name string) {
+	GinkgoHelper()
+	Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
+	Eventually(func(ctx context.Context) bool {
+		_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(100 * time.Millisecond).Should(BeTrue())
 }
 
 // gitRepository makes a bare repository under dir with one commit of files and returns its path.

@@ -183,16 +183,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(And(Not(BeEmpty()), Not(Equal(s.UID))))
 
 		By("deploying a GitOpsDeployment through it")
-		d := &managedv1alpha1.GitOpsDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "to-remote", Finalizers: []string{managedv1alpha1.GitOpsDeploymentFinalizer}},
-			Spec: managedv1alpha1.GitOpsDeploymentSpec{
-				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env1"},
-				Destination: managedv1alpha1.ApplicationDestination{Environment: "remote", Namespace: ns},
-				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
-			},
-		}
-		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		createDeploymentTo(ctx, ns, "to-remote", repoURL, "env1", managedv1alpha1.ApplicationDestination{Environment: "remote", Namespace: ns}, true)
 		waitSyncedHealthy(ctx, ns, "to-remote", "cm-remote-one")
 		Expect(remoteConfigMap(ctx, "cm-remote-one")).To(Succeed())
 		_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "cm-remote-one", metav1.GetOptions{})
@@ -205,11 +196,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: agent.ClusterSecretName(env.UID), Namespace: ns}))
 
 		By("deleting the GitOpsDeployment: the remote ConfigMap goes before it")
-		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, "to-remote", metav1.DeleteOptions{})).To(Succeed())
-		Eventually(func(ctx context.Context) bool {
-			_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "to-remote", metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
+		deleteDeploymentAndWait(ctx, ns, "to-remote")
 		Expect(apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-one"))).To(BeTrue(), "the remote ConfigMap outlived its GitOpsDeployment")
 
 		By("deleting the environment: its cluster Secret goes")
@@ -250,16 +237,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(s.Data).NotTo(HaveKey("namespaces"))
 
 		By("deploying through it")
-		d := &managedv1alpha1.GitOpsDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "to-remote-own-sa"},
-			Spec: managedv1alpha1.GitOpsDeploymentSpec{
-				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env2"},
-				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns},
-				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
-			},
-		}
-		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		d := createDeploymentTo(ctx, ns, "to-remote-own-sa", repoURL, "env2", managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns}, false)
 		waitSyncedHealthy(ctx, ns, d.Name, "cm-remote-two")
 		Expect(remoteConfigMap(ctx, "cm-remote-two")).To(Succeed())
 		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
@@ -281,16 +259,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		d := &managedv1alpha1.GitOpsDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "outside"},
-			Spec: managedv1alpha1.GitOpsDeploymentSpec{
-				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "env1"},
-				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: other},
-				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
-			},
-		}
-		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		d := createDeploymentTo(ctx, ns, "outside", repoURL, "env1", managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: other}, false)
 		// Argo CD manages only the cluster Secret's namespaces, and says so (as it did for the original).
 		Eventually(func(g Gomega, ctx context.Context) {
 			var cond *managedv1alpha1.GitOpsDeploymentCondition
@@ -322,16 +291,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(s.Data["clusterResources"])).To(Equal("true"))
 
-		d := &managedv1alpha1.GitOpsDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "cluster-wide", Finalizers: []string{managedv1alpha1.GitOpsDeploymentFinalizer}},
-			Spec: managedv1alpha1.GitOpsDeploymentSpec{
-				Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "cluster-wide"},
-				Destination: managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns},
-				Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
-			},
-		}
-		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		d := createDeploymentTo(ctx, ns, "cluster-wide", repoURL, "cluster-wide", managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns}, true)
 		waitSyncedHealthy(ctx, ns, d.Name, "cm-remote-three")
 		_, err = remote.RbacV1().ClusterRoles().Get(ctx, ns+"-role", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "the ClusterRole was not deployed to the remote cluster")
@@ -340,11 +300,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(proj.Spec.ClusterResourceWhitelist).To(ConsistOf(metav1.GroupKind{Group: "*", Kind: "*"}))
 
 		By("deleting it: the ClusterRole goes before it, and the project allows cluster-scoped resources no more")
-		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, d.Name, metav1.DeleteOptions{})).To(Succeed())
-		Eventually(func(ctx context.Context) bool {
-			_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(BeTrue())
+		deleteDeploymentAndWait(ctx, ns, d.Name)
 		_, err = remote.RbacV1().ClusterRoles().Get(ctx, ns+"-role", metav1.GetOptions{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ClusterRole outlived its GitOpsDeployment: %v", err)
 		Eventually(func(ctx context.Context) []metav1.GroupKind {
