@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"golang.org/x/sync/errgroup"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,12 +167,15 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	if err != nil {
 		return err
 	}
+	// The Application needs both its project and (deploying into its own namespace) the
+	// namespace's deployer; neither needs the other, so a namespace's first deployment waits
+	// for the slower of the two rather than for both.
+	g, gctx := errgroup.WithContext(ctx)
 	if depl.Spec.Destination.Environment == "" {
-		if err := a.ensureLocalCluster(ctx, depl.Namespace); err != nil {
-			return err
-		}
+		g.Go(func() error { return a.ensureLocalCluster(gctx, depl.Namespace) })
 	}
-	if err := a.syncProject(ctx, depl.Namespace); err != nil {
+	g.Go(func() error { return a.syncProject(gctx, depl.Namespace) })
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	cur, err := a.applications.Applications(a.argoNamespace).Get(want.Metadata.Name)

@@ -81,8 +81,9 @@ func (a *Agent) applyClusterSecret(ctx context.Context, cs clusterSecret) error 
 	for k, v := range cs.Labels {
 		labels[k] = v
 	}
-	if cur, err := a.kube.CoreV1().Secrets(a.argoNamespace).Get(ctx, cs.Name, metav1.GetOptions{}); err == nil &&
-		secretHas(cur, labels, data) {
+	// The informer's copy is enough to skip a write (the environments' controller hears of
+	// every change to their cluster Secrets; a deployer's always comes with a new token).
+	if cur, err := a.argoSecrets.Secrets(a.argoNamespace).Get(cs.Name); err == nil && secretHas(cur, labels, data) {
 		return nil
 	}
 	metadata := map[string]interface{}{"name": cs.Name, "namespace": a.argoNamespace, "labels": labels}
