@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"sort"
@@ -193,6 +194,25 @@ func backoffEqual(a, b *argov1alpha1.Backoff) bool {
 	}
 	return a.Duration == b.Duration && a.MaxDuration == b.MaxDuration &&
 		(a.Factor == nil) == (b.Factor == nil) && (a.Factor == nil || *a.Factor == *b.Factor)
+}
+
+// without is list less every s.
+func without(list []string, s string) []string {
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// finalizersPatch is a merge patch setting an object's finalizers. The resourceVersion makes it
+// fail (conflict) if the object changed since, rather than drop a finalizer someone else added.
+func finalizersPatch(resourceVersion string, finalizers []string) ([]byte, error) {
+	return json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": resourceVersion, "finalizers": finalizers},
+	})
 }
 
 func contains(list []string, s string) bool {

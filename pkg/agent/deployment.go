@@ -295,16 +295,7 @@ func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeploy
 }
 
 func (a *Agent) removeFinalizer(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
-	rest := []string{}
-	for _, f := range depl.Finalizers {
-		if f != managedv1alpha1.GitOpsDeploymentFinalizer {
-			rest = append(rest, f)
-		}
-	}
-	// The resourceVersion makes the patch fail rather than drop a finalizer someone else added.
-	patch, err := json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{"resourceVersion": depl.ResourceVersion, "finalizers": rest},
-	})
+	patch, err := finalizersPatch(depl.ResourceVersion, without(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer))
 	if err != nil {
 		return err
 	}

@@ -217,7 +217,10 @@ func (e *environments) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if env.DeletionTimestamp != nil {
-		return e.deleteClusterSecret(ctx, env)
+		return e.finalizeEnvironment(ctx, env)
+	}
+	if env.Spec.CreateNewServiceAccount && !contains(env.Finalizers, EnvironmentFinalizer) {
+		return e.addEnvironmentFinalizer(ctx, env)
 	}
 
 	cs, conn, err := e.connect(ctx, env)

@@ -235,6 +235,9 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(cfg.BearerToken).To(Equal(string(tokenSecret.Data["token"])), "Argo CD deploys as the new ServiceAccount, not as admin")
 		Expect(cfg.TLSClientConfig.Insecure).To(BeTrue())
 		Expect(s.Data).NotTo(HaveKey("namespaces"))
+		cur, err := envClient().Get(ctx, env.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cur.Finalizers).To(ContainElement(agent.EnvironmentFinalizer))
 
 		By("deploying through it")
 		d := createDeploymentTo(ctx, ns, "to-remote-own-sa", repoURL, "env2", managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns}, false)
@@ -244,7 +247,33 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Eventually(func(ctx context.Context) bool {
 			return apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-two"))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+
+		By("deleting the environment: what it installed goes from the remote cluster before it goes")
 		deleteEnvironment(ctx, env)
+		Eventually(func(ctx context.Context) bool {
+			_, err := envClient().Get(ctx, env.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+		for what, get := range map[string]func() error{
+			"ServiceAccount": func() error {
+				_, err := remote.CoreV1().ServiceAccounts("kube-system").Get(ctx, sa, metav1.GetOptions{})
+				return err
+			},
+			"token Secret": func() error {
+				_, err := remote.CoreV1().Secrets("kube-system").Get(ctx, tokenSecret.Name, metav1.GetOptions{})
+				return err
+			},
+			"ClusterRoleBinding": func() error {
+				_, err := remote.RbacV1().ClusterRoleBindings().Get(ctx, crb.Name, metav1.GetOptions{})
+				return err
+			},
+			"ClusterRole": func() error {
+				_, err := remote.RbacV1().ClusterRoles().Get(ctx, crb.RoleRef.Name, metav1.GetOptions{})
+				return err
+			},
+		} {
+			Expect(apierrors.IsNotFound(get())).To(BeTrue(), "the %s installed on the remote cluster outlived its environment", what)
+		}
 	})
 
 	It("keeps a deployment to the namespaces of its environment, whatever its credentials may do", func(ctx context.Context) {
