@@ -84,6 +84,9 @@ type Agent struct {
 	appIndex     cache.Indexer
 	projects     argolisters.AppProjectLister
 	argoSecrets  corelisters.SecretLister
+	// argoConfigMaps holds the ConfigMaps of the Argo CD namespace: whom Argo CD trusts for
+	// Git hosts, and the cluster's root CA.
+	argoConfigMaps corelisters.ConfigMapLister
 
 	deploymentCtl *controller
 	ops           *operationRecorder
@@ -139,6 +142,11 @@ func New(cfg Config) (*Agent, error) {
 	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{
 		DeleteFunc: a.requeueOnLostCluster,
 	}); err != nil {
+		return nil, err
+	}
+	configMaps := a.argoKubeInformers.Core().V1().ConfigMaps()
+	a.argoConfigMaps = configMaps.Lister()
+	if err := a.addInformer(configMaps.Informer()); err != nil {
 		return nil, err
 	}
 	if err := a.setupRepositoryCredentials(); err != nil {

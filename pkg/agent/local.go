@@ -110,11 +110,19 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 		}
 	}
 
-	// The ServiceAccount, its RoleBindings and the root CA do not depend on one another: one
-	// round trip rather than four.
+	var caData []byte
+	if !a.localCluster.Insecure {
+		cm, err := a.argoConfigMaps.ConfigMaps(a.argoNamespace).Get(rootCAConfigMap)
+		if err != nil {
+			return fmt.Errorf("reading the cluster's root CA (ConfigMap %s): %w", rootCAConfigMap, err)
+		}
+		caData = []byte(cm.Data[rootCAKey])
+	}
+
+	// The ServiceAccount and its RoleBindings do not depend on one another: one round trip
+	// rather than three.
 	sa := DeployerName(namespace)
 	labels := map[string]string{LabelTenantNamespace: namespace}
-	var caData []byte
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		_, err := a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Create(gctx, &corev1.ServiceAccount{
@@ -135,16 +143,6 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating RoleBinding %s/%s: %w", namespace, role, err)
 			}
-			return nil
-		})
-	}
-	if !a.localCluster.Insecure {
-		g.Go(func() error {
-			cm, err := a.kube.CoreV1().ConfigMaps(a.argoNamespace).Get(gctx, rootCAConfigMap, metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("reading the cluster's root CA (ConfigMap %s): %w", rootCAConfigMap, err)
-			}
-			caData = []byte(cm.Data[rootCAKey])
 			return nil
 		})
 	}

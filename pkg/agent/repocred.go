@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -42,7 +43,8 @@ const (
 )
 
 // revalidateEvery re-runs ls-remote on a credential nothing has changed: a password revoked at
-// the Git host, or a host key or CA changed in Argo CD's ConfigMaps, shows within this time.
+// the Git host shows within this time. (A host key or CA changed in Argo CD's ConfigMaps
+// requeues every credential at once.)
 const revalidateEvery = 10 * time.Minute
 
 // Index names: credentials by "namespace/secret" of the Secret they reference, and repository
@@ -71,8 +73,8 @@ type repoCreds struct {
 }
 
 type checkedOutcome struct {
-	// input identifies what was checked: the credential (UID, generation and spec) and the
-	// Secret's resourceVersion.
+	// input identifies what was checked: the credential (UID, generation and spec), the
+	// Secret's resourceVersion and what Argo CD trusts for the host.
 	input   string
 	at      time.Time
 	outcome credentialOutcome
@@ -137,6 +139,28 @@ func (a *Agent) setupRepositoryCredentials() error {
 		AddFunc:    enqueueOwner,
 		UpdateFunc: func(_, obj interface{}) { enqueueOwner(obj) },
 		DeleteFunc: enqueueOwner,
+	}); err != nil {
+		return err
+	}
+	// A CA or host key changed in Argo CD's trust ConfigMaps may make a credential valid or
+	// invalid: every credential is checked again.
+	onTrustChange := func(obj interface{}) {
+		cm, ok := unwrapTombstone(obj).(*corev1.ConfigMap)
+		if !ok || (cm.Name != argoTLSCertsConfigMap && cm.Name != argoKnownHostsConfigMap) {
+			return
+		}
+		creds, err := r.creds.List(labels.Everything())
+		if err != nil {
+			return
+		}
+		for _, c := range creds {
+			r.ctl.enqueue(c)
+		}
+	}
+	if err := a.addInformer(a.argoKubeInformers.Core().V1().ConfigMaps().Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    onTrustChange,
+		UpdateFunc: func(_, obj interface{}) { onTrustChange(obj) },
+		DeleteFunc: onTrustChange,
 	}); err != nil {
 		return err
 	}
@@ -222,16 +246,16 @@ func (r *repoCreds) check(ctx context.Context, key string, cred *managedv1alpha1
 		r.checked.Delete(key)
 		return nil, outcome, err
 	}
+	trust, err := r.trust(cred.Spec.Repository)
+	if err != nil {
+		return nil, credentialOutcome{}, err
+	}
 	input := strings.Join([]string{string(cred.UID), strconv.FormatInt(cred.Generation, 10), secret.ResourceVersion,
-		cred.Spec.Repository, cred.Spec.Secret}, "\x00")
+		cred.Spec.Repository, cred.Spec.Secret, trust.CAPEM, trust.KnownHosts}, "\x00")
 	if v, ok := r.checked.Load(key); ok {
 		if c := v.(checkedOutcome); c.input == input && r.now().Sub(c.at) < revalidateEvery {
 			return secret, c.outcome, nil
 		}
-	}
-	trust, err := r.trust(ctx, cred.Spec.Repository)
-	if err != nil {
-		return nil, credentialOutcome{}, err
 	}
 	outcome, err = outcomeOfLsRemote(r.lsRemote(ctx, cred.Spec.Repository, credentialsOf(secret), trust))
 	if err != nil {
@@ -279,13 +303,13 @@ func credentialsOf(s *corev1.Secret) gitCredentials {
 	}
 }
 
-// trust reads what Argo CD trusts for the repository's host from its ConfigMaps; a missing
+// trust is what Argo CD trusts for the repository's host, from its ConfigMaps; a missing
 // ConfigMap trusts nothing beyond the system roots.
-func (r *repoCreds) trust(ctx context.Context, repoURL string) (gitTrust, error) {
+func (r *repoCreds) trust(repoURL string) (gitTrust, error) {
 	var t gitTrust
-	cms := r.kube.CoreV1().ConfigMaps(r.argoNamespace)
+	cms := r.argoConfigMaps.ConfigMaps(r.argoNamespace)
 	if host := hostOf(repoURL); host != "" {
-		cm, err := cms.Get(ctx, argoTLSCertsConfigMap, metav1.GetOptions{})
+		cm, err := cms.Get(argoTLSCertsConfigMap)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return t, err
 		}
@@ -293,7 +317,7 @@ func (r *repoCreds) trust(ctx context.Context, repoURL string) (gitTrust, error)
 			t.CAPEM = cm.Data[host]
 		}
 	}
-	cm, err := cms.Get(ctx, argoKnownHostsConfigMap, metav1.GetOptions{})
+	cm, err := cms.Get(argoKnownHostsConfigMap)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return t, err
 	}

@@ -120,6 +120,26 @@ var _ = Describe("repository credentials", Ordered, func() {
 		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(ns).Delete(ctx, "bad-pass", metav1.DeleteOptions{})).To(Succeed())
 	})
 
+	It("checks credentials again as soon as Argo CD's trusted CAs change", func(ctx context.Context) {
+		createCredentialSecret(ctx, ns, "trust-cred", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"username": user, "password": password})
+		cred := createCredential(ctx, ns, "trust", httpsURL, "trust-cred")
+		waitCredentialConditions(ctx, ns, "trust", validConditions(httpsURL, "trust-cred"))
+
+		By("removing the Git server's CA: the credential no longer works for Argo CD")
+		var ca string
+		setConfigMapKey(ctx, "argocd-tls-certs-cm", "127.0.0.1", func(cur string) string {
+			ca = cur
+			return ""
+		})
+		DeferCleanup(func(ctx context.Context) {
+			setConfigMapKey(ctx, "argocd-tls-certs-cm", "127.0.0.1", func(string) string { return ca })
+		})
+		// Well within the ten minutes of the periodic re-check: only the ConfigMap's event can do it.
+		waitCredentialConditions(ctx, ns, "trust", invalidCredentialsConditions(httpsURL, "trust-cred"))
+		expectNoRepoSecret(ctx, cred)
+	})
+
 	It("reports an SSH key the server does not accept", func(ctx context.Context) {
 		createCredentialSecret(ctx, ns, "bad-key", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"sshPrivateKey": otherKey})
