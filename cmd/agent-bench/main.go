@@ -11,13 +11,11 @@ import (
 	"runtime"
 	"time"
 
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gitops-service/gitops-service/pkg/agent"
 	"github.com/gitops-service/gitops-service/pkg/agentbench"
 	"github.com/gitops-service/gitops-service/pkg/bench"
-	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
 func main() {
@@ -50,21 +48,13 @@ func run(kubeconfig, argoNS string, n, namespaces int, timeout time.Duration, ou
 	}
 	// The creates must not be held back by client-go's default of 5 requests a second.
 	cfg.QPS, cfg.Burst = 200, 400
-	gitops, err := versioned.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	argo, err := argoclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	clients, err := agent.NewClients(cfg)
 	if err != nil {
 		return err
 	}
 	started := time.Now().UTC()
 	res, err := agentbench.Run(context.Background(), agentbench.Config{
-		GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNS,
+		Clients: clients, ArgoNamespace: argoNS,
 		Deployments: n, Namespaces: namespaces, Timeout: timeout,
 		Log: func(format string, args ...interface{}) { fmt.Fprintf(os.Stderr, "agent-bench: "+format+"\n", args...) },
 	})

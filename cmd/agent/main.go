@@ -13,18 +13,16 @@ import (
 	"os"
 	"time"
 
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	"github.com/spf13/cobra"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/metrics/legacyregistry"
+
 	// client-go's request latency and rate-limiter metrics, on /metrics.
 	_ "k8s.io/component-base/metrics/prometheus/restclient"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
-	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
 func main() {
@@ -55,19 +53,11 @@ func main() {
 			}
 			cfg.QPS, cfg.Burst = qps, burst
 			cfg.UserAgent = "gitops-service-agent"
-			gitops, err := versioned.NewForConfig(cfg)
+			clients, err := agent.NewClients(cfg)
 			if err != nil {
 				return err
 			}
-			argo, err := argoclient.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			kube, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			a, err := agent.New(agent.Config{GitOps: gitops, Argo: argo, Kube: kube, ArgoNamespace: argoNamespace,
+			a, err := agent.New(agent.Config{Clients: clients, ArgoNamespace: argoNamespace,
 				LocalCluster: localCluster, Workers: workers, OperationRetention: retention,
 				DeployerTokenLifetime: tokenLifetime})
 			if err != nil {

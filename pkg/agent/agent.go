@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -28,12 +29,32 @@ import (
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
-// Config is what an Agent needs: clients of the kube-apiserver that serves the GitOps API and
-// hosts Argo CD, and the namespace of the Argo CD instance it drives.
+// Clients are the clients of the kube-apiserver that serves the GitOps API (proxied to
+// gitops-apiserver) and hosts Argo CD.
+type Clients struct {
+	GitOps versioned.Interface
+	Argo   argoclient.Interface
+	Kube   kubernetes.Interface
+}
+
+// NewClients makes the three clients from one rest config; they share its QPS and burst.
+func NewClients(cfg *rest.Config) (Clients, error) {
+	var c Clients
+	var err error
+	if c.GitOps, err = versioned.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Argo, err = argoclient.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	c.Kube, err = kubernetes.NewForConfig(cfg)
+	return c, err
+}
+
+// Config is what an Agent needs: its clients, and the namespace of the Argo CD instance it
+// drives.
 type Config struct {
-	GitOps        versioned.Interface
-	Argo          argoclient.Interface
-	Kube          kubernetes.Interface
+	Clients
 	ArgoNamespace string
 	// LocalCluster is how Argo CD reaches the cluster the agent runs on.
 	LocalCluster LocalCluster

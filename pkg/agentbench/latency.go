@@ -22,27 +22,22 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/bench"
-	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
 
 // Config is one run.
 type Config struct {
-	GitOps        versioned.Interface
-	Argo          argoclient.Interface
-	Kube          kubernetes.Interface
+	agent.Clients
 	ArgoNamespace string
 	// Deployments are spread evenly over Namespaces tenant namespaces, each of which costs
 	// Argo CD a cluster cache of its own (its deployer).
