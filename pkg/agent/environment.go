@@ -102,7 +102,8 @@ func (a *Agent) setupEnvironments() error {
 		AddFunc: onEnvironment,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
-			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+				contains(o.Finalizers, EnvironmentFinalizer) != contains(n.Finalizers, EnvironmentFinalizer) {
 				e.ctl.enqueue(obj)
 			}
 			enqueueDeployments(obj)
