@@ -352,6 +352,15 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 		if err != nil || len(apps) > 0 {
 			return err
 		}
+		// The cache may not show a deployment created moments ago, whose Application would
+		// then be refused for want of its project: only the server can say there is none.
+		live, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(live.Items) > 0 {
+			return nil // its own event brings the namespace back here
+		}
 		if err := a.removeLocalCluster(ctx, namespace); err != nil {
 			return err
 		}
