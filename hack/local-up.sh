@@ -568,12 +568,13 @@ case "${1:-}" in
 up) up ;;
 run) run ;;
 stop) stop_all ;;
-start-gitops-apiserver)
+start-gitops-apiserver | start-agent)
+	# Starts one process of a running stack again (the e2e suite kills them to test recovery).
 	KUBECTL=("$("${ROOT}/hack/build-kube.sh")/kubectl" --kubeconfig "${STATE}/kubeconfig")
-	start_gitops_apiserver
+	"${1//-/_}"
 	;;
 *)
-	echo "usage: $0 up|run|stop|start-gitops-apiserver" >&2
+	echo "usage: $0 up|run|stop|start-gitops-apiserver|start-agent" >&2
 	exit 2
 	;;
 esac

@@ -5,13 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -154,16 +149,8 @@ var _ = Describe("client-go", func() {
 		Expect(err).NotTo(HaveOccurred())
 		lastRV := list.ResourceVersion
 
-		pidFile := filepath.Join(stackDir, "pids", "gitops-apiserver.pid")
-		raw, err := os.ReadFile(pidFile)
-		Expect(err).NotTo(HaveOccurred())
-		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
-
-		restart := exec.Command("../../hack/local-up.sh", "start-gitops-apiserver")
-		restart.Stdout, restart.Stderr = GinkgoWriter, GinkgoWriter
-		Expect(restart.Run()).To(Succeed())
+		killStackProcess("gitops-apiserver")
+		startStackProcess("gitops-apiserver")
 
 		// Writes after the restart, then a watch from the last resourceVersion seen before it:
 		// it must deliver exactly those writes, or 410 Gone (then a relist has them all).

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -126,4 +128,24 @@ func fails(user, stdin string, args ...string) string {
 	stdout, stderr, err := run(user, stdin, args...)
 	Expect(err).To(HaveOccurred(), "kubectl %s succeeded: %s", strings.Join(args, " "), stdout)
 	return stderr
+}
+
+// killStackProcess kills a process of the stack with SIGKILL, by the PID hack/local-up.sh
+// recorded.
+func killStackProcess(name string) {
+	GinkgoHelper()
+	raw, err := os.ReadFile(filepath.Join(stackDir, "pids", name+".pid"))
+	Expect(err).NotTo(HaveOccurred())
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+}
+
+// startStackProcess has hack/local-up.sh start a process of the stack (gitops-apiserver or
+// agent) again.
+func startStackProcess(name string) {
+	GinkgoHelper()
+	restart := exec.Command("../../hack/local-up.sh", "start-"+name)
+	restart.Stdout, restart.Stderr = GinkgoWriter, GinkgoWriter
+	Expect(restart.Run()).To(Succeed())
 }

@@ -184,6 +184,31 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 			"the second sync started (%v) before the first ended (%v)", b.DeployStartedAt, a.DeployedAt)
 	})
 
+	It("runs each SyncRun once when the agent is killed and restarted", func(ctx context.Context) {
+		before := len(application(ctx, manual).Status.History)
+		By("killing the agent before a SyncRun exists")
+		killStackProcess("agent")
+		first := createSyncRun(ctx, ns, "while-down", "manual", headSHA)
+		startStackProcess("agent")
+		waitSucceeded(ctx, first)
+		Expect(configMapValue(ctx, "cm-sync")).To(Equal("v2"))
+
+		By("killing it again as soon as the next SyncRun's sync has started")
+		second := createSyncRun(ctx, ns, "across-restart", "manual", oldCommit)
+		Eventually(func(g Gomega, ctx context.Context) {
+			st := applicationG(ctx, g, manual).Status.OperationState
+			g.Expect(st).NotTo(BeNil())
+			g.Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(second.UID)}))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
+		killStackProcess("agent")
+		startStackProcess("agent")
+		waitSucceeded(ctx, second)
+		Expect(configMapValue(ctx, "cm-sync")).To(Equal("v1"))
+		Consistently(func(g Gomega, ctx context.Context) {
+			g.Expect(applicationG(ctx, g, manual).Status.History).To(HaveLen(before+2), "one sync per SyncRun")
+		}).WithContext(ctx).WithTimeout(5 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	})
+
 	It("refuses a SyncRun against an automated deployment", func(ctx context.Context) {
 		createDeploymentOfType(ctx, ns, "auto", repoURL, "auto", managedv1alpha1.GitOpsDeploymentSpecTypeAutomated)
 		run := createSyncRun(ctx, ns, "sync-auto", "auto", "")
