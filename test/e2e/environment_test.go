@@ -124,6 +124,17 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		return cond
 	}
+	// adminEnvironment is a working environment with the remote cluster's admin kubeconfig, in
+	// a Secret of the same name.
+	adminEnvironment := func(ctx context.Context, name string, mutate func(*managedv1alpha1.ManagedEnvironmentSpec)) *managedv1alpha1.GitOpsDeploymentManagedEnvironment {
+		GinkgoHelper()
+		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ctx, ns, name, managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		env := createEnvironment(ctx, name, name, remoteURL, mutate)
+		waitCondition(ctx, name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+		return env
+	}
 	clusterSecret := func(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
 		return kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.ClusterSecretName(env.UID), metav1.GetOptions{})
 	}
@@ -277,15 +288,11 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 	})
 
 	It("keeps a deployment to the namespaces of its environment, whatever its credentials may do", func(ctx context.Context) {
-		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
-		Expect(err).NotTo(HaveOccurred())
-		createSecret(ctx, ns, "remote-admin-limited", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
-		env := createEnvironment(ctx, "limited", "remote-admin-limited", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+		env := adminEnvironment(ctx, "limited", func(s *managedv1alpha1.ManagedEnvironmentSpec) {
 			s.Namespaces = []string{ns}
 		})
-		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
 		other := ns + "-other"
-		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
+		_, err := remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
 		d := createDeploymentTo(ctx, ns, "outside", repoURL, "env1", managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: other}, false)
@@ -308,14 +315,10 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 	})
 
 	It("lets a deployment write cluster-scoped resources through an environment with clusterResources", func(ctx context.Context) {
-		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
-		Expect(err).NotTo(HaveOccurred())
-		createSecret(ctx, ns, "remote-admin-cluster", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
-		env := createEnvironment(ctx, "cluster-wide", "remote-admin-cluster", remoteURL, func(s *managedv1alpha1.ManagedEnvironmentSpec) {
+		env := adminEnvironment(ctx, "cluster-wide", func(s *managedv1alpha1.ManagedEnvironmentSpec) {
 			s.Namespaces = []string{ns}
 			s.ClusterResources = true
 		})
-		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
 		s, err := clusterSecret(ctx, env)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(s.Data["clusterResources"])).To(Equal("true"))
