@@ -47,6 +47,10 @@ func main() {
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Empty --kubeconfig means in-cluster, as client-go's loading rules define it.
+			if tokenLifetime < agent.MinDeployerTokenLifetime {
+				return fmt.Errorf("--deployer-token-lifetime %s: the kube-apiserver grants no token for less than %s",
+					tokenLifetime, agent.MinDeployerTokenLifetime)
+			}
 			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("loading the kubeconfig: %w", err)

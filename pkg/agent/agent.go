@@ -167,7 +167,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	configMaps := a.argoKubeInformers.Core().V1().ConfigMaps()
 	a.argoConfigMaps = configMaps.Lister()
-	if err := a.addInformer(configMaps.Informer()); err != nil {
+	if err := a.addInformer(configMaps.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    a.onRootCA,
+		UpdateFunc: func(_, obj interface{}) { a.onRootCA(obj) },
+	}); err != nil {
 		return nil, err
 	}
 	if err := a.setupRepositoryCredentials(); err != nil {

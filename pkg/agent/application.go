@@ -279,6 +279,23 @@ type projectApply struct {
 	Spec            argov1alpha1.AppProjectSpec `json:"spec"`
 }
 
+// MarshalJSON sends clusterResourceWhitelist even when empty: server-side apply leaves alone
+// the fields an apply omits, so only an explicit empty list takes back cluster-scoped kinds
+// that someone else allowed.
+func (want *projectApply) MarshalJSON() ([]byte, error) {
+	type plain projectApply // without this method
+	raw, err := json.Marshal((*plain)(want))
+	if err != nil || len(want.Spec.ClusterResourceWhitelist) > 0 {
+		return raw, err
+	}
+	var obj map[string]interface{}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	obj["spec"].(map[string]interface{})["clusterResourceWhitelist"] = []interface{}{}
+	return json.Marshal(obj)
+}
+
 func (want *projectApply) upToDate(p *argov1alpha1.AppProject) bool {
 	if p == nil || p.Labels[LabelTenantNamespace] != want.Metadata.Labels[LabelTenantNamespace] ||
 		p.Spec.Description != want.Spec.Description ||

@@ -186,6 +186,14 @@ func TestDesiredProject(t *testing.T) {
 		t.Error("cluster-scoped resources allowed behind the agent's back are not seen")
 	}
 
+	body, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"clusterResourceWhitelist":[]`) {
+		t.Errorf("the apply must send an empty clusterResourceWhitelist to take back what others allowed: %s", body)
+	}
+
 	withEnv := desiredProject("jane", "argocd", []string{"https://a"}, []argov1alpha1.ApplicationDestination{localJane}, true)
 	if want := []metav1.GroupKind{{Group: "*", Kind: "*"}}; !slices.Equal(withEnv.Spec.ClusterResourceWhitelist, want) {
 		t.Errorf("clusterResourceWhitelist = %v, want %v for a tenant with a cluster-wide environment", withEnv.Spec.ClusterResourceWhitelist, want)

@@ -2,14 +2,18 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -39,8 +43,15 @@ func (e *environments) finalizeEnvironment(ctx context.Context, env *managedv1al
 	if !contains(env.Finalizers, EnvironmentFinalizer) {
 		return e.deleteClusterSecret(ctx, env)
 	}
+	deleting := e.now().Sub(env.DeletionTimestamp.Time)
+	// Argo CD deletes what its Applications deployed with the ServiceAccount's credentials:
+	// they go first (or, bounded, Argo CD would give up and orphan the resources).
+	if e.applicationsOnCluster(ClusterSecretName(env.UID)) > 0 && deleting < uninstallGiveUp {
+		e.ctl.queue.AddAfter(env.Namespace+"/"+env.Name, 2*time.Second)
+		return nil
+	}
 	if err := e.uninstallServiceAccount(ctx, env); err != nil {
-		if !errors.Is(err, errCannotConnect) && e.now().Sub(env.DeletionTimestamp.Time) < uninstallGiveUp {
+		if !errors.Is(err, errCannotConnect) && deleting < uninstallGiveUp {
 			return err
 		}
 		klog.InfoS("could not remove the ServiceAccount a managed environment installed on its cluster; it is left there",
@@ -65,26 +76,46 @@ func (e *environments) patchEnvironmentFinalizers(ctx context.Context, env *mana
 	return nil
 }
 
+// applicationsOnCluster counts the Applications that deploy to the Argo CD cluster named.
+func (e *environments) applicationsOnCluster(cluster string) int {
+	apps, err := e.applications.Applications(e.argoNamespace).List(labels.Everything())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, app := range apps {
+		if app.Spec.Destination.Name == cluster {
+			n++
+		}
+	}
+	return n
+}
+
 // uninstallServiceAccount undoes installServiceAccount on env's cluster, with the credentials
-// of env's Secret (those that installed it), for the namespaces env has now.
+// of env's Secret (those that installed it), for the namespaces env has now. Without them (a
+// tenant namespace being deleted takes the Secret along), the ServiceAccount deletes itself
+// with its own token from the cluster Secret: that revokes it, though its (then inert) roles
+// stay.
 func (e *environments) uninstallServiceAccount(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
-	secret, err := e.credentialsSecret(ctx, env)
-	if apierrors.IsNotFound(err) {
-		return errCannotConnect
+	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	client, err := e.tenantClient(ctx, env)
+	if errors.Is(err, errCannotConnect) {
+		own, ownErr := e.installedAccountClient(env)
+		if ownErr != nil {
+			return err
+		}
+		err = own.CoreV1().ServiceAccounts(managerNamespace).Delete(ctx, managerServiceAccountName(env.UID), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the ServiceAccount %s/%s deleting itself: %w", managerNamespace, managerServiceAccountName(env.UID), err)
+		}
+		klog.InfoS("a managed environment's Secret is gone: its ServiceAccount deleted itself, its roles are left",
+			"environment", klog.KObj(env), "clusterRole", managerRoleName(env.UID))
+		return nil
 	}
 	if err != nil {
 		return err
 	}
-	creds, cond := parseCredentials(env, secret)
-	if cond != nil {
-		return fmt.Errorf("%w: %s", errCannotConnect, cond.message)
-	}
-	client, err := kubernetes.NewForConfig(creds.restConfig(env.Spec.APIURL))
-	if err != nil {
-		return fmt.Errorf("%w: %v", errCannotConnect, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
-	defer cancel()
 	uid := env.UID
 	deletes := []func() error{
 		func() error {
@@ -117,4 +148,45 @@ func (e *environments) uninstallServiceAccount(ctx context.Context, env *managed
 	}
 	klog.V(2).InfoS("removed the ServiceAccount a managed environment installed", "environment", klog.KObj(env))
 	return nil
+}
+
+// tenantClient is a client of env's cluster with the credentials of env's Secret.
+func (e *environments) tenantClient(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
+	secret, err := e.credentialsSecret(ctx, env)
+	if apierrors.IsNotFound(err) {
+		return nil, errCannotConnect
+	}
+	if err != nil {
+		return nil, err
+	}
+	creds, cond := parseCredentials(env, secret)
+	if cond != nil {
+		return nil, fmt.Errorf("%w: %s", errCannotConnect, cond.message)
+	}
+	client, err := kubernetes.NewForConfig(creds.restConfig(env.Spec.APIURL))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errCannotConnect, err)
+	}
+	return client, nil
+}
+
+// installedAccountClient is a client of env's cluster as the ServiceAccount the agent
+// installed there, with the credentials of env's cluster Secret.
+func (e *environments) installedAccountClient(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
+	s, err := e.argoSecrets.Secrets(e.argoNamespace).Get(ClusterSecretName(env.UID))
+	if err != nil {
+		return nil, err
+	}
+	var cfg argov1alpha1.ClusterConfig
+	if err := json.Unmarshal(s.Data[clusterKeyConfig], &cfg); err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(&rest.Config{
+		Host:        env.Spec.APIURL,
+		BearerToken: cfg.BearerToken,
+		Timeout:     remoteTimeout,
+		TLSClientConfig: rest.TLSClientConfig{
+			Insecure: cfg.TLSClientConfig.Insecure, ServerName: cfg.TLSClientConfig.ServerName, CAData: cfg.TLSClientConfig.CAData,
+		},
+	})
 }

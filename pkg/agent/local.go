@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -13,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -48,6 +50,13 @@ const (
 	rootCAKey       = "ca.crt"
 )
 
+// MinDeployerTokenLifetime is the shortest life the kube-apiserver grants a TokenRequest, and
+// minTokenRenewal the shortest time before renewing one (guards against clock skew).
+const (
+	MinDeployerTokenLifetime = 10 * time.Minute
+	minTokenRenewal          = time.Minute
+)
+
 // DefaultDeployerTokenLifetime is the life of a deployer's token unless configured: renewed at
 // half of it, a token outlives an agent that is down for up to three and a half days.
 const DefaultDeployerTokenLifetime = 7 * 24 * time.Hour
@@ -68,11 +77,18 @@ func (a *Agent) localDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1
 
 // deployer is what the agent remembers of one namespace's deployer. Its lock makes the workers
 // of the namespace's GitOpsDeployments set it up once rather than each minting a token, and
-// renewAt answers "ready?" without waiting for the informer to show the agent's own write.
+// keeps a setup and a removal from interleaving; renewAt answers "ready?" without waiting for
+// the informer to show the agent's own write. Entries stay for the agent's life: one small
+// struct per namespace that ever deployed.
 type deployer struct {
 	mu      sync.Mutex
 	renewAt time.Time   // zero: not known to be ready
 	renew   *time.Timer // requeues the namespace at renewAt
+	// removed is the UID of the cluster Secret the agent last deleted, which the informer may
+	// still show for a moment and must not be taken as ready.
+	removed types.UID
+	// stale is set, without the lock, by events saying the deployer needs looking at again.
+	stale atomic.Bool
 }
 
 func (a *Agent) deployerOf(namespace string) *deployer {
@@ -80,10 +96,8 @@ func (a *Agent) deployerOf(namespace string) *deployer {
 	return d.(*deployer)
 }
 
-// forget makes the next ensureLocalCluster of namespace look at the cluster again.
-func (d *deployer) forget() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// reset makes the next ensureLocalCluster of the namespace look at the cluster again; d is locked.
+func (d *deployer) reset() {
 	d.renewAt = time.Time{}
 	if d.renew != nil {
 		d.renew.Stop()
@@ -97,12 +111,15 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 	d := a.deployerOf(namespace)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.stale.Swap(false) {
+		d.reset()
+	}
 	now := a.now()
 	if now.Before(d.renewAt) {
 		return nil
 	}
 	name := LocalClusterName(namespace)
-	if s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(name); err == nil &&
+	if s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(name); err == nil && s.UID != d.removed &&
 		s.Labels[LabelTenantNamespace] == namespace && s.Labels[labelDeployerRevision] == deployerRevision {
 		if renewAt, err := time.Parse(time.RFC3339, s.Annotations[annotationRenewAfter]); err == nil && now.Before(renewAt) {
 			a.scheduleRenewal(d, namespace, renewAt)
@@ -159,8 +176,9 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 	if err != nil {
 		return fmt.Errorf("requesting a token for %s: %w", sa, err)
 	}
-	// The API server may shorten the life asked for; half of what was granted is left at renewAt.
-	renewAt := now.Add(tr.Status.ExpirationTimestamp.Sub(now) / 2)
+	// The API server may shorten the life asked for; half of what was granted is left at
+	// renewAt. A clock behind the API server's must not make that "now" (a token a reconcile).
+	renewAt := now.Add(max(min(a.deployerTokenLifetime, tr.Status.ExpirationTimestamp.Sub(now))/2, minTokenRenewal))
 	cfg := argov1alpha1.ClusterConfig{BearerToken: tr.Status.Token}
 	if a.localCluster.Insecure {
 		cfg.TLSClientConfig.Insecure = true
@@ -179,6 +197,12 @@ func (a *Agent) ensureLocalCluster(ctx context.Context, namespace string) error 
 		return err
 	}
 	a.scheduleRenewal(d, namespace, renewAt)
+	// Revision 1's token Secret held a token that never expires.
+	if _, err := a.argoSecrets.Secrets(a.argoNamespace).Get(legacyTokenName(namespace)); err == nil {
+		if err := a.deleteSecret(ctx, legacyTokenName(namespace)); err != nil {
+			return err
+		}
+	}
 	klog.V(2).InfoS("deployer ready", "namespace", namespace, "cluster", name, "renewAt", renewAt)
 	return nil
 }
@@ -199,16 +223,17 @@ func (a *Agent) scheduleRenewal(d *deployer, namespace string, renewAt time.Time
 func localClusterServer(server, namespace string) string { return server + "?namespace=" + namespace }
 
 // removeLocalCluster undoes ensureLocalCluster once namespace deploys nothing any more; its
-// ServiceAccount's deletion revokes the tokens issued to it. The cluster Secret goes last, so
-// that while any part of the deployer is left, the next attempt still finds something to remove.
+// ServiceAccount's deletion revokes the tokens issued to it. It holds the deployer's lock
+// throughout, so that a deployment created meanwhile sets the deployer up again only once it is
+// gone. Every delete is issued each time (a missing object costs a 404): a setup cut short
+// leaves no cluster Secret to tell what else is there.
 func (a *Agent) removeLocalCluster(ctx context.Context, namespace string) error {
-	_, err := a.argoSecrets.Secrets(a.argoNamespace).Get(LocalClusterName(namespace))
-	d, known := a.deployers.LoadAndDelete(namespace)
-	if apierrors.IsNotFound(err) && !known {
-		return nil
-	}
-	if known {
-		d.(*deployer).forget()
+	d := a.deployerOf(namespace)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reset()
+	if s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(LocalClusterName(namespace)); err == nil {
+		d.removed = s.UID
 	}
 	for _, role := range deployerRoles {
 		err := a.kube.RbacV1().RoleBindings(namespace).Delete(ctx, role, metav1.DeleteOptions{})
@@ -216,12 +241,18 @@ func (a *Agent) removeLocalCluster(ctx context.Context, namespace string) error 
 			return fmt.Errorf("deleting RoleBinding %s/%s: %w", namespace, role, err)
 		}
 	}
-	err = a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Delete(ctx, DeployerName(namespace), metav1.DeleteOptions{})
+	err := a.kube.CoreV1().ServiceAccounts(a.argoNamespace).Delete(ctx, DeployerName(namespace), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting ServiceAccount %s: %w", DeployerName(namespace), err)
 	}
+	if err := a.deleteSecret(ctx, legacyTokenName(namespace)); err != nil {
+		return err
+	}
 	return a.deleteSecret(ctx, LocalClusterName(namespace))
 }
+
+// legacyTokenName is the token Secret of a deployer of revision 1.
+func legacyTokenName(namespace string) string { return DeployerName(namespace) + "-token" }
 
 // requeueOnLostCluster requeues a namespace's GitOpsDeployments when its cluster Secret is
 // deleted by someone else, so the deployer is made again rather than Argo CD failing on.
@@ -232,9 +263,20 @@ func (a *Agent) requeueOnLostCluster(obj interface{}) {
 		return
 	}
 	if ns := s.Labels[LabelTenantNamespace]; ns != "" && s.Name == LocalClusterName(ns) {
-		if d, ok := a.deployers.Load(ns); ok {
-			d.(*deployer).forget()
-		}
+		a.deployerOf(ns).stale.Store(true)
 		a.requeueNamespace(ns)
 	}
+}
+
+// onRootCA has every deployer take the cluster's root CA again when kube-controller-manager
+// publishes a new one (a CA rotation), rather than at its next renewal.
+func (a *Agent) onRootCA(obj interface{}) {
+	if cm, ok := unwrapTombstone(obj).(*corev1.ConfigMap); !ok || cm.Name != rootCAConfigMap {
+		return
+	}
+	a.deployers.Range(func(ns, d interface{}) bool {
+		d.(*deployer).stale.Store(true)
+		a.requeueNamespace(ns.(string))
+		return true
+	})
 }

@@ -303,26 +303,26 @@ func credentialsOf(s *corev1.Secret) gitCredentials {
 	}
 }
 
-// trust is what Argo CD trusts for the repository's host, from its ConfigMaps; a missing
-// ConfigMap trusts nothing beyond the system roots.
+// trust is what Argo CD trusts for the repository's host, from its ConfigMaps: the CA of an
+// https host, or the known hosts for ssh (only what applies, so that an edit of the other
+// re-checks no credential). A missing ConfigMap trusts nothing beyond the system roots.
 func (r *repoCreds) trust(repoURL string) (gitTrust, error) {
 	var t gitTrust
 	cms := r.argoConfigMaps.ConfigMaps(r.argoNamespace)
 	if host := hostOf(repoURL); host != "" {
 		cm, err := cms.Get(argoTLSCertsConfigMap)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return t, err
-		}
 		if err == nil {
 			t.CAPEM = cm.Data[host]
+		} else if !apierrors.IsNotFound(err) {
+			return t, err
 		}
+		return t, nil
 	}
 	cm, err := cms.Get(argoKnownHostsConfigMap)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return t, err
-	}
 	if err == nil {
 		t.KnownHosts = cm.Data[argoKnownHostsKey]
+	} else if !apierrors.IsNotFound(err) {
+		return t, err
 	}
 	return t, nil
 }

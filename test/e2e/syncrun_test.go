@@ -44,6 +44,11 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 		repoURL = "file://" + gitRepository(dir, map[string]string{
 			"app/cm.yaml":  configMap("cm-sync", "v1"),
 			"auto/cm.yaml": configMap("cm-auto", "auto"),
+			// Two waves: Argo CD waits two seconds between them, so this sync runs for a while.
+			"waves/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-wave-0\n" +
+				"  annotations:\n    argocd.argoproj.io/sync-wave: \"0\"\ndata:\n  value: a\n",
+			"waves/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-wave-1\n" +
+				"  annotations:\n    argocd.argoproj.io/sync-wave: \"1\"\ndata:\n  value: b\n",
 			"slow/pod.yaml": fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n"+
 				"  annotations:\n    argocd.argoproj.io/sync-wave: \"0\"\nspec:\n"+
 				"  automountServiceAccountToken: false\n  containers:\n  - name: c\n    image: registry.invalid/never:1\n", slowPod),
@@ -185,27 +190,29 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 	})
 
 	It("runs each SyncRun once when the agent is killed and restarted", func(ctx context.Context) {
-		before := len(application(ctx, manual).Status.History)
+		restarted := createDeploymentOfType(ctx, ns, "restarted", repoURL, "waves", managedv1alpha1.GitOpsDeploymentSpecTypeManual)
+		Eventually(func(g Gomega, ctx context.Context) { applicationG(ctx, g, restarted) }).
+			WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		By("killing the agent before a SyncRun exists")
 		killStackProcess("agent")
-		first := createSyncRun(ctx, ns, "while-down", "manual", headSHA)
+		first := createSyncRun(ctx, ns, "while-down", "restarted", "")
 		startStackProcess("agent")
 		waitSucceeded(ctx, first)
-		Expect(configMapValue(ctx, "cm-sync")).To(Equal("v2"))
+		Expect(configMapValue(ctx, "cm-wave-1")).To(Equal("b"))
 
-		By("killing it again as soon as the next SyncRun's sync has started")
-		second := createSyncRun(ctx, ns, "across-restart", "manual", oldCommit)
+		By("killing it again while the next SyncRun's sync runs")
+		second := createSyncRun(ctx, ns, "across-restart", "restarted", "")
 		Eventually(func(g Gomega, ctx context.Context) {
-			st := applicationG(ctx, g, manual).Status.OperationState
+			st := applicationG(ctx, g, restarted).Status.OperationState
 			g.Expect(st).NotTo(BeNil())
 			g.Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(second.UID)}))
+			g.Expect(string(st.Phase)).To(Equal("Running"))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 		killStackProcess("agent")
 		startStackProcess("agent")
 		waitSucceeded(ctx, second)
-		Expect(configMapValue(ctx, "cm-sync")).To(Equal("v1"))
 		Consistently(func(g Gomega, ctx context.Context) {
-			g.Expect(applicationG(ctx, g, manual).Status.History).To(HaveLen(before+2), "one sync per SyncRun")
+			g.Expect(applicationG(ctx, g, restarted).Status.History).To(HaveLen(2), "one sync per SyncRun")
 		}).WithContext(ctx).WithTimeout(5 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 	})
 
