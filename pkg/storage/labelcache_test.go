@@ -127,3 +127,56 @@ func writePhantom(ctx context.Context, t *testing.T, s *Store, obj *example.Pod)
 		t.Fatal(err)
 	}
 }
+
+// TestRemainingItemCountCap checks remainingItemCount around maxCount, at the latest RV and on
+// continue pages at an older one with writes after it: exact while at most maxCount keys are
+// left to count from the page's start, unset beyond.
+func TestRemainingItemCountCap(t *testing.T) {
+	ctx, s := testSetup(t)
+	defer func(m int64) { maxCount = m }(maxCount)
+	maxCount = 4
+	for i := range 7 {
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i)}}
+		if err := s.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(cont string) *example.PodList {
+		t.Helper()
+		out := &example.PodList{}
+		opts := apistorage.ListOptions{Recursive: true, Predicate: apistorage.SelectionPredicate{
+			Label: labels.Everything(), Field: fields.Everything(), GetAttrs: podAttrsForTest, Limit: 2, Continue: cont}}
+		if err := s.GetList(ctx, "/pods/n", opts, out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	remaining := func(l *example.PodList) string {
+		if l.RemainingItemCount == nil {
+			return "unset"
+		}
+		return fmt.Sprint(*l.RemainingItemCount)
+	}
+	first := page("") // 7 keys from its start: more than maxCount
+	if got := remaining(first); got != "unset" {
+		t.Errorf("first page: remainingItemCount %s, want unset", got)
+	}
+	// Writes after the first page: a delete of a key ahead, a create ahead, an update.
+	if err := s.Delete(ctx, "/pods/n/p6", &example.Pod{}, nil, apistorage.ValidateAllObjectFunc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "/pods/n/p7", &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p7"}}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	second := page(first.Continue) // p2..p6 as of the first page: 5 keys from its start
+	if got := remaining(second); got != "unset" {
+		t.Errorf("second page: remainingItemCount %s, want unset", got)
+	}
+	third := page(second.Continue) // p4, p5, p6 as of the first page: 3 keys, 1 after this page
+	if got := remaining(third); got != "1" {
+		t.Errorf("third page: remainingItemCount %s, want 1", got)
+	}
+	if third.Items[0].Name+" "+third.Items[1].Name != "p4 p5" {
+		t.Errorf("third page %s %s, want p4 p5", third.Items[0].Name, third.Items[1].Name)
+	}
+}

@@ -217,6 +217,9 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 	if err != nil {
 		return err
 	}
+	if count < 0 { // more than maxCount: unknown
+		remaining = nil
+	}
 	return s.versioner.UpdateList(listObj, uint64(q.rv), continueValue, remaining)
 }
 
