@@ -177,6 +177,11 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 		if hasMore {
 			rows = rows[:limit]
 		}
+		// Room for every row at once: appending one by one leaves up to half the array spare,
+		// and the watch cache keeps the array of its initial list as long as any item of it.
+		if v.Len() == 0 {
+			v.Set(reflect.MakeSlice(v.Type(), 0, len(rows)))
+		}
 		for _, row := range rows {
 			if paging && int64(v.Len()) >= pred.Limit {
 				hasMore = true
@@ -194,6 +199,7 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 			if err != nil {
 				return err
 			}
+			internObject(obj)
 			if err := s.versioner.UpdateObject(obj, uint64(row.rv)); err != nil {
 				klog.Errorf("failed to update object version: %v", err)
 			}
