@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -63,6 +65,21 @@ type options struct {
 	namespaceFmt string
 	invokedAs    string
 	note         string
+	hugeN        int
+	hugeTargets  string
+	hugeSkip     string
+	hugeRounds   int
+	heapProfiles string
+}
+
+// stepAliases name the skippable steps for -huge-skip.
+var stepAliases = map[string]string{
+	"get":    bench.StepGet,
+	"update": bench.StepUpdateStatus,
+	"list":   bench.StepList,
+	"paged":  bench.StepListPaged,
+	"label":  bench.StepListLabel,
+	"watch":  bench.StepWatch,
 }
 
 func main() {
@@ -91,6 +108,11 @@ func main() {
 	flag.StringVar(&o.namespaceFmt, "namespace", "gitops-bench-%s", "namespace of each target (%s is its lower-case name)")
 	flag.StringVar(&o.invokedAs, "invoked-as", "", "the command that ran this one (make bench records itself), for the report")
 	flag.StringVar(&o.note, "note", "", "a remark to print at the top of the report (for example what else ran on the machine)")
+	flag.IntVar(&o.hugeN, "huge-n", 100000, "N from which on a reduced plan runs: only -huge-targets, without the -huge-skip steps, for -huge-rounds rounds (a full plan at 100,000 takes hours)")
+	flag.StringVar(&o.hugeTargets, "huge-targets", "A,B", "targets that run at N ≥ -huge-n")
+	flag.StringVar(&o.hugeSkip, "huge-skip", "get,list,watch", "steps left out at N ≥ -huge-n, comma-separated, of get, update (status), list (full), paged, label, watch")
+	flag.IntVar(&o.hugeRounds, "huge-rounds", 1, "rounds at N ≥ -huge-n")
+	flag.StringVar(&o.heapProfiles, "heap-profiles", "", "folder to write gitops-apiserver's heap profile to (from -direct-server's /debug/pprof/heap) whenever A or C holds its N objects")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -188,6 +210,10 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	directCfg, err := directConfig(o, cfg)
+	if err != nil {
+		return err
+	}
 
 	dsn, err := os.ReadFile(o.pgDSNFile)
 	if err != nil {
@@ -225,24 +251,55 @@ func run(ctx context.Context, o options) error {
 	}
 	results := map[key]bench.Result{}
 	var order []key
+	hugeSkip := map[string]bool{}
+	for _, a := range strings.Split(o.hugeSkip, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		step, ok := stepAliases[a]
+		if !ok {
+			return fmt.Errorf("-huge-skip: unknown step %q", a)
+		}
+		hugeSkip[step] = true
+	}
+	hugeTargets := map[string]bool{}
+	for _, t := range strings.Split(o.hugeTargets, ",") {
+		hugeTargets[strings.ToUpper(strings.TrimSpace(t))] = true
+	}
 	for _, n := range sizes {
 		ncs := cs
 		if n > o.serialMaxN {
 			ncs = largeCs
 		}
 		readC := ncs[len(ncs)-1]
-		for round := range o.rounds {
+		rounds, nTargets, skip := o.rounds, targets, map[string]bool(nil)
+		if n >= o.hugeN {
+			rounds, nTargets, skip = o.hugeRounds, nil, hugeSkip
+			for _, t := range targets {
+				if hugeTargets[t.Name] {
+					nTargets = append(nTargets, t)
+				}
+			}
+			rep.Meta.Reduced = reducedPlan(o, n, nTargets, ncs, hugeSkip)
+		}
+		for round := range rounds {
 			for ci, c := range ncs {
-				for k := range targets {
-					t := targets[(k+round+ci)%len(targets)]
+				for k := range nTargets {
+					t := nTargets[(k+round+ci)%len(nTargets)]
 					reads := c == readC
-					w := &bench.Workload{N: n, C: c, Reads: reads, Watchers: ws, ListReps: o.listReps, WatchWrites: o.watchWrites, Log: logf}
-					if reads && round == o.rounds-1 {
+					w := &bench.Workload{N: n, C: c, Reads: reads, Watchers: ws, ListReps: o.listReps, WatchWrites: o.watchWrites, Skip: skip, Log: logf}
+					if reads && round == rounds-1 {
 						w.Stored = func(ctx context.Context) error {
-							return sample(fmt.Sprintf("%s: N=%d stored", t.Name, n))
+							if err := sample(fmt.Sprintf("%s: N=%d stored", t.Name, n)); err != nil {
+								return err
+							}
+							if o.heapProfiles == "" || t.Name == "B" {
+								return nil
+							}
+							return heapProfile(ctx, directCfg, o, filepath.Join(o.heapProfiles, fmt.Sprintf("heap-%s-%d.pb.gz", t.Name, n)))
 						}
 					}
-					logf("round %d/%d: %s N=%d C=%d%s", round+1, o.rounds, t.Name, n, c, map[bool]string{true: " with reads"}[reads])
+					logf("round %d/%d: %s N=%d C=%d%s", round+1, rounds, t.Name, n, c, map[bool]string{true: " with reads"}[reads])
 					res, err := w.Run(ctx, t)
 					if err != nil {
 						return fmt.Errorf("%s N=%d C=%d: %w", t.Name, n, c, err)
@@ -313,13 +370,9 @@ func setUp(ctx context.Context, o options, cfg *rest.Config, kube kubernetes.Int
 			return nil, err
 		}
 	}
-	direct := rest.AnonymousClientConfig(cfg)
-	direct.Host = o.direct
-	direct.TLSClientConfig = rest.TLSClientConfig{CAFile: o.directCA}
-	direct.BearerToken = cfg.BearerToken
-	direct.BearerTokenFile = cfg.BearerTokenFile
-	if direct.BearerToken == "" && direct.BearerTokenFile == "" {
-		return nil, fmt.Errorf("target C needs a bearer token in %s (gitops-apiserver delegates its authentication to kube-apiserver)", o.kubeconfig)
+	direct, err := directConfig(o, cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	var targets []*bench.Target
@@ -355,6 +408,71 @@ func setUp(ctx context.Context, o options, cfg *rest.Config, kube kubernetes.Int
 		return nil, fmt.Errorf("no targets in %q", o.targets)
 	}
 	return targets, nil
+}
+
+// directConfig is the admin's client configuration for gitops-apiserver itself (target C).
+func directConfig(o options, cfg *rest.Config) (*rest.Config, error) {
+	direct := rest.AnonymousClientConfig(cfg)
+	direct.Host = o.direct
+	direct.TLSClientConfig = rest.TLSClientConfig{CAFile: o.directCA}
+	direct.BearerToken = cfg.BearerToken
+	direct.BearerTokenFile = cfg.BearerTokenFile
+	if direct.BearerToken == "" && direct.BearerTokenFile == "" {
+		return nil, fmt.Errorf("target C needs a bearer token in %s (gitops-apiserver delegates its authentication to kube-apiserver)", o.kubeconfig)
+	}
+	return direct, nil
+}
+
+// heapProfile writes gitops-apiserver's heap profile, taken after a garbage collection, to file.
+func heapProfile(ctx context.Context, direct *rest.Config, o options, file string) error {
+	hc, err := rest.HTTPClientFor(direct)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(o.direct, "/")+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	logf("heap profile of gitops-apiserver: %s", file)
+	return f.Close()
+}
+
+// reducedPlan describes for the report what ran at a size of the reduced plan.
+func reducedPlan(o options, n int, targets []*bench.Target, cs []int, skip map[string]bool) string {
+	var names, skipped []string
+	for _, t := range targets {
+		names = append(names, t.Name)
+	}
+	for _, step := range []string{bench.StepGet, bench.StepUpdateStatus, bench.StepList, bench.StepListPaged, bench.StepListLabel, bench.StepWatch} {
+		if skip[step] {
+			skipped = append(skipped, step)
+		}
+	}
+	ran := "every step"
+	if len(skipped) > 0 {
+		ran = "every step but " + strings.Join(skipped, "; ")
+	}
+	return fmt.Sprintf("N=%d (from -huge-n %d on): targets %s only, %s, C=%s, %d round(s)",
+		n, o.hugeN, strings.Join(names, ", "), ran, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cs)), ","), "[]"), o.hugeRounds)
 }
 
 func installCRD(ctx context.Context, o options, cfg *rest.Config) error {

@@ -15,8 +15,8 @@ var (
 	Scheme = runtime.NewScheme()
 	// Codecs encodes and decodes with Scheme.
 	Codecs = serializer.NewCodecFactory(Scheme)
-	// apiSerializer is what the API groups negotiate with: Codecs without protobuf, which our
-	// types have no encoding for. Clients that prefer protobuf (kube-controller-manager's
+	// apiSerializer is what the API groups negotiate with: Codecs with JSON lists written item
+	// by item (streamingLists), without protobuf, which our types have no encoding for. Clients that prefer protobuf (kube-controller-manager's
 	// namespace deleter and garbage collector, through the metadata client) then get JSON;
 	// offered protobuf, they were answered with an encoding error, and a namespace holding
 	// GitOps objects could never be deleted.
@@ -28,9 +28,13 @@ type withoutProtobuf struct{ serializer.CodecFactory }
 func (w withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
 	var out []runtime.SerializerInfo
 	for _, info := range w.CodecFactory.SupportedMediaTypes() {
-		if info.MediaType != runtime.ContentTypeProtobuf {
-			out = append(out, info)
+		switch info.MediaType {
+		case runtime.ContentTypeProtobuf:
+			continue
+		case runtime.ContentTypeJSON:
+			info.Serializer = streamingLists{info.Serializer}
 		}
+		out = append(out, info)
 	}
 	return out
 }

@@ -89,6 +89,9 @@ type Workload struct {
 	Watchers    []int // W values for the watch step
 	ListReps    int   // repetitions of each list step; 0 picks by N
 	WatchWrites int   // writes observed by the watch step; 0 means min(N, 200)
+	// Skip names steps (StepGet, StepUpdateStatus, StepList, StepListPaged, StepListLabel,
+	// StepWatch) left out; create and delete always run, they fill and empty the target.
+	Skip map[string]bool
 	// Stored is called once all N objects are stored and have a status, before the reads.
 	Stored func(ctx context.Context) error
 	Log    func(format string, args ...interface{})
@@ -281,32 +284,22 @@ func (w *Workload) Run(ctx context.Context, t *Target) (Result, error) {
 	res.add(StepCreate, s)
 	w.logf("%s N=%d C=%d: %s %.0f/s", t.Name, w.N, w.C, StepCreate, s.Summarize().Throughput)
 
-	s, err = parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
-		_, err := res0.Get(ctx, ObjectName(i), metav1.GetOptions{})
-		return err
-	})
-	if err := tolerate(StepGet, s, err, w.N); err != nil {
-		return nil, err
+	if !w.Skip[StepGet] {
+		s, err = parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
+			_, err := res0.Get(ctx, ObjectName(i), metav1.GetOptions{})
+			return err
+		})
+		if err := tolerate(StepGet, s, err, w.N); err != nil {
+			return nil, err
+		}
+		res.add(StepGet, s)
 	}
-	res.add(StepGet, s)
 
-	s, err = parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
-		if objs[i] == nil {
-			return fmt.Errorf("%s was not created", ObjectName(i))
+	if !w.Skip[StepUpdateStatus] {
+		if err := w.updateStatus(ctx, t, objs, res); err != nil {
+			return nil, err
 		}
-		o := objs[i].DeepCopy()
-		setStatus(o, fmt.Sprintf("%040x", i))
-		updated, err := res0.UpdateStatus(ctx, o, metav1.UpdateOptions{})
-		if err == nil {
-			objs[i] = updated
-		}
-		return err
-	})
-	if err := tolerate(StepUpdateStatus, s, err, w.N); err != nil {
-		return nil, err
 	}
-	res.add(StepUpdateStatus, s)
-	w.logf("%s N=%d C=%d: %s %.0f/s", t.Name, w.N, w.C, StepUpdateStatus, s.Summarize().Throughput)
 
 	if w.Reads {
 		if w.Stored != nil {
@@ -327,6 +320,28 @@ func (w *Workload) Run(ctx context.Context, t *Target) (Result, error) {
 	}
 	res.add(StepDelete, s)
 	return res, nil
+}
+
+func (w *Workload) updateStatus(ctx context.Context, t *Target, objs []*unstructured.Unstructured, res Result) error {
+	res0 := t.resource()
+	s, err := parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
+		if objs[i] == nil {
+			return fmt.Errorf("%s was not created", ObjectName(i))
+		}
+		o := objs[i].DeepCopy()
+		setStatus(o, fmt.Sprintf("%040x", i))
+		updated, err := res0.UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		if err == nil {
+			objs[i] = updated
+		}
+		return err
+	})
+	if err := tolerate(StepUpdateStatus, s, err, w.N); err != nil {
+		return err
+	}
+	res.add(StepUpdateStatus, s)
+	w.logf("%s N=%d C=%d: %s %.0f/s", t.Name, w.N, w.C, StepUpdateStatus, s.Summarize().Throughput)
+	return nil
 }
 
 // listBody is a list response read without decoding its items.
@@ -375,7 +390,37 @@ func serialLists(reps int, list func(i int) (time.Duration, error)) (Samples, er
 func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Unstructured, res Result) error {
 	reps := w.listReps()
 
-	// Full list, as a client without a resourceVersion asks for it (a consistent read).
+	if !w.Skip[StepList] {
+		if err := w.fullList(ctx, t, reps, res); err != nil {
+			return err
+		}
+	}
+	if !w.Skip[StepListPaged] {
+		if err := w.pagedList(ctx, t, reps, res); err != nil {
+			return err
+		}
+	}
+	if !w.Skip[StepListLabel] {
+		if err := w.labelList(ctx, t, reps, res); err != nil {
+			return err
+		}
+	}
+	if w.Skip[StepWatch] {
+		return nil
+	}
+	for _, watchers := range w.Watchers {
+		s, err := w.watchDelivery(ctx, t, objs, watchers)
+		if err != nil {
+			return fmt.Errorf("%s: %w", WatchStep(watchers), err)
+		}
+		res.add(WatchStep(watchers), s)
+		w.logf("%s N=%d: %s p99 %v", t.Name, w.N, WatchStep(watchers), s.Summarize().P99)
+	}
+	return nil
+}
+
+// fullList lists without a resourceVersion, as a client asks for a consistent read.
+func (w *Workload) fullList(ctx context.Context, t *Target, reps int, res Result) error {
 	s, err := serialLists(reps, func(int) (time.Duration, error) {
 		body, took, err := t.rawList(ctx, nil)
 		if err == nil && len(body.Items) != w.N {
@@ -388,8 +433,11 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 	}
 	res.add(StepList, s)
 	w.logf("%s N=%d: %s p50 %v", t.Name, w.N, StepList, s.Summarize().P50)
+	return nil
+}
 
-	// Paged list: every page of a complete walk is one operation.
+// pagedList walks the list in pages of 500; every page of a complete walk is one operation.
+func (w *Workload) pagedList(ctx context.Context, t *Target, reps int, res Result) error {
 	var paged Samples
 	for range reps {
 		cont, items := "", 0
@@ -414,8 +462,12 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 		}
 	}
 	res.add(StepListPaged, paged)
+	w.logf("%s N=%d: %s p50 %v", t.Name, w.N, StepListPaged, paged.Summarize().P50)
+	return nil
+}
 
-	// Label-selected list matching 1%: a different bucket each time.
+// labelList lists with a label selector matching 1%: a different bucket each time.
+func (w *Workload) labelList(ctx context.Context, t *Target, reps int, res Result) error {
 	want := func(bucket int) int {
 		c := w.N / 100
 		if bucket < w.N%100 {
@@ -424,7 +476,7 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 		return c
 	}
 	labelReps := 5 * reps
-	s, err = serialLists(labelReps, func(i int) (time.Duration, error) {
+	s, err := serialLists(labelReps, func(i int) (time.Duration, error) {
 		bucket := (i * 37) % 100
 		body, took, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
 		if err == nil && len(body.Items) != want(bucket) {
@@ -437,15 +489,6 @@ func (w *Workload) reads(ctx context.Context, t *Target, objs []*unstructured.Un
 	}
 	res.add(StepListLabel, s)
 	w.logf("%s N=%d: %s p50 %v", t.Name, w.N, StepListLabel, s.Summarize().P50)
-
-	for _, watchers := range w.Watchers {
-		s, err := w.watchDelivery(ctx, t, objs, watchers)
-		if err != nil {
-			return fmt.Errorf("%s: %w", WatchStep(watchers), err)
-		}
-		res.add(WatchStep(watchers), s)
-		w.logf("%s N=%d: %s p99 %v", t.Name, w.N, WatchStep(watchers), s.Summarize().P99)
-	}
 	return nil
 }
 

@@ -186,7 +186,7 @@ func benchmarkConsistentList(b *testing.B, n int) {
 	for _, src := range []struct {
 		name  string
 		store apistorage.Interface
-	}{{"storage", s}, {"cache", c}} {
+	}{{"storage", s}, {"cache", c}, {"served", &labelIndexedCache{Cacher: c, store: s, maxRows: selectiveListRows}}} {
 		for _, bc := range []struct {
 			name  string
 			pred  apistorage.SelectionPredicate
@@ -273,5 +273,51 @@ func seed(b *testing.B, s *Store, n int) {
 	}
 	if _, err := s.b.pool.Exec(ctx, `ANALYZE objects`); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkPagedList reads continue pages of 500 of 100,000 pods from the store, as a
+// limit=500 list does after its first page (which the watch cache serves): each page reads at
+// the first page's RV, after writes that followed it, and counts the items that remain
+// (remainingItemCount). One op is one page.
+func BenchmarkPagedList(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	const n, pageSize, pages = 100000, 500, 20
+	seed(b, s, n)
+	pred := func(cont string) apistorage.SelectionPredicate {
+		return apistorage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: podAttrs, Limit: pageSize, Continue: cont}
+	}
+	first := &example.PodList{}
+	if err := s.GetList(ctx, "/pods", apistorage.ListOptions{Recursive: true, Predicate: pred("")}, first); err != nil {
+		b.Fatal(err)
+	}
+	// Writes after the first page: the pages must see through them to the first page's RV.
+	for i := 0; i < 200; i++ {
+		key := fmt.Sprintf("/pods/bench/pod-%d", i*397)
+		if err := s.GuaranteedUpdate(ctx, key, &example.Pod{}, false, nil, apistorage.SimpleUpdate(func(obj runtime.Object) (runtime.Object, error) {
+			obj.(*example.Pod).Labels["touched"] = "yes"
+			return obj, nil
+		}), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	cont := first.Continue
+	for i := 0; i < b.N; i++ {
+		if i%pages == 0 {
+			cont = first.Continue
+		}
+		list := &example.PodList{}
+		if err := s.GetList(ctx, "/pods", apistorage.ListOptions{Recursive: true, Predicate: pred(cont)}, list); err != nil {
+			b.Fatal(err)
+		}
+		if len(list.Items) != pageSize {
+			b.Fatalf("page of %d items", len(list.Items))
+		}
+		if want := int64(n - pageSize*(i%pages+2)); list.RemainingItemCount != nil && *list.RemainingItemCount != want {
+			b.Fatalf("remainingItemCount %d, want %d", *list.RemainingItemCount, want)
+		}
+		cont = list.Continue
 	}
 }

@@ -42,9 +42,10 @@ type cacherSetup struct {
 	nodeNameIndex bool
 }
 
-// cached is the cacher plus the store below it, so that the suite can swap the transformer.
+// cached is what CachedDecorator serves (the cacher, with selective label lists from the
+// store), plus the store below it, so that the suite can swap the transformer.
 type cached struct {
-	*cacherstorage.Cacher
+	*labelIndexedCache
 	store *Store
 }
 
@@ -93,7 +94,7 @@ func newCacher(t *testing.T, o cacherSetup) (context.Context, cached) {
 	if err := c.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return ctx, cached{Cacher: c, store: s}
+	return ctx, cached{labelIndexedCache: &labelIndexedCache{Cacher: c, store: s, maxRows: selectiveListRows}, store: s}
 }
 
 // cacherCompaction compacts the store. The cache keeps its own event window, which the

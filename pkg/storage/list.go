@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -86,6 +87,15 @@ func (s *Store) resolveGetListRev(continueKey string, continueRV int64, opts api
 
 // GetList implements storage.Interface.
 func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
+	return s.getList(ctx, key, opts, listObj, 0)
+}
+
+// errTooManyRows is getList's answer when more than maxRows rows pass the pushed-down filters.
+var errTooManyRows = errors.New("more rows match than asked for")
+
+// getList is GetList; with maxRows > 0, an unpaged list reads at most maxRows+1 rows and
+// returns errTooManyRows, having decoded none, when it gets that many.
+func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object, maxRows int64) error {
 	key, err := s.prepareKey(key)
 	if err != nil {
 		return err
@@ -132,6 +142,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 		hasMore bool
 		count   int64
 	)
+	if maxRows > 0 && !paging {
+		q.rowCap = maxRows + 1
+	}
 	for {
 		// One extra row tells whether more remain without decoding it.
 		if paging {
@@ -141,6 +154,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 		res, err := s.b.rangeRead(ctx, q)
 		if err != nil {
 			return err
+		}
+		if q.rowCap > 0 && int64(len(res.rows)) >= q.rowCap {
+			return errTooManyRows
 		}
 		if q.rv != 0 && q.rv < res.compactedRV {
 			return compactedListError(len(pred.Continue) > 0, continueKey, keyPrefix)
@@ -161,6 +177,11 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 		if hasMore {
 			rows = rows[:limit]
 		}
+		// Room for every row at once: appending one by one leaves up to half the array spare,
+		// and the watch cache keeps the array of its initial list as long as any item of it.
+		if v.Len() == 0 {
+			v.Set(reflect.MakeSlice(v.Type(), 0, len(rows)))
+		}
 		for _, row := range rows {
 			if paging && int64(v.Len()) >= pred.Limit {
 				hasMore = true
@@ -178,6 +199,7 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 			if err != nil {
 				return err
 			}
+			internObject(obj)
 			if err := s.versioner.UpdateObject(obj, uint64(row.rv)); err != nil {
 				klog.Errorf("failed to update object version: %v", err)
 			}
@@ -200,6 +222,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 	continueValue, remaining, err := apistorage.PrepareContinueToken(lastKey, keyPrefix, q.rv, count, hasMore, opts)
 	if err != nil {
 		return err
+	}
+	if count < 0 { // more than maxCount: unknown
+		remaining = nil
 	}
 	return s.versioner.UpdateList(listObj, uint64(q.rv), continueValue, remaining)
 }

@@ -19,8 +19,12 @@ type rangeQuery struct {
 	exact          bool
 	rv             int64
 	limit          int64 // rows to return, 0 for all
-	withCount      bool  // also count every matching key from start, ignoring limit
-	filters        filters
+	// rowCap, when set (without limit), stops reading at that many rows, taken in whatever
+	// order the plan finds them: the caller learns that there are more without the planner
+	// walking the key index in order, as ORDER BY key LIMIT would make it.
+	rowCap    int64
+	withCount bool // also count every matching key from start, ignoring limit, up to maxCount
+	filters   filters
 }
 
 // filters are pushed-down pre-filters; every row is still matched in Go afterwards.
@@ -43,6 +47,11 @@ func filtersFor(p apistorage.SelectionPredicate) filters {
 	}
 	return f
 }
+
+// maxCount is the most keys a paged list counts for its remainingItemCount. The API leaves
+// the field unset when the server does not know it ("clients should not rely on
+// remainingItemCount to be set or to be exact"); it is exact whenever it is set.
+var maxCount int64 = 1000
 
 // rangeResult is what one rangeQuery returns: rows in key order plus the snapshot's header.
 type rangeResult struct {
@@ -114,30 +123,53 @@ func labelCondition(args *argList, col string, r labels.Requirement) string {
 // disjoint: a key in objects with mod_rv > r always has a change after r.
 func (q *rangeQuery) sql() (string, []any) {
 	var args argList
-	var inner string
-	if q.rv == 0 {
-		inner = `SELECT key, value, mod_rv FROM objects WHERE ` + q.keyRange(&args) + ` AND ` + q.filterOnly(&args, "namespace", "labels")
-	} else {
-		rv := args.add(q.rv)
-		inner = `SELECT key, value, mod_rv FROM objects WHERE mod_rv <= ` + rv + ` AND ` + q.keyRange(&args) + ` AND ` + q.filterOnly(&args, "namespace", "labels") + `
-		UNION ALL
-		SELECT key, prev_value, prev_rv FROM (
-			SELECT DISTINCT ON (key) key, created, prev_value, prev_rv, prev_labels, prev_namespace
-			FROM changes WHERE rv > ` + rv + ` AND ` + q.keyRange(&args) + `
-			ORDER BY key, rv
-		) h WHERE NOT created AND ` + q.filterOnly(&args, "prev_namespace", "prev_labels")
-	}
 	limit := ""
 	if q.limit > 0 {
-		limit = " LIMIT " + args.add(q.limit)
+		limit = " ORDER BY key LIMIT " + args.add(q.limit)
 	}
-	count := "0::bigint"
+	objectsWhere := q.keyRange(&args) + ` AND ` + q.filterOnly(&args, "namespace", "labels")
+	var inner, count string
+	// Counting every key of a large range reads every index entry and, for the pages that
+	// writes left not all-visible, the heap too: at 100,000 objects after a burst of updates,
+	// half a second per page. Past maxCount the count is unknown (-1).
+	var current, countCap string
 	if q.withCount {
-		count = `(SELECT count(*) FROM (` + inner + `) c)`
+		countCap = args.add(maxCount + 1)
+		current = `(SELECT count(*) FROM (SELECT 1 FROM objects WHERE ` + objectsWhere + ` LIMIT ` + countCap + `) c)`
 	}
-	return `SELECT (SELECT rv FROM state), (SELECT rv FROM compaction), ` + count + `, r.key, r.value, r.mod_rv
+	if q.rv == 0 {
+		inner = `SELECT key, value, mod_rv FROM objects WHERE ` + objectsWhere
+		count = `SELECT CASE WHEN n >= ` + countCap + ` THEN -1 ELSE n END FROM ` + current + ` AS c(n)`
+	} else {
+		rv := args.add(q.rv)
+		changedAfter := `SELECT DISTINCT ON (key) key, created, prev_value, prev_rv, prev_labels, prev_namespace
+			FROM changes WHERE rv > ` + rv + ` AND ` + q.keyRange(&args) + `
+			ORDER BY key, rv`
+		existedBefore := `NOT created AND ` + q.filterOnly(&args, "prev_namespace", "prev_labels")
+		// Each branch takes its own first rows in key order, so that a page reads the key
+		// index up to the page's end instead of every object of the range.
+		inner = `(SELECT key, value, mod_rv FROM objects WHERE mod_rv <= ` + rv + ` AND ` + objectsWhere + limit + `)
+		UNION ALL
+		(SELECT key, prev_value, prev_rv FROM (` + changedAfter + `) h WHERE ` + existedBefore + limit + `)`
+		// The objects as of rv, counted without reading every row for its mod_rv: all objects
+		// of the range now, less those written after rv (they all have a change after rv),
+		// plus those whose first change after rv found them existing.
+		if q.withCount {
+			count = `SELECT CASE WHEN n >= ` + countCap + ` THEN -1 ELSE n
+			- (SELECT count(*) FROM objects WHERE mod_rv > ` + rv + ` AND ` + objectsWhere + ` AND key IN (
+				SELECT key FROM changes WHERE rv > ` + rv + ` AND ` + q.keyRange(&args) + `))
+			+ (SELECT count(*) FROM (` + changedAfter + `) h WHERE ` + existedBefore + `) END FROM ` + current + ` AS c(n)`
+		}
+	}
+	if q.rowCap > 0 {
+		inner = `SELECT * FROM (` + inner + `) capped LIMIT ` + args.add(q.rowCap)
+	}
+	if !q.withCount {
+		count = "SELECT 0::bigint"
+	}
+	return `SELECT (SELECT rv FROM state), (SELECT rv FROM compaction), (` + count + `), r.key, r.value, r.mod_rv
 FROM (SELECT) one
-LEFT JOIN LATERAL (SELECT * FROM (` + inner + `) u ORDER BY key` + limit + `) r ON true
+LEFT JOIN LATERAL (SELECT * FROM (` + inner + `) u` + limit + `) r ON true
 ORDER BY r.key`, args
 }
 

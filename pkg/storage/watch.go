@@ -337,6 +337,7 @@ func (w *watcher) decode(key string, value []byte, rv int64) (runtime.Object, er
 	if err != nil {
 		return nil, err
 	}
+	internObject(obj)
 	if err := w.s.versioner.UpdateObject(obj, uint64(rv)); err != nil {
 		return nil, fmt.Errorf("failure to version api object (%d) %#v: %v", rv, obj, err)
 	}

@@ -1,0 +1,53 @@
+package apiserver
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// Most of gitops-apiserver's heap is the watch cache: every stored object, decoded, plus the
+// previous versions of those changed in the cache's last 75 s. With Go's default (GOGC=100)
+// the heap grows to twice the live heap before a collection, so the process's RSS is about
+// twice the cache. A soft memory limit collects earlier instead; a fixed one would make the
+// collector run without pause once the cache alone outgrows it, so the limit follows the
+// live heap: max(floor, 1.5 × live), which never costs more collections than GOGC=50.
+
+// memoryLimitPeriod is how often the limit follows the live heap.
+const memoryLimitPeriod = 10 * time.Second
+
+// runSoftMemoryLimit keeps the Go runtime's soft memory limit at max(floor, 1.5 × live heap)
+// until ctx ends. It does nothing when floor is not positive or GOMEMLIMIT is set: the
+// operator's own limit wins.
+func runSoftMemoryLimit(ctx context.Context, floor int64) {
+	if floor <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	set := func() {
+		metrics.Read(sample)
+		limit := floor
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			limit = max(floor, int64(sample[0].Value.Uint64())*3/2)
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	set()
+	klog.InfoS("Soft memory limit follows the live heap", "floor", floor)
+	go func() {
+		t := time.NewTicker(memoryLimitPeriod)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				set()
+			}
+		}
+	}()
+}

@@ -1,0 +1,182 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/apis/example"
+	apistorage "k8s.io/apiserver/pkg/storage"
+)
+
+// TestSelectiveLabelListsFromStore checks which lists CachedDecorator's cacher wrapper serves
+// from PostgreSQL. A "phantom" row is written into objects behind the change log's back, so
+// the watch cache never sees it: a list that returns it came from the store. Selective label
+// lists (a required label value, at most maxRows matches) must, with the store's exact list
+// semantics (consistent read, RV 0, not-older-than, limit and continue at one snapshot); every
+// other list must still come from the cache.
+func TestSelectiveLabelListsFromStore(t *testing.T) {
+	ctx, c := newCacher(t, cacherSetup{})
+	c.maxRows = 4
+	for i := range 6 {
+		l := map[string]string{"a": "1"} // p0, p2, p4 and two phantoms: 5 matches
+		if i%2 == 1 {
+			l = map[string]string{"a": "2", "b": "x"} // p1, p3, p5 and a phantom: 4 matches
+		}
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i), Labels: l}}
+		if err := c.store.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writePhantom(ctx, t, c.store, &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "phantom",
+		Labels: map[string]string{"a": "2", "b": "x"}}})
+	for _, name := range []string{"phantom1", "phantom2"} {
+		writePhantom(ctx, t, c.store, &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: name,
+			Labels: map[string]string{"a": "1"}}})
+	}
+	// The cache must be at the store's RV, or the cache-served lists below could fail for
+	// reasons of their own.
+	current, err := c.store.currentRV(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	list := func(t *testing.T, sel string, opts apistorage.ListOptions) (names []string, rv string, cont string) {
+		t.Helper()
+		selector, err := labels.Parse(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Recursive = true
+		opts.Predicate.Label, opts.Predicate.Field, opts.Predicate.GetAttrs = selector, fields.Everything(), podAttrs
+		out := &example.PodList{}
+		if err := c.GetList(ctx, "/pods/n", opts, out); err != nil {
+			t.Fatalf("%q %+v: %v", sel, opts, err)
+		}
+		for _, p := range out.Items {
+			names = append(names, p.Name)
+		}
+		return names, out.ResourceVersion, out.Continue
+	}
+	fromStore := []string{"p1", "p3", "p5", "phantom"}
+	for _, tc := range []struct {
+		name string
+		sel  string
+		opts apistorage.ListOptions
+		want []string
+	}{
+		{"consistent", "a=2", apistorage.ListOptions{}, fromStore},
+		{"any", "a==2", apistorage.ListOptions{ResourceVersion: "0"}, fromStore},
+		{"in", "a in (2,3)", apistorage.ListOptions{}, fromStore},
+		{"not older than", "a=2,b=x", apistorage.ListOptions{ResourceVersion: fmt.Sprint(current), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}, fromStore},
+		{"legacy not older than", "a=2", apistorage.ListOptions{ResourceVersion: fmt.Sprint(current)}, fromStore},
+		// More matches than maxRows (5 with the phantoms): the cache, which lacks them.
+		{"over the cap", "a=1", apistorage.ListOptions{}, []string{"p0", "p2", "p4"}},
+		// No required value: nothing for the GIN index, the cache.
+		{"exists", "b", apistorage.ListOptions{}, []string{"p1", "p3", "p5"}},
+		{"not equals", "a!=1", apistorage.ListOptions{}, []string{"p1", "p3", "p5"}},
+		{"everything", "", apistorage.ListOptions{}, []string{"p0", "p1", "p2", "p3", "p4", "p5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, rv, _ := list(t, tc.sel, tc.opts)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			if rv != fmt.Sprint(current) {
+				t.Errorf("list RV %s, want the current %d", rv, current)
+			}
+		})
+	}
+
+	t.Run("pages at one snapshot", func(t *testing.T) {
+		got, rv, cont := list(t, "a=2", apistorage.ListOptions{Predicate: apistorage.SelectionPredicate{Limit: 2}})
+		if fmt.Sprint(got) != "[p1 p3]" || cont == "" {
+			t.Fatalf("first page %v (continue %q), want [p1 p3] and a continue token", got, cont)
+		}
+		// A write after the first page is not in the second: it reads the first page's RV.
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p9", Labels: map[string]string{"a": "2"}}}
+		if err := c.store.Create(ctx, "/pods/n/p9", pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		rest, rv2, cont2 := list(t, "a=2", apistorage.ListOptions{Predicate: apistorage.SelectionPredicate{Limit: 2, Continue: cont}})
+		if fmt.Sprint(rest) != "[p5 phantom]" || cont2 != "" || rv2 != rv {
+			t.Fatalf("second page %v at RV %s (continue %q), want [p5 phantom] at RV %s and no continue token", rest, rv2, cont2, rv)
+		}
+	})
+}
+
+// writePhantom stores obj in objects without a change row, at the current RV, so that the
+// store lists it and no watch, hence no watch cache, ever sees it.
+func writePhantom(ctx context.Context, t *testing.T, s *Store, obj *example.Pod) {
+	t.Helper()
+	data, err := runtime.Encode(codec, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "/pods/" + obj.Namespace + "/" + obj.Name
+	r, err := s.newRecord(ctx, key, obj, data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.b.pool.Exec(ctx, `INSERT INTO objects (key, resource, namespace, name, labels, value, create_rv, mod_rv)
+		SELECT $1, $2, $3, $4, $5, $6, rv, rv FROM state`, key, "/pods", r.namespace, r.name, r.labels, r.value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRemainingItemCountCap checks remainingItemCount around maxCount, at the latest RV and on
+// continue pages at an older one with writes after it: exact while at most maxCount keys are
+// left to count from the page's start, unset beyond.
+func TestRemainingItemCountCap(t *testing.T) {
+	ctx, s := testSetup(t)
+	defer func(m int64) { maxCount = m }(maxCount)
+	maxCount = 4
+	for i := range 7 {
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i)}}
+		if err := s.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(cont string) *example.PodList {
+		t.Helper()
+		out := &example.PodList{}
+		opts := apistorage.ListOptions{Recursive: true, Predicate: apistorage.SelectionPredicate{
+			Label: labels.Everything(), Field: fields.Everything(), GetAttrs: podAttrsForTest, Limit: 2, Continue: cont}}
+		if err := s.GetList(ctx, "/pods/n", opts, out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	remaining := func(l *example.PodList) string {
+		if l.RemainingItemCount == nil {
+			return "unset"
+		}
+		return fmt.Sprint(*l.RemainingItemCount)
+	}
+	first := page("") // 7 keys from its start: more than maxCount
+	if got := remaining(first); got != "unset" {
+		t.Errorf("first page: remainingItemCount %s, want unset", got)
+	}
+	// Writes after the first page: a delete of a key ahead, a create ahead, an update.
+	if err := s.Delete(ctx, "/pods/n/p6", &example.Pod{}, nil, apistorage.ValidateAllObjectFunc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "/pods/n/p7", &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p7"}}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	second := page(first.Continue) // p2..p6 as of the first page: 5 keys from its start
+	if got := remaining(second); got != "unset" {
+		t.Errorf("second page: remainingItemCount %s, want unset", got)
+	}
+	third := page(second.Continue) // p4, p5, p6 as of the first page: 3 keys, 1 after this page
+	if got := remaining(third); got != "1" {
+		t.Errorf("third page: remainingItemCount %s, want 1", got)
+	}
+	if third.Items[0].Name+" "+third.Items[1].Name != "p4 p5" {
+		t.Errorf("third page %s %s, want p4 p5", third.Items[0].Name, third.Items[1].Name)
+	}
+}
