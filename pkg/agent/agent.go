@@ -16,6 +16,8 @@ import (
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
 	argolisters "github.com/argoproj/argo-cd/v2/pkg/client/listers/application/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -222,4 +224,34 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// watchTenantSecrets watches the Secrets of one type in every namespace (the agent serves them
+// all; the field selector keeps every other Secret out of its memory, and a Secret that changes
+// to or from the type arrives as an add or a delete) and queues on ctl the objects that users
+// indexes, under index, by the Secret's "namespace/name".
+func (a *Agent) watchTenantSecrets(secretType string, users cache.Indexer, index string, ctl *controller) (corelisters.SecretLister, error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("type", secretType).String()
+	}))
+	a.factories = append(a.factories, factory)
+	secrets := factory.Core().V1().Secrets()
+	enqueueUsers := func(obj interface{}) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		objs, _ := users.ByIndex(index, key)
+		for _, o := range objs {
+			ctl.enqueue(o)
+		}
+	}
+	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueueUsers,
+		UpdateFunc: func(_, obj interface{}) { enqueueUsers(obj) },
+		DeleteFunc: enqueueUsers,
+	}); err != nil {
+		return nil, err
+	}
+	return secrets.Lister(), nil
 }

@@ -157,7 +157,7 @@ func (want *applicationApply) upToDate(app *argov1alpha1.Application) bool {
 		}
 	}
 	for _, f := range want.Metadata.Finalizers {
-		if !contains(app.Finalizers, f) {
+		if !slices.Contains(app.Finalizers, f) {
 			return false
 		}
 	}
@@ -213,15 +213,6 @@ func finalizersPatch(resourceVersion string, finalizers []string) ([]byte, error
 	return json.Marshal(map[string]interface{}{
 		"metadata": map[string]interface{}{"resourceVersion": resourceVersion, "finalizers": finalizers},
 	})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // desiredProject is the AppProject of a tenant namespace: it may take sources only from the

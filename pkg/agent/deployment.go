@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -278,7 +279,7 @@ func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeploy
 		// Application's delete event brings the deployment back here.
 		return a.updateStatus(ctx, depl, app, nil)
 	}
-	if !contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
+	if !slices.Contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
 		return nil
 	}
 	// The cache may not have seen an Application created moments ago: only the server can

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,10 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -103,7 +102,7 @@ func (a *Agent) setupEnvironments() error {
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
 			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
-				contains(o.Finalizers, EnvironmentFinalizer) != contains(n.Finalizers, EnvironmentFinalizer) {
+				slices.Contains(o.Finalizers, EnvironmentFinalizer) != slices.Contains(n.Finalizers, EnvironmentFinalizer) {
 				e.ctl.enqueue(obj)
 			}
 			enqueueDeployments(obj)
@@ -113,32 +112,11 @@ func (a *Agent) setupEnvironments() error {
 		return err
 	}
 
-	// Only Secrets of the managed-environment type: the agent has no business with the others,
-	// and a Secret that changes to or from the type still reaches the environment, as an add or
-	// a delete.
-	secretFactory := informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("type", managedv1alpha1.ManagedEnvironmentSecretType).String()
-	}))
-	a.factories = append(a.factories, secretFactory)
-	secretInformer := secretFactory.Core().V1().Secrets()
-	e.secrets = secretInformer.Lister()
-	onSecret := func(obj interface{}) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		envs, _ := envInformer.GetIndexer().ByIndex(byCredentialsSecret, key)
-		for _, env := range envs {
-			e.ctl.enqueue(env)
-		}
-	}
-	if err := a.addInformer(secretInformer.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    onSecret,
-		UpdateFunc: func(_, obj interface{}) { onSecret(obj) },
-		DeleteFunc: onSecret,
-	}); err != nil {
+	secrets, err := a.watchTenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType, envInformer.GetIndexer(), byCredentialsSecret, e.ctl)
+	if err != nil {
 		return err
 	}
+	e.secrets = secrets
 
 	// A cluster Secret changed or deleted by someone else is rewritten; one whose environment is
 	// gone (deleted while the agent was not running) is collected. At start-up every cluster
@@ -220,7 +198,7 @@ func (e *environments) sync(ctx context.Context, key string) error {
 	if env.DeletionTimestamp != nil {
 		return e.finalizeEnvironment(ctx, env)
 	}
-	if env.Spec.CreateNewServiceAccount && !contains(env.Finalizers, EnvironmentFinalizer) {
+	if env.Spec.CreateNewServiceAccount && !slices.Contains(env.Finalizers, EnvironmentFinalizer) {
 		return e.addEnvironmentFinalizer(ctx, env)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -40,7 +41,7 @@ func (e *environments) addEnvironmentFinalizer(ctx context.Context, env *managed
 // finalizeEnvironment handles an environment being deleted: its cluster Secret goes, and with
 // EnvironmentFinalizer, what createNewServiceAccount installed goes from its cluster first.
 func (e *environments) finalizeEnvironment(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
-	if !contains(env.Finalizers, EnvironmentFinalizer) {
+	if !slices.Contains(env.Finalizers, EnvironmentFinalizer) {
 		return e.deleteClusterSecret(ctx, env)
 	}
 	deleting := e.now().Sub(env.DeletionTimestamp.Time)

@@ -13,10 +13,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -97,31 +95,11 @@ func (a *Agent) setupRepositoryCredentials() error {
 		return err
 	}
 
-	// Tenants' Secrets of the credential type only, in every namespace: the agent serves them
-	// all. The field selector keeps every other Secret out of its memory.
-	tenantSecrets := informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("type", managedv1alpha1.RepositoryCredentialSecretType).String()
-	}))
-	a.factories = append(a.factories, tenantSecrets)
-	secretInformer := tenantSecrets.Core().V1().Secrets()
-	r.secrets = secretInformer.Lister()
-	enqueueUsers := func(obj interface{}) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		users, _ := r.credIndex.ByIndex(bySecret, key)
-		for _, u := range users {
-			r.ctl.enqueue(u)
-		}
-	}
-	if err := a.addInformer(secretInformer.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueueUsers,
-		UpdateFunc: func(_, obj interface{}) { enqueueUsers(obj) },
-		DeleteFunc: enqueueUsers,
-	}); err != nil {
+	secrets, err := a.watchTenantSecrets(managedv1alpha1.RepositoryCredentialSecretType, r.credIndex, bySecret, r.ctl)
+	if err != nil {
 		return err
 	}
+	r.secrets = secrets
 
 	argoSecretInformer := a.argoKubeInformers.Core().V1().Secrets().Informer()
 	if err := argoSecretInformer.AddIndexers(cache.Indexers{byCredential: credentialOfRepoSecret}); err != nil {
