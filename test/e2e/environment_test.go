@@ -375,7 +375,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 	})
 
 	type failure struct {
-		secretType string
+		secretType corev1.SecretType
 		// data is the Secret's data given the remote URL, the CA and the tokens.
 		data      func(url string, ca []byte, deployer, nobody string) map[string]string
 		apiURL    string // default: the remote cluster's
@@ -416,7 +416,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 			deleteEnvironment(ctx, env)
 		},
 		Entry("a Secret of the wrong type", failure{
-			secretType: string(corev1.SecretTypeOpaque),
+			secretType: corev1.SecretTypeOpaque,
 			data:       func(url string, ca []byte, tok, _ string) map[string]string { return kubeconfigOf(url, ca, tok) },
 			status:     metav1.ConditionFalse, reason: managedv1alpha1.ManagedEnvironmentReasonInvalidSecretType,
 			message: "invalid secret type: Opaque",
@@ -602,11 +602,11 @@ current-context: deployer@target
 `, server, caLine, token)
 }
 
-func createSecret(ctx context.Context, ns, name, typ string, data map[string]string) {
+func createSecret(ctx context.Context, ns, name string, typ corev1.SecretType, data map[string]string) {
 	GinkgoHelper()
 	_, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Type:       corev1.SecretType(typ),
+		Type:       typ,
 		StringData: data,
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())

@@ -55,7 +55,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 	})
 
 	It("deploys a private repository over HTTPS with username and password", func(ctx context.Context) {
-		createCredentialSecret(ctx, ns, "https-cred", managedv1alpha1.RepositoryCredentialSecretType,
+		createSecret(ctx, ns, "https-cred", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"username": user, "password": password})
 		cred := createCredential(ctx, ns, "https", httpsURL, "https-cred")
 		waitCredentialConditions(ctx, ns, "https", validConditions(httpsURL, "https-cred"))
@@ -74,7 +74,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 	})
 
 	It("deploys a private repository over SSH with a private key", func(ctx context.Context) {
-		createCredentialSecret(ctx, ns, "ssh-cred", managedv1alpha1.RepositoryCredentialSecretType,
+		createSecret(ctx, ns, "ssh-cred", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"sshPrivateKey": sshKey})
 		cred := createCredential(ctx, ns, "ssh", sshURL, "ssh-cred")
 		waitCredentialConditions(ctx, ns, "ssh", validConditions(sshURL, "ssh-cred"))
@@ -88,7 +88,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 	})
 
 	It("reports a wrong password, and takes the corrected Secret as soon as it changes", func(ctx context.Context) {
-		createCredentialSecret(ctx, ns, "bad-pass", managedv1alpha1.RepositoryCredentialSecretType,
+		createSecret(ctx, ns, "bad-pass", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"username": user, "password": "wrong"})
 		cred := createCredential(ctx, ns, "bad-pass", httpsURL, "bad-pass")
 		waitCredentialConditions(ctx, ns, "bad-pass", invalidCredentialsConditions(httpsURL, "bad-pass"))
@@ -121,7 +121,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 	})
 
 	It("checks credentials again as soon as Argo CD's trusted CAs change", func(ctx context.Context) {
-		createCredentialSecret(ctx, ns, "trust-cred", managedv1alpha1.RepositoryCredentialSecretType,
+		createSecret(ctx, ns, "trust-cred", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"username": user, "password": password})
 		cred := createCredential(ctx, ns, "trust", httpsURL, "trust-cred")
 		waitCredentialConditions(ctx, ns, "trust", validConditions(httpsURL, "trust-cred"))
@@ -141,7 +141,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 	})
 
 	It("reports an SSH key the server does not accept", func(ctx context.Context) {
-		createCredentialSecret(ctx, ns, "bad-key", managedv1alpha1.RepositoryCredentialSecretType,
+		createSecret(ctx, ns, "bad-key", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"sshPrivateKey": otherKey})
 		cred := createCredential(ctx, ns, "bad-key", sshURL, "bad-key")
 		waitCredentialConditions(ctx, ns, "bad-key", invalidCredentialsConditions(sshURL, "bad-key"))
@@ -154,7 +154,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 			"Secret specified not found"))
 		expectNoRepoSecret(ctx, cred)
 
-		createCredentialSecret(ctx, ns, "opaque", corev1.SecretTypeOpaque, map[string]string{"username": user, "password": password})
+		createSecret(ctx, ns, "opaque", corev1.SecretTypeOpaque, map[string]string{"username": user, "password": password})
 		cred = createCredential(ctx, ns, "wrong-type", httpsURL, "opaque")
 		waitCredentialConditions(ctx, ns, "wrong-type", sameConditions(managedv1alpha1.RepositoryCredentialReasonSecretInvalidType,
 			"Secret has an invalid type, must be managed-gitops.redhat.com/repository-credential"))
@@ -216,7 +216,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
 
 		By("giving the other tenant a credential of its own for the same repository")
-		createCredentialSecret(ctx, other, "own", managedv1alpha1.RepositoryCredentialSecretType,
+		createSecret(ctx, other, "own", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"username": user, "password": password})
 		createCredential(ctx, other, "own", httpsURL, "own")
 		waitCredentialConditions(ctx, other, "own", validConditions(httpsURL, "own"))
@@ -279,14 +279,6 @@ func setConfigMapKey(ctx context.Context, name, key string, edit func(string) st
 		return err
 	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	return value
-}
-
-func createCredentialSecret(ctx context.Context, ns, name string, typ corev1.SecretType, data map[string]string) {
-	GinkgoHelper()
-	_, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name}, Type: typ, StringData: data,
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
 }
 
 func createCredential(ctx context.Context, ns, name, repo, secret string) *managedv1alpha1.GitOpsDeploymentRepositoryCredential {
