@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
@@ -38,16 +39,5 @@ func runSoftMemoryLimit(ctx context.Context, floor int64) {
 	}
 	set()
 	klog.InfoS("Soft memory limit follows the live heap", "floor", floor)
-	go func() {
-		t := time.NewTicker(memoryLimitPeriod)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				set()
-			}
-		}
-	}()
+	go wait.UntilWithContext(ctx, func(context.Context) { set() }, memoryLimitPeriod)
 }
