@@ -3,9 +3,15 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -72,19 +78,20 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 	}
 }
 
-// selectiveListRows is the most objects a label-selected list reads from PostgreSQL rather
-// than from the watch cache. Up to it, decoding the matching rows costs less than the v0.31
-// cache's scan of the whole resource (BenchmarkConsistentList: 1,000 of 100,000 pods).
+// selectiveListRows is the most objects a label-selected list takes by key rather than by
+// scanning the whole watch cache.
 const selectiveListRows = 2000
 
-// labelIndexedCache is the watch cache, except for lists whose label selector requires a
-// label value that at most selectiveListRows objects carry: those come from PostgreSQL, where
-// the GIN index on labels finds them without reading the others. The v0.31 cache has no
-// label index: for every list it copies, sorts and matches every object of the resource, so
-// at 100,000 objects a list of 1% costs as much as a full one. The store answers every list
-// with the semantics the cacher delegates to it already (consistent reads, minimum RVs,
-// limits and continue tokens at the first page's snapshot); a read at the latest RV also
-// satisfies "any" (resourceVersion=0) and not-older-than.
+// labelIndexedCache is the watch cache, with PostgreSQL's GIN index on labels as its label
+// index. The v0.31 cache has none: for every list it copies, sorts and matches every object of
+// the resource, so at 100,000 objects a list of 1% costs as much as a full one. A list whose
+// selector requires a label value that at most selectiveListRows objects carry is answered
+// instead from the keys that match in PostgreSQL, read with the snapshot's RV and no values,
+// and the objects the cache has already decoded under those keys. When the cache holds another
+// version of one of them (it changed after the snapshot, or the cache has not seen it yet),
+// the list reads the rows from the store instead, at the latest RV. A first page gets a
+// continue token at the snapshot's RV; the cacher sends continue pages to the store, which
+// reads them at that RV.
 type labelIndexedCache struct {
 	*cacherstorage.Cacher
 	store   *Store
@@ -93,16 +100,93 @@ type labelIndexedCache struct {
 
 // GetList implements storage.Interface.
 func (c *labelIndexedCache) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
-	if c.cacheWouldServe(opts) && requiresLabelValue(opts.Predicate) {
-		if opts.Predicate.Limit > 0 {
-			if opts.Predicate.Limit <= c.maxRows {
-				return c.store.GetList(ctx, key, opts, listObj)
-			}
-		} else if err := c.store.getList(ctx, key, opts, listObj, c.maxRows); !errors.Is(err, errTooManyRows) {
-			return err
-		}
+	if !c.cacheWouldServe(opts) || !requiresLabelValue(opts.Predicate) || opts.Predicate.Limit > c.maxRows {
+		return c.Cacher.GetList(ctx, key, opts, listObj)
 	}
-	return c.Cacher.GetList(ctx, key, opts, listObj)
+	matches, rv, err := c.store.matchingKeys(ctx, key, opts, c.maxRows)
+	if errors.Is(err, errTooManyRows) {
+		if opts.Predicate.Limit > 0 {
+			return c.store.GetList(ctx, key, opts, listObj) // a page of many matches: the key index finds it fast
+		}
+		return c.Cacher.GetList(ctx, key, opts, listObj)
+	}
+	if err != nil {
+		return err
+	}
+	keyPrefix := key
+	if !strings.HasSuffix(keyPrefix, "/") {
+		keyPrefix += "/"
+	}
+	if ok, err := c.listByKeys(ctx, matches, rv, keyPrefix, opts, listObj); ok || err != nil {
+		return err
+	}
+	return c.store.GetList(ctx, key, opts, listObj)
+}
+
+// listByKeys fills listObj with the cached objects under the given keys, in key order, as of
+// rv: each must be the version written at its mod_rv. It reports false, having changed
+// nothing, when one is not.
+func (c *labelIndexedCache) listByKeys(ctx context.Context, matches []rawRow, rv int64, keyPrefix string,
+	opts apistorage.ListOptions, listObj runtime.Object) (bool, error) {
+	listPtr, err := meta.GetItemsPtr(listObj)
+	if err != nil {
+		return false, err
+	}
+	v, err := conversion.EnforcePtr(listPtr)
+	if err != nil || v.Kind() != reflect.Slice {
+		return false, fmt.Errorf("need ptr to slice: %v", err)
+	}
+	pred := opts.Predicate
+	// The objects are copied straight into the list's array, and matched in Go only when the
+	// pushed-down filters may have let through more than the selector selects: the keys are
+	// read at the versions the cache hands out, so an exact pushdown needs no second look.
+	// Both spare allocations that make up most of a list's garbage.
+	items := reflect.MakeSlice(v.Type(), len(matches), len(matches))
+	exact := pushdownIsExact(pred)
+	// The first Get waits until the cache has caught up with rv. The objects are the cache's,
+	// shared and never modified, as the cacher's own lists hand them out.
+	getOpts := apistorage.GetOptions{ResourceVersion: strconv.FormatInt(rv, 10)}
+	var lastKey string
+	hasMore := false
+	n := 0
+	for _, m := range matches {
+		if pred.Limit > 0 && int64(n) == pred.Limit && exact {
+			hasMore = true // one more match after a full page
+			break
+		}
+		obj := items.Index(n).Addr().Interface().(runtime.Object)
+		if err := c.Cacher.Get(ctx, m.key, getOpts, obj); err != nil {
+			if ctx.Err() != nil {
+				return false, err
+			}
+			return false, nil
+		}
+		if objRV, err := c.store.versioner.ObjectResourceVersion(obj); err != nil || int64(objRV) != m.rv {
+			return false, nil
+		}
+		if !exact {
+			if matched, err := pred.Matches(obj); err != nil || !matched {
+				continue
+			}
+		}
+		if pred.Limit > 0 && int64(n) == pred.Limit {
+			hasMore = true
+			break
+		}
+		n++
+		lastKey = m.key
+	}
+	items = items.Slice(0, n)
+	if n < items.Cap()/2 { // do not keep the unused rest of a mostly filtered array
+		items = reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, n), items)
+	}
+	continueValue, _, err := apistorage.PrepareContinueToken(lastKey, keyPrefix, rv, 0, hasMore, opts)
+	if err != nil {
+		return false, err
+	}
+	v.Set(items)
+	// A selector makes remainingItemCount unknown, as in the store.
+	return true, c.store.versioner.UpdateList(listObj, uint64(rv), continueValue, nil)
 }
 
 // cacheWouldServe reports whether the cacher would answer the list from memory rather than
@@ -113,6 +197,31 @@ func (c *labelIndexedCache) cacheWouldServe(opts apistorage.ListOptions) bool {
 	legacyExact := p.Limit > 0 && opts.ResourceVersionMatch == "" && opts.ResourceVersion != "" && opts.ResourceVersion != "0"
 	return opts.Recursive && p.Continue == "" && !legacyExact &&
 		(opts.ResourceVersionMatch == "" || opts.ResourceVersionMatch == metav1.ResourceVersionMatchNotOlderThan)
+}
+
+// pushdownIsExact reports whether the filters pushed down to PostgreSQL select exactly the
+// objects the predicate does: label requirements that only containment (@>) and key
+// existence (?) express, and no field requirement but the namespace.
+func pushdownIsExact(p apistorage.SelectionPredicate) bool {
+	if p.Label != nil {
+		reqs, selectable := p.Label.Requirements()
+		if !selectable {
+			return false
+		}
+		for _, r := range reqs {
+			switch r.Operator() {
+			case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists:
+			default:
+				return false
+			}
+		}
+	}
+	if p.Field == nil || p.Field.Empty() {
+		return true
+	}
+	reqs := p.Field.Requirements()
+	return len(reqs) == 1 && reqs[0].Field == "metadata.namespace" &&
+		(reqs[0].Operator == selection.Equals || reqs[0].Operator == selection.DoubleEquals)
 }
 
 // requiresLabelValue reports whether the predicate's label selector requires a label value,

@@ -229,6 +229,40 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 	return s.versioner.UpdateList(listObj, uint64(q.rv), continueValue, remaining)
 }
 
+// matchingKeys returns the keys, with their mod_rv, of the objects an unpaged list at the
+// latest RV would return before the Go matcher runs (the pushed-down filters only), in key
+// order, and the RV of that snapshot, reading no values. With more than maxRows matches it
+// returns errTooManyRows.
+func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.ListOptions, maxRows int64) ([]rawRow, int64, error) {
+	key, err := s.prepareKey(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	if rv, err := s.resolveGetListRev("", 0, opts); err != nil {
+		return nil, 0, err
+	} else if rv != 0 {
+		return nil, 0, fmt.Errorf("matchingKeys reads at the latest RV only, asked for %d", rv)
+	}
+	q := rangeQuery{start: key, end: prefixEnd(key), filters: filtersFor(opts.Predicate), rowCap: maxRows + 1, keysOnly: true}
+	res, err := s.b.rangeRead(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	if int64(len(res.rows)) > maxRows {
+		return nil, 0, errTooManyRows
+	}
+	if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(res.currentRV)); err != nil {
+		return nil, 0, err
+	}
+	for i := range res.rows {
+		res.rows[i].key = "/" + strings.TrimPrefix(res.rows[i].key, s.pathPrefix)
+	}
+	return res.rows, res.currentRV, nil
+}
+
 // continueStart turns a continue key into a range start. Continue keys end in "\x00" (the
 // smallest key after the last one returned), which PostgreSQL text cannot hold, so that
 // becomes an exclusive bound on the last key instead.

@@ -24,6 +24,7 @@ type rangeQuery struct {
 	// walking the key index in order, as ORDER BY key LIMIT would make it.
 	rowCap    int64
 	withCount bool // also count every matching key from start, ignoring limit, up to maxCount
+	keysOnly  bool // rows without their values (latest RV only)
 	filters   filters
 }
 
@@ -138,7 +139,11 @@ func (q *rangeQuery) sql() (string, []any) {
 		current = `(SELECT count(*) FROM (SELECT 1 FROM objects WHERE ` + objectsWhere + ` LIMIT ` + countCap + `) c)`
 	}
 	if q.rv == 0 {
-		inner = `SELECT key, value, mod_rv FROM objects WHERE ` + objectsWhere
+		value := "value"
+		if q.keysOnly {
+			value = "NULL::bytea AS value"
+		}
+		inner = `SELECT key, ` + value + `, mod_rv FROM objects WHERE ` + objectsWhere
 		count = `SELECT CASE WHEN n >= ` + countCap + ` THEN -1 ELSE n END FROM ` + current + ` AS c(n)`
 	} else {
 		rv := args.add(q.rv)
