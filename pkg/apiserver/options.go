@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -159,6 +160,9 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	// instead of holding the process until the request timeout.
 	serverConfig.ShutdownWatchTerminationGracePeriod = 5 * time.Second
 	serverConfig.FeatureGate = utilfeature.DefaultFeatureGate
+	serverConfig.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		return withFastGzip(genericapiserver.DefaultBuildHandlerChain(apiHandler, c))
+	}
 	serverConfig.EffectiveVersion = utilversion.DefaultKubeEffectiveVersion()
 
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
