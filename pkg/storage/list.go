@@ -85,17 +85,12 @@ func (s *Store) resolveGetListRev(continueKey string, continueRV int64, opts api
 	}
 }
 
-// GetList implements storage.Interface.
-func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
-	return s.getList(ctx, key, opts, listObj, 0)
-}
-
-// errTooManyRows is getList's answer when more than maxRows rows pass the pushed-down filters.
+// errTooManyRows is matchingKeys' answer when more than maxRows rows pass the pushed-down
+// filters.
 var errTooManyRows = errors.New("more rows match than asked for")
 
-// getList is GetList; with maxRows > 0, an unpaged list reads at most maxRows+1 rows and
-// returns errTooManyRows, having decoded none, when it gets that many.
-func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object, maxRows int64) error {
+// GetList implements storage.Interface.
+func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
 	key, err := s.prepareKey(key)
 	if err != nil {
 		return err
@@ -142,9 +137,6 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 		hasMore bool
 		count   int64
 	)
-	if maxRows > 0 && !paging {
-		q.rowCap = maxRows + 1
-	}
 	for {
 		// One extra row tells whether more remain without decoding it.
 		if paging {
@@ -154,9 +146,6 @@ func (s *Store) getList(ctx context.Context, key string, opts apistorage.ListOpt
 		res, err := s.b.rangeRead(ctx, q)
 		if err != nil {
 			return err
-		}
-		if q.rowCap > 0 && int64(len(res.rows)) >= q.rowCap {
-			return errTooManyRows
 		}
 		if q.rv != 0 && q.rv < res.compactedRV {
 			return compactedListError(len(pred.Continue) > 0, continueKey, keyPrefix)
