@@ -94,7 +94,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
 		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",
-		"The Go heap's soft memory limit is the larger of this and 1.5 times the live heap (mostly the watch cache), "+
+		"The Go heap's soft memory limit is the larger of this and 1.25 times the live heap (mostly the watch cache), "+
 			"so memory stays near what the cache needs instead of twice that (Go's default). 0 leaves the Go default; GOMEMLIMIT, when set, wins.")
 }
 
