@@ -118,31 +118,22 @@ func (e *environments) uninstallServiceAccount(ctx context.Context, env *managed
 		return err
 	}
 	uid := env.UID
-	deletes := []func() error{
-		func() error {
-			return client.RbacV1().ClusterRoleBindings().Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{})
-		},
-		func() error {
-			return client.RbacV1().ClusterRoles().Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{})
-		},
+	granted, err := grantedRights(ctx, client, uid)
+	if err != nil {
+		return err
 	}
-	for _, ns := range env.Spec.Namespaces {
-		deletes = append(deletes,
-			func() error {
-				return client.RbacV1().RoleBindings(ns).Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{})
-			},
-			func() error {
-				return client.RbacV1().Roles(ns).Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{})
-			})
+	// The record, and what the spec names for a ServiceAccount installed before there was one.
+	if err := revokeRights(ctx, client, uid, union(granted, append([]string{clusterWide}, env.Spec.Namespaces...))); err != nil {
+		return err
 	}
-	deletes = append(deletes,
+	for _, del := range []func() error{
 		func() error {
 			return client.CoreV1().Secrets(managerNamespace).Delete(ctx, managerTokenName(uid), metav1.DeleteOptions{})
 		},
 		func() error {
 			return client.CoreV1().ServiceAccounts(managerNamespace).Delete(ctx, managerServiceAccountName(uid), metav1.DeleteOptions{})
-		})
-	for _, del := range deletes {
+		},
+	} {
 		if err := del(); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("removing the ServiceAccount %s/%s and its rights: %w", managerNamespace, managerServiceAccountName(uid), err)
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,40 +67,64 @@ func managerTokenName(uid types.UID) string { return "argocd-manager-token-" + s
 // managerNamespace is where the ServiceAccount lives, as with `argocd cluster add`.
 const managerNamespace = "kube-system"
 
+// grantedRightsAnnotation on the installed ServiceAccount records where installServiceAccount
+// has granted it rights: clusterWide for its ClusterRoleBinding, and each namespace with a
+// RoleBinding, comma-separated. An environment that loses a namespace, or goes from the whole
+// cluster to namespaces, has the rights it no longer names taken back by the next install.
+const grantedRightsAnnotation = "managed-gitops.redhat.com/granted-rights"
+
+// clusterWide stands for the ClusterRole and ClusterRoleBinding among the granted rights.
+const clusterWide = "*"
+
 // installServiceAccount does what `argocd cluster add` does (reference argocd.md §1.6): a
 // ServiceAccount with full rights (on the whole cluster, or in each of namespaces when the
 // environment is limited to them and has no cluster resources), and a token Secret for it,
-// whose token it returns. Everything is applied server-side, so a second run changes nothing.
+// whose token it returns. Everything is applied server-side, so a second run changes nothing;
+// rights an earlier run granted and this one does not are revoked.
 func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid types.UID, namespaces []string, clusterResources bool) (string, error) {
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
 	sa := managerServiceAccountName(uid)
-	if _, err := client.CoreV1().ServiceAccounts(managerNamespace).Apply(ctx,
-		corev1ac.ServiceAccount(sa, managerNamespace), opts); err != nil {
-		return "", fmt.Errorf("creating ServiceAccount %s/%s: %w", managerNamespace, sa, err)
+	want := namespaces
+	if len(namespaces) == 0 || clusterResources {
+		want = []string{clusterWide}
+	}
+	granted, err := grantedRights(ctx, client, uid)
+	if err != nil {
+		return "", err
+	}
+	// Recorded before granting, so that a failure half-way leaves no grant unrecorded.
+	if err := recordGrantedRights(ctx, client, uid, union(granted, want)); err != nil {
+		return "", err
 	}
 	all := rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").WithVerbs("*")
 	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(sa).WithNamespace(managerNamespace)
-	if len(namespaces) == 0 || clusterResources {
-		if _, err := client.RbacV1().ClusterRoles().Apply(ctx, rbacv1ac.ClusterRole(managerRoleName(uid)).
-			WithRules(all, rbacv1ac.PolicyRule().WithNonResourceURLs("*").WithVerbs("*")), opts); err != nil {
-			return "", fmt.Errorf("creating ClusterRole %s: %w", managerRoleName(uid), err)
-		}
-		if _, err := client.RbacV1().ClusterRoleBindings().Apply(ctx, rbacv1ac.ClusterRoleBinding(managerRoleBindingName(uid)).
-			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(managerRoleName(uid))).
-			WithSubjects(subject), opts); err != nil {
-			return "", fmt.Errorf("creating ClusterRoleBinding %s: %w", managerRoleBindingName(uid), err)
-		}
-	} else {
-		for _, ns := range namespaces {
-			if _, err := client.RbacV1().Roles(ns).Apply(ctx, rbacv1ac.Role(managerRoleName(uid), ns).WithRules(all), opts); err != nil {
-				return "", fmt.Errorf("creating Role %s/%s: %w", ns, managerRoleName(uid), err)
+	for _, ns := range want {
+		if ns == clusterWide {
+			if _, err := client.RbacV1().ClusterRoles().Apply(ctx, rbacv1ac.ClusterRole(managerRoleName(uid)).
+				WithRules(all, rbacv1ac.PolicyRule().WithNonResourceURLs("*").WithVerbs("*")), opts); err != nil {
+				return "", fmt.Errorf("creating ClusterRole %s: %w", managerRoleName(uid), err)
 			}
-			if _, err := client.RbacV1().RoleBindings(ns).Apply(ctx, rbacv1ac.RoleBinding(managerRoleBindingName(uid), ns).
-				WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(managerRoleName(uid))).
+			if _, err := client.RbacV1().ClusterRoleBindings().Apply(ctx, rbacv1ac.ClusterRoleBinding(managerRoleBindingName(uid)).
+				WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(managerRoleName(uid))).
 				WithSubjects(subject), opts); err != nil {
-				return "", fmt.Errorf("creating RoleBinding %s/%s: %w", ns, managerRoleBindingName(uid), err)
+				return "", fmt.Errorf("creating ClusterRoleBinding %s: %w", managerRoleBindingName(uid), err)
 			}
+			continue
 		}
+		if _, err := client.RbacV1().Roles(ns).Apply(ctx, rbacv1ac.Role(managerRoleName(uid), ns).WithRules(all), opts); err != nil {
+			return "", fmt.Errorf("creating Role %s/%s: %w", ns, managerRoleName(uid), err)
+		}
+		if _, err := client.RbacV1().RoleBindings(ns).Apply(ctx, rbacv1ac.RoleBinding(managerRoleBindingName(uid), ns).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(managerRoleName(uid))).
+			WithSubjects(subject), opts); err != nil {
+			return "", fmt.Errorf("creating RoleBinding %s/%s: %w", ns, managerRoleBindingName(uid), err)
+		}
+	}
+	if err := revokeRights(ctx, client, uid, difference(granted, want)); err != nil {
+		return "", err
+	}
+	if err := recordGrantedRights(ctx, client, uid, want); err != nil {
+		return "", err
 	}
 
 	// A token Secret does not expire, unlike a TokenRequest token; the cluster's token
@@ -111,7 +136,7 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 		return "", fmt.Errorf("creating token Secret %s/%s: %w", managerNamespace, name, err)
 	}
 	var token string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, remoteTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, remoteTimeout, true, func(ctx context.Context) (bool, error) {
 		s, err := client.CoreV1().Secrets(managerNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -123,4 +148,82 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 		return "", fmt.Errorf("waiting for the token of ServiceAccount %s/%s (does the cluster run the token controller?): %w", managerNamespace, sa, err)
 	}
 	return token, nil
+}
+
+// grantedRights reads the rights recorded on the installed ServiceAccount; none when it does
+// not exist yet.
+func grantedRights(ctx context.Context, client kubernetes.Interface, uid types.UID) ([]string, error) {
+	sa, err := client.CoreV1().ServiceAccounts(managerNamespace).Get(ctx, managerServiceAccountName(uid), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ServiceAccount %s/%s: %w", managerNamespace, managerServiceAccountName(uid), err)
+	}
+	if v := sa.Annotations[grantedRightsAnnotation]; v != "" {
+		return strings.Split(v, ","), nil
+	}
+	return nil, nil
+}
+
+// recordGrantedRights applies the ServiceAccount, creating it the first time, with rights as
+// its record.
+func recordGrantedRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights []string) error {
+	sa := managerServiceAccountName(uid)
+	_, err := client.CoreV1().ServiceAccounts(managerNamespace).Apply(ctx, corev1ac.ServiceAccount(sa, managerNamespace).
+		WithAnnotations(map[string]string{grantedRightsAnnotation: strings.Join(rights, ",")}),
+		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return fmt.Errorf("creating ServiceAccount %s/%s: %w", managerNamespace, sa, err)
+	}
+	return nil
+}
+
+// revokeRights deletes the bindings and roles of the given rights; those already gone (with
+// their namespace, say) are fine.
+func revokeRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights []string) error {
+	for _, ns := range rights {
+		var deletes []func() error
+		if ns == clusterWide {
+			deletes = []func() error{
+				func() error {
+					return client.RbacV1().ClusterRoleBindings().Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{})
+				},
+				func() error {
+					return client.RbacV1().ClusterRoles().Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{})
+				},
+			}
+		} else {
+			deletes = []func() error{
+				func() error {
+					return client.RbacV1().RoleBindings(ns).Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{})
+				},
+				func() error {
+					return client.RbacV1().Roles(ns).Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{})
+				},
+			}
+		}
+		for _, del := range deletes {
+			if err := del(); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("revoking the rights of ServiceAccount %s/%s in %q: %w", managerNamespace, managerServiceAccountName(uid), ns, err)
+			}
+		}
+	}
+	return nil
+}
+
+// union is a followed by the elements of b it lacks.
+func union(a, b []string) []string {
+	return append(slices.Clone(a), difference(b, a)...)
+}
+
+// difference is a less the elements of b.
+func difference(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
@@ -259,6 +260,41 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 			return apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-two"))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
 
+		By("limiting the environment to two namespaces, then one: the rights it no longer names are revoked")
+		second := ns + "-second"
+		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: second}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		roleBinding := func(ctx context.Context, namespace string) error {
+			_, err := remote.RbacV1().RoleBindings(namespace).Get(ctx, crb.Name, metav1.GetOptions{})
+			return err
+		}
+		setNamespaces := func(namespaces ...string) {
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := envClient().Get(ctx, env.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				cur.Spec.Namespaces = namespaces
+				_, err = envClient().Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			})).To(Succeed())
+		}
+		setNamespaces(ns, second)
+		Eventually(func(g Gomega, ctx context.Context) {
+			_, err := remote.RbacV1().ClusterRoleBindings().Get(ctx, crb.Name, metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ClusterRoleBinding is still there: %v", err)
+			g.Expect(roleBinding(ctx, ns)).To(Succeed())
+			g.Expect(roleBinding(ctx, second)).To(Succeed())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		setNamespaces(ns)
+		Eventually(func(ctx context.Context) bool {
+			return apierrors.IsNotFound(roleBinding(ctx, second))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "the RoleBinding in the namespace taken out was not revoked")
+		_, err = remote.RbacV1().Roles(second).Get(ctx, crb.RoleRef.Name, metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Role in the namespace taken out is still there: %v", err)
+		Expect(roleBinding(ctx, ns)).To(Succeed())
+		waitCondition(ctx, env.Name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
+
 		By("deleting the environment: what it installed goes from the remote cluster before it goes")
 		deleteEnvironment(ctx, env)
 		Eventually(func(ctx context.Context) bool {
@@ -266,6 +302,11 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
 		for what, get := range map[string]func() error{
+			"RoleBinding": func() error { return roleBinding(ctx, ns) },
+			"Role": func() error {
+				_, err := remote.RbacV1().Roles(ns).Get(ctx, crb.RoleRef.Name, metav1.GetOptions{})
+				return err
+			},
 			"ServiceAccount": func() error {
 				_, err := remote.CoreV1().ServiceAccounts("kube-system").Get(ctx, sa, metav1.GetOptions{})
 				return err
