@@ -3,15 +3,12 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -128,13 +125,9 @@ func (c *labelIndexedCache) GetList(ctx context.Context, key string, opts apisto
 // nothing, when one is not.
 func (c *labelIndexedCache) listByKeys(ctx context.Context, matches []rawRow, rv int64, keyPrefix string,
 	opts apistorage.ListOptions, listObj runtime.Object) (bool, error) {
-	listPtr, err := meta.GetItemsPtr(listObj)
+	v, err := itemsOf(listObj)
 	if err != nil {
 		return false, err
-	}
-	v, err := conversion.EnforcePtr(listPtr)
-	if err != nil || v.Kind() != reflect.Slice {
-		return false, fmt.Errorf("need ptr to slice: %v", err)
 	}
 	pred := opts.Predicate
 	// The objects are copied straight into the list's array, and matched in Go only when the

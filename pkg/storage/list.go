@@ -95,13 +95,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 	if err != nil {
 		return err
 	}
-	listPtr, err := meta.GetItemsPtr(listObj)
+	v, err := itemsOf(listObj)
 	if err != nil {
 		return err
-	}
-	v, err := conversion.EnforcePtr(listPtr)
-	if err != nil || v.Kind() != reflect.Slice {
-		return fmt.Errorf("need ptr to slice: %v", err)
 	}
 	// A trailing "/" keeps "/a" from listing "/ab/...".
 	if opts.Recursive && !strings.HasSuffix(key, "/") {
@@ -221,7 +217,8 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 // matchingKeys returns the keys, with their mod_rv, of the objects an unpaged list at the
 // latest RV would return before the Go matcher runs (the pushed-down filters only), in key
 // order, and the RV of that snapshot, reading no values. With more than maxRows matches it
-// returns errTooManyRows.
+// returns errTooManyRows. opts must be a read the latest RV satisfies (cacheWouldServe); a
+// minimum RV is checked against the snapshot.
 func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.ListOptions, maxRows int64) ([]rawRow, int64, error) {
 	key, err := s.prepareKey(key)
 	if err != nil {
@@ -229,11 +226,6 @@ func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.Li
 	}
 	if !strings.HasSuffix(key, "/") {
 		key += "/"
-	}
-	if rv, err := s.resolveGetListRev("", 0, opts); err != nil {
-		return nil, 0, err
-	} else if rv != 0 {
-		return nil, 0, fmt.Errorf("matchingKeys reads at the latest RV only, asked for %d", rv)
 	}
 	q := rangeQuery{start: key, end: prefixEnd(key), filters: filtersFor(opts.Predicate), rowCap: maxRows + 1, keysOnly: true}
 	res, err := s.b.rangeRead(ctx, q)
@@ -250,6 +242,19 @@ func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.Li
 		res.rows[i].key = "/" + strings.TrimPrefix(res.rows[i].key, s.pathPrefix)
 	}
 	return res.rows, res.currentRV, nil
+}
+
+// itemsOf returns the Items slice of a list object, settable.
+func itemsOf(listObj runtime.Object) (reflect.Value, error) {
+	listPtr, err := meta.GetItemsPtr(listObj)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	v, err := conversion.EnforcePtr(listPtr)
+	if err != nil || v.Kind() != reflect.Slice {
+		return reflect.Value{}, fmt.Errorf("need ptr to slice: %v", err)
+	}
+	return v, nil
 }
 
 // continueStart turns a continue key into a range start. Continue keys end in "\x00" (the
