@@ -126,17 +126,12 @@ func (e *environments) uninstallServiceAccount(ctx context.Context, env *managed
 	if err := revokeRights(ctx, client, uid, union(granted, append([]string{clusterWide}, env.Spec.Namespaces...))); err != nil {
 		return err
 	}
-	for _, del := range []func() error{
-		func() error {
-			return client.CoreV1().Secrets(managerNamespace).Delete(ctx, managerTokenName(uid), metav1.DeleteOptions{})
-		},
-		func() error {
-			return client.CoreV1().ServiceAccounts(managerNamespace).Delete(ctx, managerServiceAccountName(uid), metav1.DeleteOptions{})
-		},
-	} {
-		if err := del(); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("removing the ServiceAccount %s/%s and its rights: %w", managerNamespace, managerServiceAccountName(uid), err)
-		}
+	err = ignoreNotFound(client.CoreV1().Secrets(managerNamespace).Delete(ctx, managerTokenName(uid), metav1.DeleteOptions{}))
+	if err == nil {
+		err = ignoreNotFound(client.CoreV1().ServiceAccounts(managerNamespace).Delete(ctx, managerServiceAccountName(uid), metav1.DeleteOptions{}))
+	}
+	if err != nil {
+		return fmt.Errorf("removing the ServiceAccount %s/%s and its rights: %w", managerNamespace, managerServiceAccountName(uid), err)
 	}
 	klog.V(2).InfoS("removed the ServiceAccount a managed environment installed", "environment", klog.KObj(env))
 	return nil

@@ -92,8 +92,21 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 	if err != nil {
 		return "", err
 	}
+	// The record is written only when it changes: an unchanged environment, resynced every
+	// few minutes, costs one read of it. The first write also creates the ServiceAccount.
+	recorded := granted
+	record := func(rights []string) error {
+		if recorded != nil && sameRights(rights, recorded) {
+			return nil
+		}
+		if err := recordGrantedRights(ctx, client, uid, rights); err != nil {
+			return err
+		}
+		recorded = rights
+		return nil
+	}
 	// Recorded before granting, so that a failure half-way leaves no grant unrecorded.
-	if err := recordGrantedRights(ctx, client, uid, union(granted, want)); err != nil {
+	if err := record(union(granted, want)); err != nil {
 		return "", err
 	}
 	all := rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").WithVerbs("*")
@@ -123,7 +136,7 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 	if err := revokeRights(ctx, client, uid, difference(granted, want)); err != nil {
 		return "", err
 	}
-	if err := recordGrantedRights(ctx, client, uid, want); err != nil {
+	if err := record(want); err != nil {
 		return "", err
 	}
 
@@ -182,34 +195,38 @@ func recordGrantedRights(ctx context.Context, client kubernetes.Interface, uid t
 // revokeRights deletes the bindings and roles of the given rights; those already gone (with
 // their namespace, say) are fine.
 func revokeRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights []string) error {
+	rbac := client.RbacV1()
 	for _, ns := range rights {
-		var deletes []func() error
+		var err error
 		if ns == clusterWide {
-			deletes = []func() error{
-				func() error {
-					return client.RbacV1().ClusterRoleBindings().Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{})
-				},
-				func() error {
-					return client.RbacV1().ClusterRoles().Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{})
-				},
+			err = ignoreNotFound(rbac.ClusterRoleBindings().Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{}))
+			if err == nil {
+				err = ignoreNotFound(rbac.ClusterRoles().Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{}))
 			}
 		} else {
-			deletes = []func() error{
-				func() error {
-					return client.RbacV1().RoleBindings(ns).Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{})
-				},
-				func() error {
-					return client.RbacV1().Roles(ns).Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{})
-				},
+			err = ignoreNotFound(rbac.RoleBindings(ns).Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{}))
+			if err == nil {
+				err = ignoreNotFound(rbac.Roles(ns).Delete(ctx, managerRoleName(uid), metav1.DeleteOptions{}))
 			}
 		}
-		for _, del := range deletes {
-			if err := del(); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("revoking the rights of ServiceAccount %s/%s in %q: %w", managerNamespace, managerServiceAccountName(uid), ns, err)
-			}
+		if err != nil {
+			return fmt.Errorf("revoking the rights of ServiceAccount %s/%s in %q: %w", managerNamespace, managerServiceAccountName(uid), ns, err)
 		}
 	}
 	return nil
+}
+
+// ignoreNotFound is err, unless it says that what was asked for does not exist.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// sameRights reports whether a and b name the same rights, in any order.
+func sameRights(a, b []string) bool {
+	return len(difference(a, b)) == 0 && len(difference(b, a)) == 0
 }
 
 // union is a followed by the elements of b it lacks.
