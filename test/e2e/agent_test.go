@@ -14,6 +14,7 @@ import (
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -75,11 +76,8 @@ var _ = Describe("agent", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 
 		By("changing the path")
-		updateDeployment(ctx, ns, "web", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "env2" })
-		waitSyncedHealthy(ctx, ns, "web", "cm-two")
-		expectConfigMap(ctx, ns, "cm-two")
-		waitConfigMapGone(ctx, ns, "cm-one", "the ConfigMap of the old path is pruned")
-		Eventually(reconciledSource(ns, "web")).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("Path", "env2"))
+		changeSourceAndWait(ctx, ns, "web", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "env2" },
+			"cm-two", "cm-one", "the ConfigMap of the old path is pruned", HaveField("Path", "env2"))
 
 		By("deleting it without the finalizer: the object goes at once, the ConfigMap soon after")
 		deleteAndWait(ctx, ns, "web", "cm-two", false)
@@ -99,20 +97,13 @@ var _ = Describe("agent", Ordered, func() {
 		waitSyncedHealthy(ctx, ns, "moving", "cm-three")
 
 		By("changing targetRevision to a branch")
-		updateDeployment(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.TargetRevision = "next" })
-		waitSyncedHealthy(ctx, ns, "moving", "cm-next")
-		expectConfigMap(ctx, ns, "cm-next")
-		waitConfigMapGone(ctx, ns, "cm-three", "the ConfigMap only main has is pruned")
-		Eventually(reconciledSource(ns, "moving")).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("Branch", "next"))
+		changeSourceAndWait(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.TargetRevision = "next" },
+			"cm-next", "cm-three", "the ConfigMap only main has is pruned", HaveField("Branch", "next"))
 
 		By("changing repoURL (and back to the default revision)")
-		updateDeployment(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) {
+		changeSourceAndWait(ctx, ns, "moving", func(d *managedv1alpha1.GitOpsDeployment) {
 			d.Spec.Source.RepoURL, d.Spec.Source.TargetRevision = second, ""
-		})
-		waitSyncedHealthy(ctx, ns, "moving", "cm-elsewhere")
-		expectConfigMap(ctx, ns, "cm-elsewhere")
-		waitConfigMapGone(ctx, ns, "cm-next", "the ConfigMap of the old repository is pruned")
-		Eventually(reconciledSource(ns, "moving")).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("RepoURL", second))
+		}, "cm-elsewhere", "cm-next", "the ConfigMap of the old repository is pruned", HaveField("RepoURL", second))
 		Eventually(func(ctx context.Context) ([]string, error) {
 			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
 			if err != nil {
@@ -207,6 +198,19 @@ func waitConfigMapGone(ctx context.Context, ns, name, why string) {
 		_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), why)
+}
+
+// changeSourceAndWait changes a deployment's source and waits until the new source's
+// ConfigMap is synced and present, the old one pruned (pruned says why it should be), and the
+// reconciled source matches.
+func changeSourceAndWait(ctx context.Context, ns, name string, change func(*managedv1alpha1.GitOpsDeployment),
+	newConfigMap, oldConfigMap, pruned string, reconciled gomegatypes.GomegaMatcher) {
+	GinkgoHelper()
+	updateDeployment(ctx, ns, name, change)
+	waitSyncedHealthy(ctx, ns, name, newConfigMap)
+	expectConfigMap(ctx, ns, newConfigMap)
+	waitConfigMapGone(ctx, ns, oldConfigMap, pruned)
+	Eventually(reconciledSource(ns, name)).WithContext(ctx).WithTimeout(time.Minute).Should(reconciled)
 }
 
 // reconciledSource polls the source Argo CD last compared a GitOpsDeployment against.
