@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -168,12 +167,7 @@ func (e *environments) installedAccountClient(env *managedv1alpha1.GitOpsDeploym
 	if err := json.Unmarshal(s.Data[clusterKeyConfig], &cfg); err != nil {
 		return nil, err
 	}
-	return kubernetes.NewForConfig(&rest.Config{
-		Host:        env.Spec.APIURL,
-		BearerToken: cfg.BearerToken,
-		Timeout:     remoteTimeout,
-		TLSClientConfig: rest.TLSClientConfig{
-			Insecure: cfg.TLSClientConfig.Insecure, ServerName: cfg.TLSClientConfig.ServerName, CAData: cfg.TLSClientConfig.CAData,
-		},
-	})
+	own := credentials{bearerToken: cfg.BearerToken, insecure: cfg.TLSClientConfig.Insecure,
+		serverName: cfg.TLSClientConfig.ServerName, caData: cfg.TLSClientConfig.CAData}
+	return kubernetes.NewForConfig(own.restConfig(env.Spec.APIURL))
 }
