@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	apistorage "k8s.io/apiserver/pkg/storage"
@@ -194,23 +196,33 @@ func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol string) string {
 
 func (b *Backend) rangeRead(ctx context.Context, q rangeQuery) (*rangeResult, error) {
 	stmt, args := q.sql()
+	if len(q.filters.labels) > 0 {
+		// Planned for its own values every time. pgx prepares and caches statements, and after
+		// five executions PostgreSQL may switch a prepared statement to a generic plan, which
+		// cannot see that one label value is rare while the key range is a whole namespace:
+		// at 100,000 objects the generic plan intersected the label index with a bitmap of
+		// every key in the range, 18 ms of a 25 ms query. The custom plan reads the label
+		// index alone.
+		args = append([]any{pgx.QueryExecModeDescribeExec}, args...)
+	}
 	rows, err := b.pool.Query(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	res := &rangeResult{}
+	// Declared once: scanned into, they would otherwise be two allocations per row.
+	var (
+		key pgtype.Text
+		rv  pgtype.Int8
+	)
 	for rows.Next() {
-		var (
-			key   *string
-			value []byte
-			rv    *int64
-		)
+		var value []byte
 		if err := rows.Scan(&res.currentRV, &res.compactedRV, &res.count, &key, &value, &rv); err != nil {
 			return nil, err
 		}
-		if key != nil {
-			res.rows = append(res.rows, rawRow{key: *key, value: value, rv: *rv})
+		if key.Valid {
+			res.rows = append(res.rows, rawRow{key: key.String, value: value, rv: rv.Int64})
 		}
 	}
 	return res, rows.Err()
