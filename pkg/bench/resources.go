@@ -126,19 +126,20 @@ func (p *ResourceProbe) postgresSize(ctx context.Context) (db, objects, changes 
 	return db, objects, changes, err
 }
 
-// PostgresVersion returns the server's version string.
+// PostgresVersion returns the server's version string with the settings a reader of the
+// results needs: durability and the size of the buffer cache.
 func (p *ResourceProbe) PostgresVersion(ctx context.Context) (string, error) {
 	conn, err := pgx.Connect(ctx, p.PostgresDSN)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close(ctx)
-	var v, fsync, syncCommit string
-	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')").
-		Scan(&v, &fsync, &syncCommit); err != nil {
+	var v, fsync, syncCommit, buffers string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit'), current_setting('shared_buffers')").
+		Scan(&v, &fsync, &syncCommit, &buffers); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s (fsync=%s, synchronous_commit=%s)", v, fsync, syncCommit), nil
+	return fmt.Sprintf("%s (fsync=%s, synchronous_commit=%s, shared_buffers=%s)", v, fsync, syncCommit, buffers), nil
 }
 
 func (p *ResourceProbe) etcdMetrics(ctx context.Context, names ...string) ([]float64, error) {
