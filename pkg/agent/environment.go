@@ -248,7 +248,7 @@ func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsD
 			"unable to create a client for the cluster from the managed environment secret: %v", err), nil
 	}
 	if env.Spec.CreateNewServiceAccount {
-		token, err := installServiceAccount(ctx, client, env.UID, env.Spec.Namespaces, env.Spec.ClusterResources)
+		token, err := installServiceAccount(ctx, client, env.UID, env.Spec.Namespaces, managesWholeCluster(env.Spec))
 		if err != nil {
 			klog.InfoS("installing the ServiceAccount of a managed environment failed", "environment", klog.KObj(env), "err", err)
 			msg := "unable to install service account from secret '" + env.Spec.ClusterCredentialsSecret + "'"
@@ -394,7 +394,14 @@ func (a *Agent) environmentAllowsClusterScoped(depl *managedv1alpha1.GitOpsDeplo
 		return false
 	}
 	env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(depl.Namespace).Get(depl.Spec.Destination.Environment)
-	return err == nil && (len(env.Spec.Namespaces) == 0 || env.Spec.ClusterResources)
+	return err == nil && managesWholeCluster(env.Spec)
+}
+
+// managesWholeCluster tells whether Argo CD (and, with createNewServiceAccount, the account
+// the agent installs) manages the environment's whole cluster rather than its namespaces:
+// when it names none, or when it asks for cluster resources as well.
+func managesWholeCluster(spec managedv1alpha1.ManagedEnvironmentSpec) bool {
+	return len(spec.Namespaces) == 0 || spec.ClusterResources
 }
 
 // reconciledEnvironment is the name of the ManagedEnvironment (of namespace) that Argo CD last

@@ -78,14 +78,14 @@ const clusterWide = "*"
 
 // installServiceAccount does what `argocd cluster add` does (reference argocd.md §1.6): a
 // ServiceAccount with full rights (on the whole cluster, or in each of namespaces when the
-// environment is limited to them and has no cluster resources), and a token Secret for it,
+// environment is limited to them and not wholeCluster), and a token Secret for it,
 // whose token it returns. Everything is applied server-side, so a second run changes nothing;
 // rights an earlier run granted and this one does not are revoked.
-func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid types.UID, namespaces []string, clusterResources bool) (string, error) {
+func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid types.UID, namespaces []string, wholeCluster bool) (string, error) {
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
 	sa := managerServiceAccountName(uid)
 	want := namespaces
-	if len(namespaces) == 0 || clusterResources {
+	if wholeCluster {
 		want = []string{clusterWide}
 	}
 	granted, err := grantedRights(ctx, client, uid)
