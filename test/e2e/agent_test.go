@@ -145,14 +145,17 @@ func createDeployment(ctx context.Context, ns, name, repoURL, path string, final
 // createDeploymentTo creates an automated GitOpsDeployment of repoURL's path into dest.
 func createDeploymentTo(ctx context.Context, ns, name, repoURL, path string, dest managedv1alpha1.ApplicationDestination, finalizer bool) *managedv1alpha1.GitOpsDeployment {
 	GinkgoHelper()
-	d := &managedv1alpha1.GitOpsDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: managedv1alpha1.GitOpsDeploymentSpec{
-			Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
-			Destination: dest,
-			Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
-		},
-	}
+	return createDeploymentWithSpec(ctx, ns, name, managedv1alpha1.GitOpsDeploymentSpec{
+		Source:      managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
+		Destination: dest,
+		Type:        managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+	}, finalizer)
+}
+
+// createDeploymentWithSpec creates a GitOpsDeployment, with the agent's finalizer if finalizer.
+func createDeploymentWithSpec(ctx context.Context, ns, name string, spec managedv1alpha1.GitOpsDeploymentSpec, finalizer bool) *managedv1alpha1.GitOpsDeployment {
+	GinkgoHelper()
+	d := &managedv1alpha1.GitOpsDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
 	if finalizer {
 		d.Finalizers = []string{managedv1alpha1.GitOpsDeploymentFinalizer}
 	}
@@ -259,15 +262,12 @@ func expectConfigMap(ctx context.Context, ns, name string) {
 func deleteAndWait(ctx context.Context, ns, name, configMap string, finalizer bool) {
 	GinkgoHelper()
 	deleteDeploymentAndWait(ctx, ns, name)
-	configMapGone := func(ctx context.Context) bool {
-		_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, configMap, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	}
 	if finalizer {
-		Expect(configMapGone(ctx)).To(BeTrue(), "ConfigMap %s outlived its GitOpsDeployment", configMap)
+		_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, configMap, metav1.GetOptions{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ConfigMap %s outlived its GitOpsDeployment", configMap)
 		return
 	}
-	Eventually(configMapGone).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+	waitConfigMapGone(ctx, ns, configMap, "the deleted GitOpsDeployment's ConfigMap is not pruned")
 }
 
 // deleteDeploymentAndWait deletes a GitOpsDeployment and waits until it is gone (with the

@@ -281,15 +281,10 @@ func syncRunConditionIs(wantStatus managedv1alpha1.GitOpsConditionStatus, wantRe
 
 func createDeploymentOfType(ctx context.Context, ns, name, repoURL, path string, typ managedv1alpha1.GitOpsDeploymentSpecType) *managedv1alpha1.GitOpsDeployment {
 	GinkgoHelper()
-	created, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, &managedv1alpha1.GitOpsDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: managedv1alpha1.GitOpsDeploymentSpec{
-			Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
-			Type:   typ,
-		},
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	return created
+	return createDeploymentWithSpec(ctx, ns, name, managedv1alpha1.GitOpsDeploymentSpec{
+		Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
+		Type:   typ,
+	}, false)
 }
 
 func createSyncRun(ctx context.Context, ns, name, deployment, revision string) *managedv1alpha1.GitOpsDeploymentSyncRun {
