@@ -2,6 +2,9 @@ package storage
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
+	"sync"
 	"unique"
 	"unsafe"
 
@@ -106,11 +109,7 @@ func internMetadata(obj runtime.Object) {
 	}
 	m.SetNamespace(intern(m.GetNamespace()))
 	if l := m.GetLabels(); len(l) > 0 {
-		n := make(map[string]string, len(l))
-		for k, v := range l {
-			n[intern(k)] = intern(v)
-		}
-		m.SetLabels(n)
+		m.SetLabels(labelSets.shared(l))
 	}
 	if a := m.GetAnnotations(); len(a) > 0 {
 		n := make(map[string]string, len(a))
@@ -139,4 +138,64 @@ func internMetadata(obj runtime.Object) {
 			f.FieldsV1 = &metav1.FieldsV1{Raw: internBytes(f.FieldsV1.Raw)}
 		}
 	}
+}
+
+// labelSets holds one map per distinct label set, which every object carrying that set
+// shares. The objects of a resource mostly repeat a few sets, and the versions of one object
+// nearly always repeat its own: after a status update of 100,000 objects, the watch cache holds
+// 200,000 versions, and a map of three labels is about 300 bytes. Sharing relies on what the
+// interned strings and FieldsV1 bytes already rely on: nothing modifies the watch cache's
+// objects (its own lists hand out shallow copies that share their maps too).
+var labelSets = labelSetCache{sets: map[string]map[string]string{}}
+
+// maxLabelSets bounds the cache. Past it the cache starts over: objects keep the maps they
+// have, and those decoded next share new ones.
+const maxLabelSets = 8192
+
+type labelSetCache struct {
+	mu   sync.Mutex
+	sets map[string]map[string]string // labelSetKey(set) → the shared map
+}
+
+// shared returns the map shared by every object with labels l, whose keys and values are
+// interned; it must not be written to.
+func (c *labelSetCache) shared(l map[string]string) map[string]string {
+	key := labelSetKey(l)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.sets[key]; ok {
+		return m
+	}
+	if len(c.sets) >= maxLabelSets {
+		clear(c.sets)
+	}
+	m := make(map[string]string, len(l))
+	for k, v := range l {
+		m[intern(k)] = intern(v)
+	}
+	c.sets[key] = m
+	return m
+}
+
+// labelSetKey is a string equal for equal label sets and different otherwise: sorted pairs,
+// each string preceded by its length (label values are not forbidden any separator).
+func labelSetKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	n := 0
+	for k, v := range l {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 8
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, n)
+	for _, k := range keys {
+		b = strconv.AppendInt(b, int64(len(k)), 10)
+		b = append(b, ':')
+		b = append(b, k...)
+		v := l[k]
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return string(b)
 }

@@ -2,6 +2,9 @@ package storage
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -63,5 +66,45 @@ func TestListAndWatchShareMetadata(t *testing.T) {
 		if unsafe.StringData(p.ManagedFields[0].Manager) != unsafe.StringData(first.ManagedFields[0].Manager) {
 			t.Errorf("object %d: manager not shared", i+1)
 		}
+		if !sameMap(p.Labels, first.Labels) {
+			t.Errorf("object %d: labels map not shared", i+1)
+		}
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestLabelSetsAreSharedByValue checks that equal label sets get one map, that sets which
+// would collide if keys and values were merely concatenated do not, and that a full cache
+// starts over without changing what a map holds.
+func TestLabelSetsAreSharedByValue(t *testing.T) {
+	c := labelSetCache{sets: map[string]map[string]string{}}
+	a := c.shared(map[string]string{"app": "web", "tier": "front"})
+	if b := c.shared(map[string]string{"tier": "front", "app": "web"}); !sameMap(a, b) {
+		t.Error("equal label sets got two maps")
+	}
+	for _, tc := range [][2]map[string]string{
+		{{"a": "b:c"}, {"a:b": "c"}},
+		{{"a": "1", "b": "2"}, {"a": "12"}},
+		{{"a": ""}, {"a": "", "b": ""}},
+	} {
+		x, y := c.shared(tc[0]), c.shared(tc[1])
+		if sameMap(x, y) || !maps.Equal(x, tc[0]) || !maps.Equal(y, tc[1]) {
+			t.Errorf("%v and %v: got %v and %v", tc[0], tc[1], x, y)
+		}
+	}
+	for i := range maxLabelSets + 1 {
+		want := map[string]string{"i": strconv.Itoa(i)}
+		if got := c.shared(want); !maps.Equal(got, want) {
+			t.Fatalf("set %d: got %v", i, got)
+		}
+	}
+	if len(c.sets) > maxLabelSets {
+		t.Errorf("%d sets cached, bound is %d", len(c.sets), maxLabelSets)
+	}
+	if got := c.shared(map[string]string{"app": "web", "tier": "front"}); !maps.Equal(got, a) {
+		t.Errorf("after starting over: %v", got)
 	}
 }
