@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -122,7 +123,7 @@ func (e *environments) uninstallServiceAccount(ctx context.Context, env *managed
 		return err
 	}
 	// The record, and what the spec names for a ServiceAccount installed before there was one.
-	if err := revokeRights(ctx, client, uid, union(granted, append([]string{clusterWide}, env.Spec.Namespaces...))); err != nil {
+	if err := revokeRights(ctx, client, uid, granted.Union(sets.New(env.Spec.Namespaces...).Insert(clusterWide))); err != nil {
 		return err
 	}
 	err = ignoreNotFound(client.CoreV1().Secrets(managerNamespace).Delete(ctx, managerTokenName(uid), metav1.DeleteOptions{}))

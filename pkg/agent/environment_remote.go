@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
@@ -84,9 +84,9 @@ const clusterWide = "*"
 func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid types.UID, namespaces []string, wholeCluster bool) (string, error) {
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
 	sa := managerServiceAccountName(uid)
-	want := namespaces
+	want := sets.New(namespaces...)
 	if wholeCluster {
-		want = []string{clusterWide}
+		want = sets.New(clusterWide)
 	}
 	granted, err := grantedRights(ctx, client, uid)
 	if err != nil {
@@ -95,8 +95,8 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 	// The record is written only when it changes: an unchanged environment, resynced every
 	// few minutes, costs one read of it. The first write also creates the ServiceAccount.
 	recorded := granted
-	record := func(rights []string) error {
-		if recorded != nil && sameRights(rights, recorded) {
+	record := func(rights sets.Set[string]) error {
+		if recorded != nil && recorded.Equal(rights) {
 			return nil
 		}
 		if err := recordGrantedRights(ctx, client, uid, rights); err != nil {
@@ -106,12 +106,12 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 		return nil
 	}
 	// Recorded before granting, so that a failure half-way leaves no grant unrecorded.
-	if err := record(union(granted, want)); err != nil {
+	if err := record(granted.Union(want)); err != nil {
 		return "", err
 	}
 	all := rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").WithVerbs("*")
 	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(sa).WithNamespace(managerNamespace)
-	for _, ns := range want {
+	for _, ns := range sets.List(want) {
 		if ns == clusterWide {
 			if _, err := client.RbacV1().ClusterRoles().Apply(ctx, rbacv1ac.ClusterRole(managerRoleName(uid)).
 				WithRules(all, rbacv1ac.PolicyRule().WithNonResourceURLs("*").WithVerbs("*")), opts); err != nil {
@@ -133,7 +133,7 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 			return "", fmt.Errorf("creating RoleBinding %s/%s: %w", ns, managerRoleBindingName(uid), err)
 		}
 	}
-	if err := revokeRights(ctx, client, uid, difference(granted, want)); err != nil {
+	if err := revokeRights(ctx, client, uid, granted.Difference(want)); err != nil {
 		return "", err
 	}
 	if err := record(want); err != nil {
@@ -163,9 +163,9 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 	return token, nil
 }
 
-// grantedRights reads the rights recorded on the installed ServiceAccount; none when it does
-// not exist yet.
-func grantedRights(ctx context.Context, client kubernetes.Interface, uid types.UID) ([]string, error) {
+// grantedRights reads the rights recorded on the installed ServiceAccount; nil when it does
+// not exist yet or has no record.
+func grantedRights(ctx context.Context, client kubernetes.Interface, uid types.UID) (sets.Set[string], error) {
 	sa, err := client.CoreV1().ServiceAccounts(managerNamespace).Get(ctx, managerServiceAccountName(uid), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -174,17 +174,17 @@ func grantedRights(ctx context.Context, client kubernetes.Interface, uid types.U
 		return nil, fmt.Errorf("reading ServiceAccount %s/%s: %w", managerNamespace, managerServiceAccountName(uid), err)
 	}
 	if v := sa.Annotations[grantedRightsAnnotation]; v != "" {
-		return strings.Split(v, ","), nil
+		return sets.New(strings.Split(v, ",")...), nil
 	}
 	return nil, nil
 }
 
 // recordGrantedRights applies the ServiceAccount, creating it the first time, with rights as
 // its record.
-func recordGrantedRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights []string) error {
+func recordGrantedRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights sets.Set[string]) error {
 	sa := managerServiceAccountName(uid)
 	_, err := client.CoreV1().ServiceAccounts(managerNamespace).Apply(ctx, corev1ac.ServiceAccount(sa, managerNamespace).
-		WithAnnotations(map[string]string{grantedRightsAnnotation: strings.Join(rights, ",")}),
+		WithAnnotations(map[string]string{grantedRightsAnnotation: strings.Join(sets.List(rights), ",")}),
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	if err != nil {
 		return fmt.Errorf("creating ServiceAccount %s/%s: %w", managerNamespace, sa, err)
@@ -194,9 +194,9 @@ func recordGrantedRights(ctx context.Context, client kubernetes.Interface, uid t
 
 // revokeRights deletes the bindings and roles of the given rights; those already gone (with
 // their namespace, say) are fine.
-func revokeRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights []string) error {
+func revokeRights(ctx context.Context, client kubernetes.Interface, uid types.UID, rights sets.Set[string]) error {
 	rbac := client.RbacV1()
-	for _, ns := range rights {
+	for _, ns := range sets.List(rights) {
 		var err error
 		if ns == clusterWide {
 			err = ignoreNotFound(rbac.ClusterRoleBindings().Delete(ctx, managerRoleBindingName(uid), metav1.DeleteOptions{}))
@@ -222,25 +222,4 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
-}
-
-// sameRights reports whether a and b name the same rights, in any order.
-func sameRights(a, b []string) bool {
-	return len(difference(a, b)) == 0 && len(difference(b, a)) == 0
-}
-
-// union is a followed by the elements of b it lacks.
-func union(a, b []string) []string {
-	return append(slices.Clone(a), difference(b, a)...)
-}
-
-// difference is a less the elements of b.
-func difference(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
