@@ -68,12 +68,12 @@ func (s streamingLists) Encode(obj runtime.Object, w io.Writer) error {
 // a label-selected list of a thousand objects.
 var chunkWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, listChunk) }}
 
-// itemBatch is how many items one goroutine encodes at a time: large enough that handing a
-// batch over costs little next to encoding it (about 2 KB and 10 µs per GitOpsDeployment),
-// small enough that a list of a thousand keeps every core busy.
+// itemBatch is how many items one goroutine encodes at a time: large enough that starting a
+// goroutine costs little next to encoding the batch (about 2 KB and 10 µs per
+// GitOpsDeployment), small enough that a list of a thousand keeps every core busy.
 const itemBatch = 32
 
-// batch is a run of items encoded, comma-separated, into buf.
+// batch is a run of items encoded, comma-separated, into buf; done is closed once it is.
 type batch struct {
 	lo, hi int
 	buf    *bytes.Buffer
@@ -85,64 +85,32 @@ var batchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // encodeItems writes the items, comma-separated and in order. encoding/json is most of a
 // list's CPU time (a label-selected list of 1000 objects spends more time encoding than
-// finding them), so batches of items are encoded by up to GOMAXPROCS goroutines while this one
+// finding them), so batches of items are encoded on goroutines of their own while this one
 // writes the finished batches in order. At most 2×GOMAXPROCS batches are in flight, so memory
 // stays bounded whatever the list's size.
 func encodeItems(w io.Writer, items reflect.Value) error {
-	n := items.Len()
-	workers := min(goruntime.GOMAXPROCS(0), (n+itemBatch-1)/itemBatch)
-	if workers <= 1 {
-		b := batch{lo: 0, hi: n, buf: batchBuffers.Get().(*bytes.Buffer)}
-		defer batchBuffers.Put(b.buf)
-		b.encode(items)
-		if b.err != nil {
-			return b.err
-		}
-		_, err := w.Write(b.buf.Bytes())
-		return err
-	}
-
+	n, window := items.Len(), 2*goruntime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
-	// The workers read items: they must be done before the caller gets its list back, also
-	// when a write fails half-way (deferred calls run last-in first-out: stop, then wait).
+	// The goroutines read items: they must be done before the caller gets its list back, also
+	// when a write fails half-way.
 	defer wg.Wait()
-	stop := make(chan struct{})
-	defer close(stop)
-	inOrder := make(chan *batch, 2*workers)
-	// A batch enters todo right after inOrder, and inOrder holds at most 2×workers, so with
-	// room for two more (the batch being written, the batch being queued) sends to todo
-	// never block.
-	todo := make(chan *batch, 2*workers+2)
-	wg.Add(1 + workers)
-	go func() {
-		defer wg.Done()
-		defer close(todo)
-		defer close(inOrder)
-		for lo := 0; lo < n; lo += itemBatch {
-			b := &batch{lo: lo, hi: min(lo+itemBatch, n), buf: batchBuffers.Get().(*bytes.Buffer), done: make(chan struct{})}
-			select {
-			case inOrder <- b:
-				todo <- b
-			case <-stop:
-				batchBuffers.Put(b.buf)
-				return
-			}
-		}
-	}()
-	for range workers {
-		go func() {
-			defer wg.Done()
-			for b := range todo {
+	var inFlight []*batch // in item order
+	for next := 0; next < n || len(inFlight) > 0; {
+		for ; next < n && len(inFlight) < window; next += itemBatch {
+			b := &batch{lo: next, hi: min(next+itemBatch, n), buf: batchBuffers.Get().(*bytes.Buffer), done: make(chan struct{})}
+			inFlight = append(inFlight, b)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				b.encode(items)
 				close(b.done)
-			}
-		}()
-	}
-	first := true
-	for b := range inOrder {
+			}()
+		}
+		b := inFlight[0]
+		inFlight = inFlight[1:]
 		<-b.done
 		err := b.err
-		if err == nil && !first {
+		if err == nil && b.lo > 0 {
 			_, err = w.Write([]byte{','})
 		}
 		if err == nil {
@@ -152,7 +120,6 @@ func encodeItems(w io.Writer, items reflect.Value) error {
 		if err != nil {
 			return err
 		}
-		first = false
 	}
 	return nil
 }
