@@ -178,7 +178,8 @@ func (c *labelSetCache) shared(l map[string]string) map[string]string {
 }
 
 // labelSetKey is a string equal for equal label sets and different otherwise: sorted pairs,
-// each string preceded by its length (label values are not forbidden any separator).
+// each string preceded by its length, so that no separator has to be kept out of labels
+// (the store does not rely on them having been validated).
 func labelSetKey(l map[string]string) string {
 	keys := make([]string, 0, len(l))
 	n := 0
