@@ -129,9 +129,16 @@ func encodeItems(w io.Writer, items reflect.Value) error {
 func (b *batch) encode(items reflect.Value) {
 	b.buf.Reset()
 	enc := json.NewEncoder(b.buf)
+	item := itemEncoderFor(items.Type().Elem())
 	for i := b.lo; i < b.hi; i++ {
 		if i > b.lo {
 			b.buf.WriteByte(',')
+		}
+		if item != nil {
+			if b.err = item.encode(b.buf, enc, items.Index(i)); b.err != nil {
+				return
+			}
+			continue
 		}
 		if b.err = enc.Encode(items.Index(i).Addr().Interface()); b.err != nil {
 			return
