@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -33,10 +34,11 @@ type otherField struct {
 }
 
 var (
-	typeMetaType   = reflect.TypeFor[metav1.TypeMeta]()
-	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
-	marshalerType  = reflect.TypeFor[json.Marshaler]()
-	itemEncoders   sync.Map // reflect.Type → *itemEncoder, nil when the type does not fit
+	typeMetaType      = reflect.TypeFor[metav1.TypeMeta]()
+	objectMetaType    = reflect.TypeFor[metav1.ObjectMeta]()
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	itemEncoders      sync.Map // reflect.Type → *itemEncoder, nil when the type does not fit
 )
 
 // itemEncoderFor returns the encoder of items of type t, or nil when t is not laid out as
@@ -52,7 +54,7 @@ func itemEncoderFor(t reflect.Type) *itemEncoder {
 }
 
 func newItemEncoder(t reflect.Type) *itemEncoder {
-	if t.Kind() != reflect.Struct || t.NumField() < 2 || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
+	if t.Kind() != reflect.Struct || t.NumField() < 2 || marshalsItself(t) {
 		return nil
 	}
 	if f := t.Field(0); !f.Anonymous || f.Type != typeMetaType || f.Tag.Get("json") != ",inline" {
@@ -66,14 +68,37 @@ func newItemEncoder(t reflect.Type) *itemEncoder {
 	for i := 2; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous || !f.IsExported() || name == "" || name == "-" || (opts != "" && opts != "omitempty") || seen[name] {
+		if f.Anonymous || !f.IsExported() || !isPlainName(name) || (opts != "" && opts != "omitempty") || seen[name] {
 			return nil
 		}
 		seen[name] = true
-		key, _ := json.Marshal(name)
-		e.other = append(e.other, otherField{index: i, key: string(key) + ":", omitEmpty: opts == "omitempty"})
+		e.other = append(e.other, otherField{index: i, key: `"` + name + `":`, omitEmpty: opts == "omitempty"})
 	}
 	return e
+}
+
+// marshalsItself reports whether encoding/json calls a method of t's to encode it.
+func marshalsItself(t reflect.Type) bool {
+	for _, m := range []reflect.Type{marshalerType, textMarshalerType} {
+		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// isPlainName reports whether a JSON field name is made of ASCII letters and digits only, as
+// Kubernetes' are: encoding/json writes those as they are, and takes them as given.
+func isPlainName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // encode appends item (addressable) to buf as encoding/json's Encoder writes it, without the

@@ -169,3 +169,54 @@ func TestIsCompactFieldsV1(t *testing.T) {
 		}
 	}
 }
+
+type (
+	kindLike struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		Spec              struct{} `json:"spec"`
+		Status            *int     `json:"status,omitempty"`
+	}
+	metadataFirst struct {
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		metav1.TypeMeta   `json:",inline"`
+	}
+	hidesKind struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		Kind              string `json:"kind"`
+	}
+	untagged struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		Spec              string
+	}
+	stringOption struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		N                 int `json:"n,string"`
+	}
+	textMarshaling struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+	}
+)
+
+func (textMarshaling) MarshalText() ([]byte, error) { return []byte("x"), nil }
+
+// TestItemEncoderTakesOnlyWhatItEncodesAsEncodingJSONDoes checks the layouts left to
+// encoding/json: anything but TypeMeta, metadata and plainly named fields, in that order.
+func TestItemEncoderTakesOnlyWhatItEncodesAsEncodingJSONDoes(t *testing.T) {
+	for typ, want := range map[reflect.Type]bool{
+		reflect.TypeFor[kindLike]():       true,
+		reflect.TypeFor[metadataFirst]():  false,
+		reflect.TypeFor[hidesKind]():      false,
+		reflect.TypeFor[untagged]():       false,
+		reflect.TypeFor[stringOption]():   false,
+		reflect.TypeFor[textMarshaling](): false,
+	} {
+		if got := newItemEncoder(typ) != nil; got != want {
+			t.Errorf("%s: item encoder %v, want %v", typ.Name(), got, want)
+		}
+	}
+}
