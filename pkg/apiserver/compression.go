@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bufio"
 	"net/http"
 	"strconv"
 	"strings"
@@ -66,6 +67,14 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
+// gzipOutputBuffer collects the compressor's output before it goes to the connection. The
+// compressor writes about 250 bytes at a time, and net/http's HTTP/2 server hands every 4 KiB
+// of them, one at a time, to the connection's goroutine as a DATA frame of its own, waiting
+// for each; kube-apiserver's aggregation proxy then forwards and flushes frame by frame. In
+// 32 KiB writes, a label-selected list of a thousand objects (150 KB compressed) is 5
+// hand-overs of two 16 KiB frames instead of about 40 of 4 KiB.
+const gzipOutputBuffer = 32 << 10
+
 // gzipResponseWriter holds back the status until the first write, whose size decides whether
 // the body is compressed.
 type gzipResponseWriter struct {
@@ -73,7 +82,10 @@ type gzipResponseWriter struct {
 	status  int
 	decided bool
 	gz      *gzip.Writer
+	out     *bufio.Writer // between gz and inner
 }
+
+var gzipOutputs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, gzipOutputBuffer) }}
 
 var _ responsewriter.UserProvidedDecorator = &gzipResponseWriter{}
 
@@ -99,7 +111,10 @@ func (w *gzipResponseWriter) Write(p []byte) (int, error) {
 func (w *gzipResponseWriter) Flush() {
 	w.decide(false)
 	if w.gz != nil {
-		_ = w.gz.Flush() // an error here shows again on the next write
+		// An error here shows again on the next write.
+		if w.gz.Flush() == nil {
+			_ = w.out.Flush()
+		}
 	}
 	if f, ok := w.inner.(http.Flusher); ok {
 		f.Flush()
@@ -116,8 +131,10 @@ func (w *gzipResponseWriter) decide(compress bool) {
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
 		h.Del("Content-Length")
+		w.out = gzipOutputs.Get().(*bufio.Writer)
+		w.out.Reset(w.inner)
 		w.gz = gzipWriters.Get().(*gzip.Writer)
-		w.gz.Reset(w.inner)
+		w.gz.Reset(w.out)
 	}
 	if w.status != 0 {
 		w.inner.WriteHeader(w.status)
@@ -131,8 +148,13 @@ func (w *gzipResponseWriter) close() {
 	if w.gz == nil {
 		return
 	}
-	_ = w.gz.Close() // the handler has returned: nobody is left to tell
+	// The handler has returned: nobody is left to tell of an error.
+	if w.gz.Close() == nil {
+		_ = w.out.Flush()
+	}
 	w.gz.Reset(nil)
 	gzipWriters.Put(w.gz)
-	w.gz = nil
+	w.out.Reset(nil)
+	gzipOutputs.Put(w.out)
+	w.gz, w.out = nil, nil
 }

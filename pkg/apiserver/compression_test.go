@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,6 +149,61 @@ func TestFastGzipTakesOverFromTheAPIServer(t *testing.T) {
 		}
 		if !bytes.Equal(body, append(append([]byte{}, big...), big...)) {
 			t.Errorf("%s %s: body of %d bytes differs", tc.query, tc.acceptEncoding, len(body))
+		}
+	}
+}
+
+// writeSizes records the size of every write a handler's compressed body makes.
+type writeSizes struct {
+	*httptest.ResponseRecorder
+	sizes []int
+}
+
+func (w *writeSizes) Write(p []byte) (int, error) {
+	w.sizes = append(w.sizes, len(p))
+	return w.ResponseRecorder.Write(p)
+}
+
+// TestCompressedBodyGoesOutInLargeWrites checks that the compressor's small writes reach the
+// connection gathered into writes of gzipOutputBuffer bytes, and that what they gather is the
+// whole body.
+func TestCompressedBodyGoesOutInLargeWrites(t *testing.T) {
+	var body bytes.Buffer
+	for i := range 60000 { // hex compresses to about half: a body of many output buffers
+		fmt.Fprintf(&body, "%016x", uint64(i)*0x9e3779b97f4a7c15)
+	}
+	handler := withFastGzip(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for chunk := range slices.Chunk(body.Bytes(), listChunk) {
+			if _, err := w.Write(chunk); err != nil {
+				t.Error(err)
+			}
+		}
+	}))
+	req := httptest.NewRequest(http.MethodGet, listPath, nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := &writeSizes{ResponseRecorder: httptest.NewRecorder()}
+	handler.ServeHTTP(rec, req)
+	if enc := rec.Header().Get("Content-Encoding"); enc != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", enc)
+	}
+	zr, err := gzip.NewReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, body.Bytes()) {
+		t.Fatalf("decompressed %d bytes, not the %d written", len(got), body.Len())
+	}
+	if len(rec.sizes) < 4 {
+		t.Fatalf("writes %v, want several", rec.sizes)
+	}
+	for i, n := range rec.sizes[:len(rec.sizes)-1] {
+		if n < gzipOutputBuffer {
+			t.Fatalf("write %d of %d is %d bytes, want at least %d (writes %v)", i, len(rec.sizes), n, gzipOutputBuffer, rec.sizes)
 		}
 	}
 }
