@@ -184,74 +184,76 @@ func appendObjectMeta(b []byte, m *metav1.ObjectMeta) ([]byte, error) {
 	}
 	b = appendMapField(b, "labels", m.Labels)
 	b = appendMapField(b, "annotations", m.Annotations)
-	if len(m.OwnerReferences) > 0 {
-		b = appendKey(b, "ownerReferences")
-		b = append(b, '[')
-		for i := range m.OwnerReferences {
-			r := &m.OwnerReferences[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"apiVersion":`...)
-			b = appendString(b, r.APIVersion)
-			b = append(b, `,"kind":`...)
-			b = appendString(b, r.Kind)
-			b = append(b, `,"name":`...)
-			b = appendString(b, r.Name)
-			b = append(b, `,"uid":`...)
-			b = appendString(b, string(r.UID))
-			if r.Controller != nil {
-				b = append(b, `,"controller":`...)
-				b = strconv.AppendBool(b, *r.Controller)
-			}
-			if r.BlockOwnerDeletion != nil {
-				b = append(b, `,"blockOwnerDeletion":`...)
-				b = strconv.AppendBool(b, *r.BlockOwnerDeletion)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+	// Owner references and finalizers always encode; managed fields may hold a FieldsV1 that
+	// is not JSON.
+	b, _ = appendArrayField(b, "ownerReferences", m.OwnerReferences, appendOwnerReference)
+	b, _ = appendArrayField(b, "finalizers", m.Finalizers, func(b []byte, f *string) ([]byte, error) {
+		return appendString(b, *f), nil
+	})
+	b, err := appendArrayField(b, "managedFields", m.ManagedFields, appendManagedFieldsEntry)
+	if err != nil {
+		return nil, err
 	}
-	if len(m.Finalizers) > 0 {
-		b = appendKey(b, "finalizers")
-		b = append(b, '[')
-		for i, f := range m.Finalizers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, f)
-		}
-		b = append(b, ']')
+	return append(b, '}'), nil
+}
+
+// appendArrayField appends `"key":[…]`, each item written by item, unless items is empty.
+func appendArrayField[T any](b []byte, key string, items []T, item func([]byte, *T) ([]byte, error)) ([]byte, error) {
+	if len(items) == 0 {
+		return b, nil
 	}
-	if len(m.ManagedFields) > 0 {
-		b = appendKey(b, "managedFields")
-		b = append(b, '[')
-		for i := range m.ManagedFields {
-			f := &m.ManagedFields[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			b = appendStringField(b, "manager", f.Manager)
-			b = appendStringField(b, "operation", string(f.Operation))
-			b = appendStringField(b, "apiVersion", f.APIVersion)
-			if f.Time != nil {
-				b = appendKey(b, "time")
-				b = appendTime(b, f.Time.Time)
-			}
-			b = appendStringField(b, "fieldsType", f.FieldsType)
-			if f.FieldsV1 != nil {
-				b = appendKey(b, "fieldsV1")
-				var err error
-				if b, err = appendFieldsV1(b, f.FieldsV1); err != nil {
-					return nil, err
-				}
-			}
-			b = appendStringField(b, "subresource", f.Subresource)
-			b = append(b, '}')
+	b = appendKey(b, key)
+	b = append(b, '[')
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		var err error
+		if b, err = item(b, &items[i]); err != nil {
+			return nil, err
+		}
 	}
+	return append(b, ']'), nil
+}
+
+func appendOwnerReference(b []byte, r *metav1.OwnerReference) ([]byte, error) {
+	b = append(b, `{"apiVersion":`...)
+	b = appendString(b, r.APIVersion)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, r.Kind)
+	b = append(b, `,"name":`...)
+	b = appendString(b, r.Name)
+	b = append(b, `,"uid":`...)
+	b = appendString(b, string(r.UID))
+	if r.Controller != nil {
+		b = append(b, `,"controller":`...)
+		b = strconv.AppendBool(b, *r.Controller)
+	}
+	if r.BlockOwnerDeletion != nil {
+		b = append(b, `,"blockOwnerDeletion":`...)
+		b = strconv.AppendBool(b, *r.BlockOwnerDeletion)
+	}
+	return append(b, '}'), nil
+}
+
+func appendManagedFieldsEntry(b []byte, f *metav1.ManagedFieldsEntry) ([]byte, error) {
+	b = append(b, '{')
+	b = appendStringField(b, "manager", f.Manager)
+	b = appendStringField(b, "operation", string(f.Operation))
+	b = appendStringField(b, "apiVersion", f.APIVersion)
+	if f.Time != nil {
+		b = appendKey(b, "time")
+		b = appendTime(b, f.Time.Time)
+	}
+	b = appendStringField(b, "fieldsType", f.FieldsType)
+	if f.FieldsV1 != nil {
+		b = appendKey(b, "fieldsV1")
+		var err error
+		if b, err = appendFieldsV1(b, f.FieldsV1); err != nil {
+			return nil, err
+		}
+	}
+	b = appendStringField(b, "subresource", f.Subresource)
 	return append(b, '}'), nil
 }
 
