@@ -107,17 +107,9 @@ func (e *itemEncoder) encode(buf *bytes.Buffer, enc *json.Encoder, item reflect.
 	tm := item.Field(0).Addr().Interface().(*metav1.TypeMeta)
 	b := buf.AvailableBuffer()
 	b = append(b, '{')
-	if tm.Kind != "" {
-		b = append(b, `"kind":`...)
-		b = appendString(b, tm.Kind)
-		b = append(b, ',')
-	}
-	if tm.APIVersion != "" {
-		b = append(b, `"apiVersion":`...)
-		b = appendString(b, tm.APIVersion)
-		b = append(b, ',')
-	}
-	b = append(b, `"metadata":`...)
+	b = appendStringField(b, "kind", tm.Kind)
+	b = appendStringField(b, "apiVersion", tm.APIVersion)
+	b = appendKey(b, "metadata")
 	b, err := appendObjectMeta(b, item.Field(e.meta).Addr().Interface().(*metav1.ObjectMeta))
 	if err != nil {
 		return err
