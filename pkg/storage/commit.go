@@ -63,7 +63,8 @@ i AS (
 	SELECT $1, $2, $3, $4, $5, $6, s.rv, s.rv, CASE WHEN $7::bigint > 0 THEN now() + $7 * interval '1 second' END, $9 FROM s
 	ON CONFLICT DO NOTHING
 	RETURNING mod_rv),
-l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i)
+l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i),
+li AS (INSERT INTO object_labels (lkey, lvalue, key) SELECT e.key, e.value, $1 FROM i, jsonb_each_text($5) e ON CONFLICT DO NOTHING)
 SELECT mod_rv FROM i`
 
 	updateSQL = `
@@ -76,7 +77,16 @@ u AS (
 	RETURNING o.mod_rv),
 l AS (
 	INSERT INTO changes (rv, key, created, deleted, value, prev_value, prev_labels, prev_namespace, prev_rv)
-	SELECT s.rv, $1, false, false, $5, old.value, old.labels, old.namespace, old.mod_rv FROM s, old)
+	SELECT s.rv, $1, false, false, $5, old.value, old.labels, old.namespace, old.mod_rv FROM s, old),
+-- Only the labels that changed: one statement's sub-statements cannot delete a row and insert
+-- it again, and most updates change no label at all.
+ld AS (
+	DELETE FROM object_labels ol USING old, jsonb_each_text(old.labels) e
+	WHERE ol.lkey = e.key AND ol.lvalue = e.value AND ol.key = $1 AND NOT $4::jsonb @> jsonb_build_object(e.key, e.value)),
+li AS (
+	INSERT INTO object_labels (lkey, lvalue, key)
+	SELECT e.key, e.value, $1 FROM old, jsonb_each_text($4) e WHERE NOT old.labels @> jsonb_build_object(e.key, e.value)
+	ON CONFLICT DO NOTHING)
 SELECT mod_rv FROM u`
 
 	deleteSQL = `
@@ -84,7 +94,10 @@ WITH s AS (SELECT rv - $2::bigint AS rv FROM state),
 d AS (DELETE FROM objects WHERE key = $1 RETURNING value, labels, namespace, mod_rv),
 l AS (
 	INSERT INTO changes (rv, key, created, deleted, prev_value, prev_labels, prev_namespace, prev_rv)
-	SELECT s.rv, $1, false, true, d.value, d.labels, d.namespace, d.mod_rv FROM s, d)
+	SELECT s.rv, $1, false, true, d.value, d.labels, d.namespace, d.mod_rv FROM s, d),
+ld AS (
+	DELETE FROM object_labels ol USING d, jsonb_each_text(d.labels) e
+	WHERE ol.lkey = e.key AND ol.lvalue = e.value AND ol.key = $1)
 SELECT s.rv FROM s, d`
 
 	// lockSQL locks the rows that updates and deletes are about to replace, in key order so

@@ -80,16 +80,16 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 // scanning the whole watch cache.
 const selectiveListRows = 2000
 
-// labelIndexedCache is the watch cache, with PostgreSQL's GIN index on labels as its label
-// index. The v0.31 cache has none: for every list it copies, sorts and matches every object of
-// the resource, so at 100,000 objects a list of 1% costs as much as a full one. A list whose
+// labelIndexedCache is the watch cache, with PostgreSQL's object_labels as its label index.
+// The v0.31 cache has none: for every list it copies, sorts and matches every object of the
+// resource, so at 100,000 objects a list of 1% costs as much as a full one. A list whose
 // selector requires a label value that at most selectiveListRows objects carry is answered
-// instead from the keys that match in PostgreSQL, read with the snapshot's RV and no values,
-// and the objects the cache has already decoded under those keys. When the cache holds another
-// version of one of them (it changed after the snapshot, or the cache has not seen it yet),
-// the list reads the rows from the store instead, at the latest RV. A first page gets a
-// continue token at the snapshot's RV; the cacher sends continue pages to the store, which
-// reads them at that RV.
+// instead from the keys that match in object_labels, read with the snapshot's RV, and the
+// objects the cache has under those keys. The cache is first brought up to the snapshot's RV,
+// so a cached object whose RV is at most the snapshot's is the version the snapshot holds.
+// When one is newer (it changed after the snapshot) or gone, the list reads the rows from the
+// store instead, at the latest RV. A first page gets a continue token at the snapshot's RV;
+// the cacher sends continue pages to the store, which reads them at that RV.
 type labelIndexedCache struct {
 	*cacherstorage.Cacher
 	store   *Store
@@ -101,7 +101,7 @@ func (c *labelIndexedCache) GetList(ctx context.Context, key string, opts apisto
 	if !c.cacheWouldServe(opts) || !requiresLabelValue(opts.Predicate) || opts.Predicate.Limit > c.maxRows {
 		return c.Cacher.GetList(ctx, key, opts, listObj)
 	}
-	matches, rv, err := c.store.matchingKeys(ctx, key, opts, c.maxRows)
+	keys, rv, err := c.store.matchingKeys(ctx, key, opts, c.maxRows)
 	if errors.Is(err, errTooManyRows) {
 		if opts.Predicate.Limit > 0 {
 			return c.store.GetList(ctx, key, opts, listObj) // a page of many matches: the key index finds it fast
@@ -115,16 +115,16 @@ func (c *labelIndexedCache) GetList(ctx context.Context, key string, opts apisto
 	if !strings.HasSuffix(keyPrefix, "/") {
 		keyPrefix += "/"
 	}
-	if ok, err := c.listByKeys(ctx, matches, rv, keyPrefix, opts, listObj); ok || err != nil {
+	if ok, err := c.listByKeys(ctx, keys, rv, keyPrefix, opts, listObj); ok || err != nil {
 		return err
 	}
 	return c.store.GetList(ctx, key, opts, listObj)
 }
 
 // listByKeys fills listObj with the cached objects under the given keys, in key order, as of
-// rv: each must be the version written at its mod_rv. It reports false, having changed
-// nothing, when one is not.
-func (c *labelIndexedCache) listByKeys(ctx context.Context, matches []rawRow, rv int64, keyPrefix string,
+// rv. It reports false, having changed nothing, when the cache holds a later version of one
+// of them, or none.
+func (c *labelIndexedCache) listByKeys(ctx context.Context, keys []string, rv int64, keyPrefix string,
 	opts apistorage.ListOptions, listObj runtime.Object) (bool, error) {
 	v, err := itemsOf(listObj)
 	if err != nil {
@@ -132,16 +132,16 @@ func (c *labelIndexedCache) listByKeys(ctx context.Context, matches []rawRow, rv
 	}
 	pred := opts.Predicate
 	// The objects are copied straight into the list's array, and matched in Go only when the
-	// pushed-down filters may have let through more than the selector selects: the keys are
-	// read at the versions the cache hands out, so an exact pushdown needs no second look.
+	// keys may include more than the selector selects: the keys are read at the versions the
+	// cache hands out, so an exact pushdown needs no second look.
 	// Both spare allocations that make up most of a list's garbage.
-	items := reflect.MakeSlice(v.Type(), len(matches), len(matches))
+	items := reflect.MakeSlice(v.Type(), len(keys), len(keys))
 	exact := pushdownIsExact(pred)
 	// The first Get waits until the cache has caught up with rv, so that a lagging cache does
-	// not send the list to the store; the others take the cache as it is ("0"), which spares
-	// the cacher a timer and a goroutine per key: the version check below is what makes the
-	// result exact, not the wait. The objects are the cache's, shared and never modified, as
-	// the cacher's own lists hand them out.
+	// not send the list to the store, and so that every version at most rv is the version at
+	// rv; the others take the cache as it is ("0"), which only moves forward, and spares the
+	// cacher a timer and a goroutine per key. The objects are the cache's, shared and never
+	// modified, as the cacher's own lists hand them out.
 	getOpts := apistorage.GetOptions{ResourceVersion: strconv.FormatInt(rv, 10)}
 	// The cacher adds a step to the request's trace on every Get ("watchCache locked
 	// acquired"): a thousand keys would make a thousand steps, about 400 KB of garbage per list,
@@ -150,20 +150,20 @@ func (c *labelIndexedCache) listByKeys(ctx context.Context, matches []rawRow, rv
 	var lastKey string
 	hasMore := false
 	n := 0
-	for _, m := range matches {
+	for _, key := range keys {
 		if pred.Limit > 0 && int64(n) == pred.Limit && exact {
 			hasMore = true // one more match after a full page
 			break
 		}
 		obj := items.Index(n).Addr().Interface().(runtime.Object)
-		if err := c.Cacher.Get(getCtx, m.key, getOpts, obj); err != nil {
+		if err := c.Cacher.Get(getCtx, key, getOpts, obj); err != nil {
 			if ctx.Err() != nil {
 				return false, err
 			}
 			return false, nil
 		}
 		getOpts.ResourceVersion = "0"
-		if objRV, err := c.store.versioner.ObjectResourceVersion(obj); err != nil || int64(objRV) != m.rv {
+		if objRV, err := c.store.versioner.ObjectResourceVersion(obj); err != nil || int64(objRV) > rv {
 			return false, nil
 		}
 		if !exact {
@@ -176,7 +176,7 @@ func (c *labelIndexedCache) listByKeys(ctx context.Context, matches []rawRow, rv
 			break
 		}
 		n++
-		lastKey = m.key
+		lastKey = key
 	}
 	items = items.Slice(0, n)
 	if n < items.Cap()/2 { // do not keep the unused rest of a mostly filtered array
@@ -201,9 +201,9 @@ func (c *labelIndexedCache) cacheWouldServe(opts apistorage.ListOptions) bool {
 		(opts.ResourceVersionMatch == "" || opts.ResourceVersionMatch == metav1.ResourceVersionMatchNotOlderThan)
 }
 
-// pushdownIsExact reports whether the filters pushed down to PostgreSQL select exactly the
-// objects the predicate does: label requirements that only containment (@>) and key
-// existence (?) express, and no field requirement but the namespace.
+// pushdownIsExact reports whether the keys matchingKeys returns are exactly those of the
+// objects the predicate selects: label requirements that object_labels answers (a label
+// exists, or has one of some values), and no field requirement.
 func pushdownIsExact(p apistorage.SelectionPredicate) bool {
 	if p.Label != nil {
 		reqs, selectable := p.Label.Requirements()
@@ -211,23 +211,16 @@ func pushdownIsExact(p apistorage.SelectionPredicate) bool {
 			return false
 		}
 		for _, r := range reqs {
-			switch r.Operator() {
-			case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists:
-			default:
+			if !inObjectLabels(r) {
 				return false
 			}
 		}
 	}
-	if p.Field == nil || p.Field.Empty() {
-		return true
-	}
-	reqs := p.Field.Requirements()
-	return len(reqs) == 1 && reqs[0].Field == "metadata.namespace" &&
-		(reqs[0].Operator == selection.Equals || reqs[0].Operator == selection.DoubleEquals)
+	return p.Field == nil || p.Field.Empty()
 }
 
 // requiresLabelValue reports whether the predicate's label selector requires a label value,
-// which the store turns into a GIN-indexed containment (@>).
+// which object_labels' primary key finds.
 func requiresLabelValue(p apistorage.SelectionPredicate) bool {
 	for _, r := range filtersFor(p).labels {
 		switch r.Operator() {

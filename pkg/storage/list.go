@@ -214,12 +214,13 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 	return s.versioner.UpdateList(listObj, uint64(q.rv), continueValue, remaining)
 }
 
-// matchingKeys returns the keys, with their mod_rv, of the objects an unpaged list at the
-// latest RV would return before the Go matcher runs (the pushed-down filters only), in key
-// order, and the RV of that snapshot, reading no values. With more than maxRows matches it
-// returns errTooManyRows. opts must be a read the latest RV satisfies (cacheWouldServe); a
-// minimum RV is checked against the snapshot.
-func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.ListOptions, maxRows int64) ([]rawRow, int64, error) {
+// matchingKeys returns the keys of the objects an unpaged list at the latest RV would return
+// before the Go matcher runs, as far as object_labels tells (the label requirements it
+// answers, which must include one), in key order, and the RV of that snapshot, reading
+// nothing but object_labels' primary key. With more than maxRows matches it returns
+// errTooManyRows. opts must be a read the latest RV satisfies (cacheWouldServe); a minimum RV
+// is checked against the snapshot.
+func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.ListOptions, maxRows int64) ([]string, int64, error) {
 	key, err := s.prepareKey(key)
 	if err != nil {
 		return nil, 0, err
@@ -227,23 +228,22 @@ func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.Li
 	if !strings.HasSuffix(key, "/") {
 		key += "/"
 	}
-	q := rangeQuery{start: key, end: prefixEnd(key), filters: filtersFor(opts.Predicate), rowCap: maxRows + 1, keysOnly: true}
-	res, err := s.b.rangeRead(ctx, q)
+	keys, rv, err := s.b.labelKeys(ctx, key, prefixEnd(key), filtersFor(opts.Predicate).labels, maxRows+1)
 	if err != nil {
 		return nil, 0, err
 	}
-	if int64(len(res.rows)) > maxRows {
+	if int64(len(keys)) > maxRows {
 		return nil, 0, errTooManyRows
 	}
-	if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(res.currentRV)); err != nil {
+	if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(rv)); err != nil {
 		return nil, 0, err
 	}
 	// The cacher's keys are the rows' without the path prefix, keeping its final "/": a
 	// substring, where "/" + the rest would copy a thousand keys per label-selected list.
-	for i := range res.rows {
-		res.rows[i].key = res.rows[i].key[len(s.pathPrefix)-1:]
+	for i := range keys {
+		keys[i] = keys[i][len(s.pathPrefix)-1:]
 	}
-	return res.rows, res.currentRV, nil
+	return keys, rv, nil
 }
 
 // itemsOf returns the Items slice of a list object, settable.

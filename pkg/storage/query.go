@@ -21,13 +21,8 @@ type rangeQuery struct {
 	exact          bool
 	rv             int64
 	limit          int64 // rows to return, 0 for all
-	// rowCap, when set (without limit), stops reading at that many rows, taken in whatever
-	// order the plan finds them: the caller learns that there are more without the planner
-	// walking the key index in order, as ORDER BY key LIMIT would make it.
-	rowCap    int64
-	withCount bool // also count every matching key from start, ignoring limit, up to maxCount
-	keysOnly  bool // rows without their values (latest RV only)
-	filters   filters
+	withCount      bool  // also count every matching key from start, ignoring limit, up to maxCount
+	filters        filters
 }
 
 // filters are pushed-down pre-filters; every row is still matched in Go afterwards.
@@ -93,8 +88,8 @@ func (q *rangeQuery) keyRange(args *argList) string {
 	}
 }
 
-// labelCondition translates one requirement into a GIN-indexable jsonb predicate. Operators
-// without an indexable form (Gt, Lt) are left to the Go matcher.
+// labelCondition translates one requirement into a predicate on a jsonb column of labels.
+// Operators without a jsonb form (Gt, Lt) are left to the Go matcher.
 func labelCondition(args *argList, col string, r labels.Requirement) string {
 	contains := func() string {
 		var ors []string
@@ -120,6 +115,32 @@ func labelCondition(args *argList, col string, r labels.Requirement) string {
 	return ""
 }
 
+// inObjectLabels reports whether object_labels answers the requirement: a label exists, or
+// has one of some values.
+func inObjectLabels(r labels.Requirement) bool {
+	switch r.Operator() {
+	case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists:
+		return true
+	}
+	return false
+}
+
+// labeledKeys renders the keys in [keyRange] of the objects that meet a requirement
+// inObjectLabels accepts, from object_labels' primary key alone.
+func labeledKeys(args *argList, keyRange string, r labels.Requirement) string {
+	keys := `SELECT key FROM object_labels WHERE lkey = ` + args.add(r.Key())
+	// One value is an equality, which keeps the keys in index order: a page then walks
+	// object_labels and objects side by side (a merge join) and stops at its end.
+	switch values := r.Values().List(); {
+	case r.Operator() == selection.Exists:
+	case len(values) == 1:
+		keys += ` AND lvalue = ` + args.add(values[0])
+	default:
+		keys += ` AND lvalue = ANY(` + args.add(values) + `::text[])`
+	}
+	return keys + ` AND ` + keyRange
+}
+
 // sql renders the query. Reads at the latest RV use objects alone. Reads at an older RV r
 // combine objects unchanged since r with, for keys changed after r, the prev_* columns of
 // their first change after r (unless that change created the key). Both branches are
@@ -130,7 +151,7 @@ func (q *rangeQuery) sql() (string, []any) {
 	if q.limit > 0 {
 		limit = " ORDER BY key LIMIT " + args.add(q.limit)
 	}
-	objectsWhere := q.keyRange(&args) + ` AND ` + q.filterOnly(&args, "namespace", "labels")
+	objectsWhere := q.keyRange(&args) + ` AND ` + q.objectFilters(&args)
 	var inner, count string
 	// Counting every key of a large range reads every index entry and, for the pages that
 	// writes left not all-visible, the heap too: at 100,000 objects after a burst of updates,
@@ -141,18 +162,14 @@ func (q *rangeQuery) sql() (string, []any) {
 		current = `(SELECT count(*) FROM (SELECT 1 FROM objects WHERE ` + objectsWhere + ` LIMIT ` + countCap + `) c)`
 	}
 	if q.rv == 0 {
-		value := "value"
-		if q.keysOnly {
-			value = "NULL::bytea AS value"
-		}
-		inner = `SELECT key, ` + value + `, mod_rv FROM objects WHERE ` + objectsWhere
+		inner = `SELECT key, value, mod_rv FROM objects WHERE ` + objectsWhere
 		count = `SELECT CASE WHEN n >= ` + countCap + ` THEN -1 ELSE n END FROM ` + current + ` AS c(n)`
 	} else {
 		rv := args.add(q.rv)
 		changedAfter := `SELECT DISTINCT ON (key) key, created, prev_value, prev_rv, prev_labels, prev_namespace
 			FROM changes WHERE rv > ` + rv + ` AND ` + q.keyRange(&args) + `
 			ORDER BY key, rv`
-		existedBefore := `NOT created AND ` + q.filterOnly(&args, "prev_namespace", "prev_labels")
+		existedBefore := `NOT created AND ` + q.prevFilters(&args)
 		// Each branch takes its own first rows in key order, so that a page reads the key
 		// index up to the page's end instead of every object of the range.
 		inner = `(SELECT key, value, mod_rv FROM objects WHERE mod_rv <= ` + rv + ` AND ` + objectsWhere + limit + `)
@@ -168,9 +185,6 @@ func (q *rangeQuery) sql() (string, []any) {
 			+ (SELECT count(*) FROM (` + changedAfter + `) h WHERE ` + existedBefore + `) END FROM ` + current + ` AS c(n)`
 		}
 	}
-	if q.rowCap > 0 {
-		inner = `SELECT * FROM (` + inner + `) capped LIMIT ` + args.add(q.rowCap)
-	}
 	if !q.withCount {
 		count = "SELECT 0::bigint"
 	}
@@ -180,13 +194,27 @@ LEFT JOIN LATERAL (SELECT * FROM (` + inner + `) u` + limit + `) r ON true
 ORDER BY r.key`, args
 }
 
-// filterOnly renders the pushed-down filters against the given columns.
-func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol string) string {
+// objectFilters renders the pushed-down filters against objects; label requirements that
+// object_labels can answer are answered from there.
+func (q *rangeQuery) objectFilters(args *argList) string {
+	return q.filterOnly(args, "namespace", "labels", true)
+}
+
+// prevFilters renders the pushed-down filters against the previous state a change records.
+func (q *rangeQuery) prevFilters(args *argList) string {
+	return q.filterOnly(args, "prev_namespace", "prev_labels", false)
+}
+
+func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol string, labelIndex bool) string {
 	c := []string{"true"}
 	if q.filters.namespace != nil {
 		c = append(c, nsCol+" = "+args.add(*q.filters.namespace))
 	}
 	for _, r := range q.filters.labels {
+		if labelIndex && inObjectLabels(r) {
+			c = append(c, "key IN ("+labeledKeys(args, q.keyRange(args), r)+")")
+			continue
+		}
 		if cond := labelCondition(args, labelsCol, r); cond != "" {
 			c = append(c, cond)
 		}
@@ -229,6 +257,54 @@ func (b *Backend) rangeRead(ctx context.Context, q rangeQuery) (*rangeResult, er
 		}
 	}
 	return res, rows.Err()
+}
+
+// labelKeysSQL renders the keys in [start, end) of the objects whose labels meet every
+// requirement that object_labels can answer, at most rowCap of them in key order, with the
+// snapshot's RV. At least one requirement must be one it answers.
+func labelKeysSQL(start, end string, reqs labels.Requirements, rowCap int64) (string, []any) {
+	var args argList
+	keyRange := (&rangeQuery{start: start, end: end}).keyRange(&args)
+	var keys string
+	for _, r := range reqs {
+		switch {
+		case !inObjectLabels(r):
+		case keys == "":
+			keys = labeledKeys(&args, keyRange, r)
+		default:
+			keys += ` AND key IN (` + labeledKeys(&args, keyRange, r) + `)`
+		}
+	}
+	return `SELECT (SELECT rv FROM state), k.key
+FROM (SELECT) one
+LEFT JOIN LATERAL (` + keys + ` LIMIT ` + args.add(rowCap) + `) k ON true
+ORDER BY k.key`, args
+}
+
+// labelKeys runs labelKeysSQL.
+func (b *Backend) labelKeys(ctx context.Context, start, end string, reqs labels.Requirements, rowCap int64) ([]string, int64, error) {
+	stmt, args := labelKeysSQL(start, end, reqs, rowCap)
+	// Planned for its own values, as rangeRead's label queries are.
+	rows, err := b.pool.Query(ctx, stmt, append([]any{pgx.QueryExecModeDescribeExec}, args...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var (
+		keys []string
+		rv   int64
+		key  pgtype.Text
+	)
+	dest := []any{&rv, &key} // once, not per row (see rangeRead)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, 0, err
+		}
+		if key.Valid {
+			keys = append(keys, key.String)
+		}
+	}
+	return keys, rv, rows.Err()
 }
 
 // prefixEnd returns the smallest key greater than every key starting with prefix.
