@@ -222,7 +222,8 @@ func (r *Report) Markdown(chartFile string) string {
 	p("client-go negotiates it); the items are counted afterwards, untimed, so the server's time ")
 	p("dominates; *ops/s* of a list step is requests per second of that time. *list (full)* is one request without ")
 	p("`resourceVersion` (a consistent read); *list (limit=500, per page)* counts each page of complete ")
-	p("walks; the label-selected list matches 1%% of the objects (`%s=<k>`).\n", BucketLabel)
+	p("walks; the label-selected list matches 1%% of the objects (`%s=<k>`), a different bucket ", BucketLabel)
+	p("each time, in at least %d lists at every N.\n", minLabelLists)
 	p("- *watch delivery W=w*: w watches on the namespace are open; status updates are written one at a ")
 	p("time; a sample is the time from a write's response at the client to that resourceVersion's ")
 	p("event at one watcher (so each write gives w samples; ops/s is events delivered per second). ")
@@ -389,7 +390,7 @@ func (r *Report) resourcesSection(p func(string, ...interface{})) {
 	p("compactor trims it), so sizes taken mid-run include the writes of the previous steps. RSS is VmRSS, ")
 	p("peak is VmHWM, from `/proc/<pid>/status` of the PIDs in `.local/pids/`. kube-apiserver serves B itself and ")
 	p("proxies A, so its growth is shared; gitops-apiserver serves A and C.\n\n")
-	p("| sample | gitops-apiserver RSS (peak) | kube-apiserver RSS (peak) | PostgreSQL database (objects table, change log) | etcd database (in use) |\n|---|---|---|---|---|\n")
+	p("| sample | gitops-apiserver RSS (peak) | kube-apiserver RSS (peak) | PostgreSQL database (objects with label index, change log) | etcd database (in use) |\n|---|---|---|---|---|\n")
 	base := r.Resources[0]
 	for _, res := range r.Resources {
 		p("| %s | %s (%s) | %s (%s), %+.1f MiB vs baseline | %s (%s, %s) | %s (%s) |\n", res.Label,

@@ -74,7 +74,7 @@ type Resources struct {
 	GitOpsAPIServer  ProcMemory `json:"gitopsAPIServer"`
 	KubeAPIServer    ProcMemory `json:"kubeAPIServer"`
 	PostgresDBSize   int64      `json:"postgresDBSize"`
-	PostgresObjects  int64      `json:"postgresObjects"` // objects table with its indexes and TOAST
+	PostgresObjects  int64      `json:"postgresObjects"` // objects and object_labels with their indexes and TOAST
 	PostgresChanges  int64      `json:"postgresChanges"` // changes (the log) with its indexes and TOAST
 	EtcdDBSize       int64      `json:"etcdDBSize"`
 	EtcdDBSizeInUse  int64      `json:"etcdDBSizeInUse"`
@@ -112,8 +112,9 @@ func (p *ResourceProbe) Sample(ctx context.Context, label string) (Resources, er
 	return r, nil
 }
 
-// postgresSize returns the size of the database and of pkg/storage's objects and changes
-// tables (0 when a table does not exist).
+// postgresSize returns the size of the database, of pkg/storage's current state (the objects
+// table and its label index, object_labels) and of its changes table (0 for a table that does
+// not exist).
 func (p *ResourceProbe) postgresSize(ctx context.Context) (db, objects, changes int64, err error) {
 	conn, err := pgx.Connect(ctx, p.PostgresDSN)
 	if err != nil {
@@ -121,7 +122,7 @@ func (p *ResourceProbe) postgresSize(ctx context.Context) (db, objects, changes 
 	}
 	defer conn.Close(ctx)
 	err = conn.QueryRow(ctx, `SELECT pg_database_size(current_database()),
-		COALESCE(pg_total_relation_size(to_regclass('objects')), 0),
+		COALESCE(pg_total_relation_size(to_regclass('objects')), 0) + COALESCE(pg_total_relation_size(to_regclass('object_labels')), 0),
 		COALESCE(pg_total_relation_size(to_regclass('changes')), 0)`).Scan(&db, &objects, &changes)
 	return db, objects, changes, err
 }

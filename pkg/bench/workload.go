@@ -466,6 +466,9 @@ func (w *Workload) pagedList(ctx context.Context, t *Target, reps int, res Resul
 	return nil
 }
 
+// minLabelLists is the fewest label-selected lists the label step makes at any N.
+const minLabelLists = 50
+
 // labelList lists with a label selector matching 1%: a different bucket each time.
 func (w *Workload) labelList(ctx context.Context, t *Target, reps int, res Result) error {
 	want := func(bucket int) int {
@@ -475,7 +478,10 @@ func (w *Workload) labelList(ctx context.Context, t *Target, reps int, res Resul
 		}
 		return c
 	}
-	labelReps := 5 * reps
+	// Each list selects a bucket of its own, and its time depends on how many of that
+	// bucket's pages the server has read before: at least 50 lists, so that the p50 is not
+	// at the mercy of a few buckets.
+	labelReps := max(5*reps, minLabelLists)
 	s, err := serialLists(labelReps, func(i int) (time.Duration, error) {
 		bucket := (i * 37) % 100
 		body, took, err := t.rawList(ctx, map[string]string{"labelSelector": fmt.Sprintf("%s=%d", BucketLabel, bucket)})
