@@ -284,8 +284,9 @@ ORDER BY k.key`, args
 // labelKeys runs labelKeysSQL.
 func (b *Backend) labelKeys(ctx context.Context, start, end string, reqs labels.Requirements, rowCap int64) ([]string, int64, error) {
 	stmt, args := labelKeysSQL(start, end, reqs, rowCap)
-	// Planned for its own values, as rangeRead's label queries are.
-	rows, err := b.pool.Query(ctx, stmt, append([]any{pgx.QueryExecModeDescribeExec}, args...)...)
+	// A prepared statement, unlike rangeRead's label queries: whatever the values, the plan
+	// is a scan of object_labels' primary key.
+	rows, err := b.pool.Query(ctx, stmt, args...)
 	if err != nil {
 		return nil, 0, err
 	}
