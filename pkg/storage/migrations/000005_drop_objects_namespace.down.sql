@@ -1,0 +1,1 @@
+CREATE INDEX objects_namespace ON objects (namespace, key);
