@@ -151,7 +151,8 @@ func (q *rangeQuery) sql() (string, []any) {
 	if q.limit > 0 {
 		limit = " ORDER BY key LIMIT " + args.add(q.limit)
 	}
-	objectsWhere := q.keyRange(&args) + ` AND ` + q.objectFilters(&args)
+	keyRange := q.keyRange(&args)
+	objectsWhere := keyRange + ` AND ` + q.objectFilters(&args, keyRange)
 	var inner, count string
 	// Counting every key of a large range reads every index entry and, for the pages that
 	// writes left not all-visible, the heap too: at 100,000 objects after a burst of updates,
@@ -194,27 +195,28 @@ LEFT JOIN LATERAL (SELECT * FROM (` + inner + `) u` + limit + `) r ON true
 ORDER BY r.key`, args
 }
 
-// objectFilters renders the pushed-down filters against objects; label requirements that
-// object_labels can answer are answered from there.
-func (q *rangeQuery) objectFilters(args *argList) string {
-	return q.filterOnly(args, "namespace", "labels", true)
+// objectFilters renders the pushed-down filters against objects in keyRange (the rendered
+// key bounds, whose parameters it reuses); label requirements that object_labels can answer
+// are answered from there.
+func (q *rangeQuery) objectFilters(args *argList, keyRange string) string {
+	return q.filterOnly(args, "namespace", "labels", keyRange)
 }
 
 // prevFilters renders the pushed-down filters against the previous state a change records.
 func (q *rangeQuery) prevFilters(args *argList) string {
-	return q.filterOnly(args, "prev_namespace", "prev_labels", false)
+	return q.filterOnly(args, "prev_namespace", "prev_labels", "")
 }
 
 // filterOnly renders the pushed-down filters against the given columns, taking what it can
-// from object_labels when labelIndex is set.
-func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol string, labelIndex bool) string {
+// from object_labels within keyRange unless keyRange is "".
+func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol, keyRange string) string {
 	c := []string{"true"}
 	if q.filters.namespace != nil {
 		c = append(c, nsCol+" = "+args.add(*q.filters.namespace))
 	}
 	for _, r := range q.filters.labels {
-		if labelIndex && inObjectLabels(r) {
-			c = append(c, "key IN ("+labeledKeys(args, q.keyRange(args), r)+")")
+		if keyRange != "" && inObjectLabels(r) {
+			c = append(c, "key IN ("+labeledKeys(args, keyRange, r)+")")
 			continue
 		}
 		if cond := labelCondition(args, labelsCol, r); cond != "" {
