@@ -7,7 +7,6 @@ import (
 	"runtime/metrics"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
@@ -43,5 +42,18 @@ func runSoftMemoryLimit(ctx context.Context, floor int64) {
 	}
 	set()
 	klog.InfoS("Soft memory limit follows the live heap", "floor", floor)
-	go wait.UntilWithContext(ctx, func(context.Context) { set() }, memoryLimitPeriod)
+	// The first period starts now: wait.Until would set the limit again at once, from a
+	// goroutine that could overwrite a limit set in between.
+	go func() {
+		tick := time.NewTicker(memoryLimitPeriod)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				set()
+			}
+		}
+	}()
 }
