@@ -27,21 +27,7 @@ func startServer(t *testing.T, dsn string) *rest.Config {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 
-	o := NewOptions(nil, nil)
-	o.Postgres.DSN = dsn
-	ro := o.RecommendedOptions
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ro.SecureServing.Listener = listener
-	ro.SecureServing.ServerCert.CertDirectory = t.TempDir()
-	ro.Authentication.RemoteKubeConfigFileOptional = true
-	ro.Authorization.RemoteKubeConfigFileOptional = true
-	ro.CoreAPI = nil
-	ro.Admission = nil
-	ro.Features.EnablePriorityAndFairness = false
-
+	o := testOptions(t, dsn)
 	config, cleanup, err := o.Config(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +63,27 @@ func startServer(t *testing.T, dsn string) *rest.Config {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return loopback
+}
+
+// testOptions are the options of a server on the database dsn that serves on loopback without
+// a kube-apiserver to delegate to.
+func testOptions(t *testing.T, dsn string) *Options {
+	o := NewOptions(nil, nil)
+	o.Postgres.DSN = dsn
+	ro := o.RecommendedOptions
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { listener.Close() })
+	ro.SecureServing.Listener = listener
+	ro.SecureServing.ServerCert.CertDirectory = t.TempDir()
+	ro.Authentication.RemoteKubeConfigFileOptional = true
+	ro.Authorization.RemoteKubeConfigFileOptional = true
+	ro.CoreAPI = nil
+	ro.Admission = nil
+	ro.Features.EnablePriorityAndFairness = false
+	return o
 }
 
 func TestServerServesGitOpsDeployments(t *testing.T) {
