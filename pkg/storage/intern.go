@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unique"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,55 +17,24 @@ import (
 // a resource, plus the previous version of each one changed in the last 75 s. Most of their
 // metadata repeats across objects and versions: the namespace, label and annotation keys,
 // label values, and above all the managed fields, whose FieldsV1 sets are byte for byte the
-// same for every object written the same way. internMetadata makes those share one copy.
-// Watch cache objects are shared by every request that lists them and are never modified or
-// decoded into, which is what makes sharing FieldsV1's bytes safe. Maps other than labels and
-// annotations keep their strings.
+// same for every object written the same way. internMetadata makes those share one copy
+// through unique.Make, which keeps a string's copy only while a handle to it lives: the objects
+// hold strings, not handles, so each collection starts new copies. That is one copy per string
+// per collection rather than per object; a pool holding its strings measured 5 to 17 MiB more
+// heap with 30,000 objects and their previous versions cached, not less. Watch cache objects are
+// shared by every request that lists them and are never modified or decoded into, which is
+// what makes sharing FieldsV1's bytes safe. Maps other than labels and annotations keep their
+// strings.
 
 // maxInternedValue is the longest annotation value interned; longer ones (last-applied
 // configurations) are rarely shared.
 const maxInternedValue = 64
 
-// interned holds the canonical copy of each string interned lately. unique.Make would not do:
-// it keeps a canonical copy only while a unique.Handle to it lives, and the watch cache keeps
-// strings, not handles, so after each collection objects decoded next got copies of their own.
-var interned = internPool{cur: map[string]string{}, prev: map[string]string{}}
-
-// maxInterned is the size of a generation of the pool: once it has interned that many strings
-// it starts a new one, and forgets those not used since the one before. Objects keep the copies
-// they have, so this bounds only the pool's own memory (a few MB) and not what is shared: the
-// strings repeated across objects are used again in every generation.
-const maxInterned = 1 << 16
-
-type internPool struct {
-	mu        sync.Mutex
-	cur, prev map[string]string
-}
-
-// get returns the canonical copy of b's string, making one if there is none. A copy rather
-// than a string the caller has: that may be part of a larger buffer the pool would then pin.
-func (p *internPool) get(b []byte) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, ok := p.cur[string(b)]
-	if ok {
-		return c
-	}
-	if c, ok = p.prev[string(b)]; !ok {
-		c = string(b)
-	}
-	if len(p.cur) >= maxInterned {
-		p.prev, p.cur = p.cur, make(map[string]string, maxInterned)
-	}
-	p.cur[c] = c
-	return c
-}
-
 func intern(s string) string {
 	if s == "" {
 		return s
 	}
-	return interned.get(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return unique.Make(s).Value()
 }
 
 // internBytes returns b's canonical copy, backed by an interned string; it must not be written to.
@@ -72,7 +42,7 @@ func internBytes(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}
-	s := interned.get(b)
+	s := unique.Make(string(b)).Value()
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
