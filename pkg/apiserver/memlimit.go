@@ -24,22 +24,12 @@ const liveHeapRatio = 1.25
 // memoryLimitPeriod is how often the limit follows the live heap.
 const memoryLimitPeriod = 10 * time.Second
 
-// gcPercent replaces GOGC=100 while the soft limit holds. The limit already bounds the heap
-// once the cache is large; below that, GOGC only decides how often a small heap is collected,
-// and at 100 a create-heavy load (about 90 KB allocated per create) spent an eighth of
-// gitops-apiserver's CPU marking. At 400 a small heap may grow to five times its live size,
-// which the floor budgets for anyway.
-const gcPercent = 400
-
 // runSoftMemoryLimit keeps the Go runtime's soft memory limit at max(floor, 1.25 × live heap)
-// until ctx ends, and collects at gcPercent unless GOGC is set. It does nothing when floor is
-// not positive or GOMEMLIMIT is set: the operator's own limit wins.
+// until ctx ends. It does nothing when floor is not positive or GOMEMLIMIT is set: the
+// operator's own limit wins.
 func runSoftMemoryLimit(ctx context.Context, floor int64) {
 	if floor <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
 	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	set := func() {

@@ -9,8 +9,6 @@ import (
 
 func TestSoftMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	t.Setenv("GOGC", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -23,14 +21,6 @@ func TestSoftMemoryLimit(t *testing.T) {
 	runSoftMemoryLimit(ctx, floor)
 	if got := debug.SetMemoryLimit(-1); got != floor {
 		t.Errorf("limit %d, want the floor %d", got, floor)
-	}
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("GC percent %d, want %d", got, gcPercent)
-	}
-	t.Setenv("GOGC", "100")
-	runSoftMemoryLimit(ctx, floor)
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("with GOGC set: GC percent %d, want it left alone", got)
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
 	t.Setenv("GOMEMLIMIT", "1GiB")
