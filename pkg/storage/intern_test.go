@@ -113,4 +113,3 @@ func TestLabelSetsAreSharedByValue(t *testing.T) {
 		t.Errorf("after starting over: %v", got)
 	}
 }
-
