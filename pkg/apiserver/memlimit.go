@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
@@ -42,18 +43,10 @@ func runSoftMemoryLimit(ctx context.Context, floor int64) {
 	}
 	set()
 	klog.InfoS("Soft memory limit follows the live heap", "floor", floor)
-	// The first period starts now: wait.Until would set the limit again at once, from a
-	// goroutine that could overwrite a limit set in between.
-	go func() {
-		tick := time.NewTicker(memoryLimitPeriod)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				set()
-			}
-		}
-	}()
+	// Not immediately: wait.Until would set the limit again at once, from a goroutine that
+	// could overwrite a limit set in between.
+	go wait.PollUntilContextCancel(ctx, memoryLimitPeriod, false, func(context.Context) (bool, error) {
+		set()
+		return false, nil
+	})
 }
