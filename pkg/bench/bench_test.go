@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -175,5 +178,33 @@ etcd_mvcc_db_total_size_in_bytes_other{x="y"} 1
 	}
 	if _, err := ParseMetrics(text, "missing"); err == nil {
 		t.Error("expected an error for a missing metric")
+	}
+}
+
+func TestStoredObjectsGiveBackAFreshCopy(t *testing.T) {
+	target := &Target{GVR: schema.GroupVersionResource{Group: "bench.gitops-service.io", Version: "v1alpha1", Resource: "gitopsdeployments"}, Kind: "GitOpsDeployment", Namespace: "ns"}
+	objs := make(storedObjects, 2)
+	want := target.newObject(1)
+	want.SetResourceVersion("42")
+	if err := objs.store(1, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := objs.load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got.Object, want.Object) {
+		t.Fatalf("loaded %v, stored %v", got.Object, want.Object)
+	}
+	setStatus(got, "changed")
+	again, err := objs.load(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := again.Object["status"]; ok {
+		t.Fatal("changing a loaded object changed the stored one")
+	}
+	if _, err := objs.load(0); err == nil || !strings.Contains(err.Error(), ObjectName(0)) {
+		t.Fatalf("loading an object never stored: got %v, want an error naming it", err)
 	}
 }
