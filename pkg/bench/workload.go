@@ -290,6 +290,17 @@ func (s storedObjects) load(i int) (*unstructured.Unstructured, error) {
 	return o, o.UnmarshalJSON(s[i])
 }
 
+// updateStatus writes the i-th object back with a status at revision. The caller stores what
+// the server returns, once it has taken the times it needs.
+func (s storedObjects) updateStatus(ctx context.Context, r dynamic.ResourceInterface, i int, revision string) (*unstructured.Unstructured, error) {
+	o, err := s.load(i)
+	if err != nil {
+		return nil, err
+	}
+	setStatus(o, revision)
+	return r.UpdateStatus(ctx, o, metav1.UpdateOptions{})
+}
+
 // Run runs the workload against t and returns the samples of each step.
 func (w *Workload) Run(ctx context.Context, t *Target) (Result, error) {
 	res := Result{}
@@ -350,12 +361,7 @@ func (w *Workload) Run(ctx context.Context, t *Target) (Result, error) {
 func (w *Workload) updateStatus(ctx context.Context, t *Target, objs storedObjects, res Result) error {
 	res0 := t.resource()
 	s, err := parallel(ctx, w.N, w.C, func(ctx context.Context, i int) error {
-		o, err := objs.load(i)
-		if err != nil {
-			return err
-		}
-		setStatus(o, fmt.Sprintf("%040x", i))
-		updated, err := res0.UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		updated, err := objs.updateStatus(ctx, res0, i, fmt.Sprintf("%040x", i))
 		if err != nil {
 			return err
 		}
@@ -620,12 +626,8 @@ func (w *Workload) watchDelivery(ctx context.Context, t *Target, objs storedObje
 	written := make(map[string]time.Time, writes)
 	begin := time.Now()
 	for i := range writes {
-		o, err := objs.load(i)
-		if err != nil {
-			return Samples{}, err
-		}
-		setStatus(o, fmt.Sprintf("%020x%020x", time.Now().UnixNano(), i)) // a new revision, so every write changes the object
-		updated, err := t.resource().UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		// A new revision, so every write changes the object.
+		updated, err := objs.updateStatus(ctx, t.resource(), i, fmt.Sprintf("%020x%020x", time.Now().UnixNano(), i))
 		if err != nil {
 			return Samples{}, err
 		}
