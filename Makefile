@@ -25,17 +25,17 @@ stop:
 test: verify-codegen vet unit e2e
 
 vet:
-	$(GO) vet ./...
-	$(GO) vet -tags e2e ./test/e2e/...
+	hack/stage.sh vet $(GO) vet ./...
+	hack/stage.sh vet-e2e $(GO) vet -tags e2e ./test/e2e/...
 
 unit:
-	hack/test-postgres.sh $(GO) test -race -count=1 ./...
+	hack/stage.sh unit hack/test-postgres.sh $(GO) test -race -count=1 ./...
 
 e2e:
-	hack/e2e.sh
+	hack/stage.sh e2e hack/e2e.sh
 
 verify-codegen:
-	hack/verify-codegen.sh
+	hack/stage.sh verify-codegen hack/verify-codegen.sh
 
 codegen:
 	hack/update-codegen.sh

@@ -9,6 +9,8 @@ set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODDIR="${ROOT}/hack/argocd-tools"
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
 MODULE=github.com/argoproj/argo-cd/v2
 VERSION="$(cd "${MODDIR}" && go list -m -f '{{.Version}}' "${MODULE}")"
 OUT="${ROOT}/bin/argocd-${VERSION}"
@@ -27,7 +29,7 @@ for name in argocd-repo-server argocd-application-controller argocd-git-ask-pass
 	ln -sfn argocd "${OUT}/${name}"
 done
 if [[ ! -f "${OUT}/crds/done" ]]; then
-	src="$(cd "${MODDIR}" && go list -m -f '{{.Dir}}' "${MODULE}")/manifests/crds"
+	src="$(cd "${MODDIR}" && module_dir "${MODULE}")/manifests/crds"
 	mkdir -p "${OUT}/crds"
 	cp "${src}/application-crd.yaml" "${src}/appproject-crd.yaml" "${OUT}/crds/"
 	chmod u+w "${OUT}"/crds/*.yaml

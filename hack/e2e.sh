@@ -2,7 +2,9 @@
 # Runs the e2e suite (test/e2e) against a local stack of its own: its state in .local/e2e, its
 # ports 1000 above those of `make run` (GITOPS_E2E_PORT_OFFSET changes that, for a second e2e run
 # beside the first), so both can run at once. The stack is stopped and its state removed
-# afterwards, whatever the outcome.
+# afterwards, whatever the outcome. GINKGO_FLAGS adds Ginkgo flags, for example
+#
+#   GINKGO_FLAGS='--ginkgo.randomize-all --ginkgo.seed=42' hack/e2e.sh
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,4 +33,5 @@ KUBE_BIN="$("${ROOT}/hack/build-kube.sh")"
 export GITOPS_E2E_DIR="${GITOPS_LOCAL_DIR}"
 export GITOPS_E2E_KUBECTL="${KUBE_BIN}/kubectl"
 cd "${ROOT}"
-go test -tags e2e -count=1 -timeout 30m -v ./test/e2e/... -args -ginkgo.v
+# shellcheck disable=SC2086 # GINKGO_FLAGS is a list of flags
+go test -tags e2e -count=1 -timeout 30m -v ./test/e2e/... -args -ginkgo.v ${GINKGO_FLAGS:-}

@@ -21,6 +21,8 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
 STATE="${GITOPS_LOCAL_DIR:-${ROOT}/.local}"
 mkdir -p "${STATE}"
 STATE="$(cd "${STATE}" && pwd)"
@@ -131,18 +133,7 @@ as_postgres() {
 	fi
 }
 
-ensure_postgres_binaries() {
-	[[ -x "${PG_BIN}/initdb" ]] && return
-	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-		log "installing PostgreSQL 15"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15 >&2 ||
-			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15 >&2; }
-	fi
-	[[ -x "${PG_BIN}/initdb" ]] || die "no PostgreSQL binaries in ${PG_BIN}: install postgresql-15 or set PG_BIN"
-}
-
 start_postgres() {
-	ensure_postgres_binaries
 	local data="${STATE}/postgres"
 	if [[ ! -f "${data}/PG_VERSION" ]]; then
 		mkdir -p "${data}"
@@ -366,7 +357,13 @@ up() {
 	check_free "${REPO_SERVER_PORT}" argocd-repo-server
 	check_free "${REPO_SERVER_METRICS_PORT}" "argocd-repo-server metrics"
 	check_free "${CONTROLLER_METRICS_PORT}" "argocd-application-controller metrics"
-	ensure_redis
+	# The host tools the stack runs, installed with apt when missing (as root).
+	ensure_postgres "${PG_BIN}" || exit 1
+	ensure_command openssl openssl || exit 1
+	ensure_command curl curl || exit 1
+	ensure_command git git || exit 1
+	ensure_command ssh openssh-client || exit 1
+	if [[ -z "${GITOPS_LOCAL_API_ONLY:-}" ]]; then ensure_command redis-server redis-server || exit 1; fi
 
 	log "building the control plane (cached under bin/; about 12 minutes the first time)"
 	local kubebin
@@ -485,16 +482,6 @@ start_gitops_apiserver() {
 }
 
 # --- Argo CD and the agent ----------------------------------------------------------------------
-
-ensure_redis() {
-	command -v redis-server >/dev/null && return
-	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-		log "installing Redis"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >&2 ||
-			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >&2; }
-	fi
-	command -v redis-server >/dev/null || die "no redis-server: install the redis-server package"
-}
 
 # start_argocd runs Argo CD out of cluster against the local kube-apiserver, as its own
 # developers do: repo-server and application-controller are the same binary under two names,

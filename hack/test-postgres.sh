@@ -22,14 +22,9 @@ if [[ $# -eq 0 ]]; then
 fi
 
 pgbin="${PG_BIN:-/usr/lib/postgresql/15/bin}"
-if [[ ! -x "${pgbin}/initdb" ]]; then
-	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-		echo "installing postgresql (${pgbin} missing)" >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15 >&2 ||
-			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15 >&2; }
-	fi
-	[[ -x "${pgbin}/initdb" ]] || { echo "no PostgreSQL binaries in ${pgbin}; install postgresql-15 or set PG_BIN" >&2; exit 1; }
-fi
+# shellcheck source=hack/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_postgres "${pgbin}" || exit 1
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/gitops-pg.XXXXXX")"
 datadir="${tmp}/data"

@@ -6,10 +6,12 @@ set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
 MODULE="github.com/gitops-service/gitops-service"
 
 CODEGEN_VERSION="$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' k8s.io/code-generator)"
-CODEGEN_PKG="$(go list -m -f '{{.Dir}}' k8s.io/code-generator)"
+CODEGEN_PKG="$(module_dir k8s.io/code-generator)"
 # The generators are built once per code-generator version and kept under bin/.
 export GOBIN="${ROOT}/bin/codegen-${CODEGEN_VERSION}"
 # kube_codegen.sh builds the generators from inside code-generator's own module, whose

@@ -1,0 +1,48 @@
+# Helpers the hack/ scripts share; source it, do not run it.
+#
+#   module_dir MODULE         the folder of MODULE (as the current module requires it), downloaded
+#                             into the module cache first when it is not there yet
+#   ensure_command CMD PKG    installs the Debian package PKG when CMD is missing and we are root;
+#                             otherwise stops with one line naming the package to install
+#   ensure_postgres PGBIN     the same for PostgreSQL 15's server binaries in PGBIN
+
+# `go list -m -f '{{.Dir}}'` prints nothing for a module whose files are not in the module cache
+# yet (it never downloads), so a fresh machine would get "" here. `go mod download -json` fetches
+# the module (or its replacement) and reports where it put it.
+module_dir() {
+	local dir
+	dir="$(go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+	if [[ -z "${dir}" || ! -d "${dir}" ]]; then
+		echo "cannot download Go module $1 (go mod download -json $1 gave no folder)" >&2
+		return 1
+	fi
+	echo "${dir}"
+}
+
+apt_install() {
+	echo "installing the Debian package(s) $*" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2 ||
+		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2; }
+}
+
+ensure_command() {
+	local cmd="$1" pkg="$2"
+	command -v "${cmd}" >/dev/null && return 0
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		apt_install "${pkg}" || true
+	fi
+	command -v "${cmd}" >/dev/null && return 0
+	echo "${cmd} is missing: install the Debian package ${pkg} (apt-get install ${pkg})" >&2
+	return 1
+}
+
+ensure_postgres() {
+	local pgbin="$1"
+	[[ -x "${pgbin}/initdb" ]] && return 0
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		apt_install postgresql-15 || true
+	fi
+	[[ -x "${pgbin}/initdb" ]] && return 0
+	echo "no PostgreSQL 15 server binaries in ${pgbin}: install the Debian package postgresql-15, or set PG_BIN" >&2
+	return 1
+}
