@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test vet unit e2e verify-codegen codegen bench bench-agent
+.PHONY: all build run up stop test host-tools vet unit e2e verify-codegen codegen bench bench-agent
 
 all: build
 
@@ -19,10 +19,14 @@ up:
 stop:
 	hack/local-up.sh stop
 
-# Everything CI runs (.ci/run calls exactly this): generated code is current, vet is clean,
-# every unit test passes under the race detector against a throwaway PostgreSQL, and the e2e
-# suite passes against a stack of its own.
-test: verify-codegen vet unit e2e
+# Everything CI runs (.ci/run calls exactly this): the host tools are there, generated code is
+# current, vet is clean, every unit test passes under the race detector against a throwaway
+# PostgreSQL, and the e2e suite passes against a stack of its own. Each stage prints its wall
+# time ("stage NAME: N s"); hack/verify-fresh.sh runs all of it on a cold machine.
+test: host-tools verify-codegen vet unit e2e
+
+host-tools:
+	hack/host-tools.sh
 
 vet:
 	hack/stage.sh vet $(GO) vet ./...

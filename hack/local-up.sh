@@ -367,9 +367,9 @@ up() {
 
 	log "building the control plane (cached under bin/; about 12 minutes the first time)"
 	local kubebin
-	kubebin="$("${ROOT}/hack/build-kube.sh")"
+	kubebin="$("${ROOT}/hack/stage.sh" build-kube "${ROOT}/hack/build-kube.sh")"
 	log "building Argo CD (cached under bin/; about 5 minutes the first time)"
-	ARGOCD_BIN="$("${ROOT}/hack/build-argocd.sh")"
+	ARGOCD_BIN="$("${ROOT}/hack/stage.sh" build-argocd "${ROOT}/hack/build-argocd.sh")"
 	log "building gitops-apiserver and the agent"
 	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver &&
 		go build -o "${ROOT}/bin/agent" ./cmd/agent)

@@ -8,8 +8,9 @@
 # happens. The command's exit code is returned. The command sees:
 #
 #   GITOPS_TEST_POSTGRES_DSN      superuser DSN (database "postgres"); tests create their own databases
-#   GITOPS_TEST_POSTGRES_PGCTL    command prefix that runs pg_ctl as the server's OS user, and
-#   GITOPS_TEST_POSTGRES_DATADIR  the data directory, so that tests can stop and start the server
+#   GITOPS_TEST_POSTGRES_BIN      the folder of PostgreSQL's binaries, for tests that start a server of
+#                                 their own to stop, crash or reconfigure (pgtest.StartServer): never
+#                                 this shared one, which other packages' tests use at the same time
 #
 # PostgreSQL refuses to run as root; when run as root the server runs as the "postgres" user.
 # fsync and synchronous_commit keep their defaults so that measurements mean something; only
@@ -72,9 +73,7 @@ started=1
 	{ cat "${tmp}/server.log" >&2; exit 1; }
 
 export GITOPS_TEST_POSTGRES_DSN="postgres://postgres@127.0.0.1:${port}/postgres?sslmode=disable"
-export GITOPS_TEST_POSTGRES_PGCTL="${pgctl[*]}"
-export GITOPS_TEST_POSTGRES_DATADIR="${datadir}"
-export GITOPS_TEST_POSTGRES_LOG="${tmp}/server.log"
+export GITOPS_TEST_POSTGRES_BIN="${pgbin}"
 
 set +e
 "$@"

@@ -226,6 +226,12 @@ func TestCacher(t *testing.T) {
 		"OptionalWatchBookmarksWithCorrectResourceVersion": func(t *testing.T, ctx context.Context, c cached) {
 			storagetesting.RunTestOptionalWatchBookmarksWithCorrectResourceVersion(ctx, t, c)
 		},
+		"WatchSemantics": func(t *testing.T, ctx context.Context, c cached) {
+			storagetesting.RunWatchSemantics(ctx, t, createWaiter{c})
+		},
+		"WatchSemanticInitialEventsExtended": func(t *testing.T, ctx context.Context, c cached) {
+			storagetesting.RunWatchSemanticInitialEventsExtended(ctx, t, createWaiter{c})
+		},
 		"SendInitialEventsBackwardCompatibility": func(t *testing.T, ctx context.Context, c cached) {
 			storagetesting.RunSendInitialEventsBackwardCompatibility(ctx, t, c)
 		},
@@ -244,9 +250,6 @@ func TestCacher(t *testing.T) {
 		"WatchError":                        "disabled in upstream's cacher tests (kubernetes#109831): a transformer error ends the cacher's own storage watch, which it retries instead of passing on",
 		"ProgressNotify":                    "the cacher never forwards storage bookmarks; WatchDispatchBookmarkEvents covers its own",
 		"WatchErrorIsBlockingFurtherEvents": "as WatchError",
-		"WatchSemantics": "WatchList (an alpha gate, off in gitops-apiserver) through the cacher: it passed 4 runs in a row " +
-			"but once delivered an initial event twice under load; not investigated yet. The raw store passes it",
-		"WatchSemanticInitialEventsExtended": "as WatchSemantics",
 		"TransformationFailure": "disabled in upstream's cacher tests (kubernetes#109831): whether Delete fails depends on whether the cache " +
 			"decoded the object before the transformer changed back; the raw store passes it",
 	}

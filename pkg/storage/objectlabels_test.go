@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/apis/example"
 	apistorage "k8s.io/apiserver/pkg/storage"
 
@@ -108,8 +109,14 @@ func TestObjectLabelsFollowWrites(t *testing.T) {
 			t.Fatalf("round %d: object_labels differs from objects' labels: %v", round, diff)
 		}
 	}
-	// Let the TTL loop expire what was written with a TTL.
-	time.Sleep(1500 * time.Millisecond)
+	// Wait until the TTL loop has expired everything written with a TTL (1s), then compare.
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, wait30s, true, func(ctx context.Context) (bool, error) {
+		var pending bool
+		err := s.b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM objects WHERE expires_at IS NOT NULL)`).Scan(&pending)
+		return !pending, err
+	}); err != nil {
+		t.Fatalf("objects written with a TTL of 1s did not expire: %v", err)
+	}
 	if diff := labelRowsDiff(ctx, t, s.b.pool); len(diff) > 0 {
 		t.Fatalf("after expiry: object_labels differs from objects' labels: %v", diff)
 	}

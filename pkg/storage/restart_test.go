@@ -3,9 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,28 +12,25 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	apistorage "k8s.io/apiserver/pkg/storage"
+
+	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
 
-// pgctl runs pg_ctl on the test server with the prefix hack/test-postgres.sh exports.
-func pgctl(t *testing.T, args ...string) {
-	t.Helper()
-	prefix := strings.Fields(os.Getenv("GITOPS_TEST_POSTGRES_PGCTL"))
-	if len(prefix) == 0 {
-		t.Fatal("GITOPS_TEST_POSTGRES_PGCTL is not set; run the tests as: hack/test-postgres.sh go test ./pkg/storage/...")
-	}
-	args = append(prefix[1:], args...)
-	if out, err := exec.Command(prefix[0], args...).CombinedOutput(); err != nil {
-		t.Fatalf("pg_ctl %v: %v\n%s", args, err, out)
-	}
-}
-
 // TestRestart stops PostgreSQL (immediate shutdown, like a crash) in the middle of a write and
-// watch load and starts it again. Every acknowledged write must survive; the readiness check
+// watch load and starts it again. The server is the test's own: the shared one serves other
+// packages' tests running at the same time. Every acknowledged write must survive; the readiness check
 // must fail while the server is down; the watcher must deliver exactly the committed history,
 // or end with an error or a closed channel — never skip a change silently.
 func TestRestart(t *testing.T) {
 	ctx := context.Background()
-	s := newPodStore(newTestBackend(t, testOptions))
+	server := pgtest.StartServer(t)
+	pool := pgtest.NewPool(t, server.DSN(), 20)
+	b, err := NewBackend(ctx, pool, testOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	s := newPodStore(b)
 	start, err := s.currentRV(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +74,7 @@ func TestRestart(t *testing.T) {
 	}
 
 	time.Sleep(500 * time.Millisecond)
-	pgctl(t, "stop", "-m", "immediate", "-w")
+	server.Stop("immediate")
 	stopped := time.Now()
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return s.ReadinessCheck() != nil, nil
@@ -88,7 +82,7 @@ func TestRestart(t *testing.T) {
 		t.Errorf("readiness check stayed healthy while PostgreSQL was down")
 	}
 	time.Sleep(time.Second)
-	pgctl(t, "start", "-w", "-l", os.Getenv("GITOPS_TEST_POSTGRES_LOG"))
+	server.Start()
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return s.ReadinessCheck() == nil, nil
 	}); err != nil {

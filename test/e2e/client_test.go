@@ -15,16 +15,27 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	gitopsapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
 
+func newSnapshot(name string) *appstudiov1alpha1.Snapshot {
+	return &appstudiov1alpha1.Snapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appstudiov1alpha1.SnapshotSpec{
+			Application: "paged",
+			Components:  []appstudiov1alpha1.SnapshotComponent{{Name: "web", ContainerImage: "quay.io/example/web:v1"}},
+		},
+	}
+}
+
 func newDeployment(name string) *gitopsv1alpha1.GitOpsDeployment {
 	return &gitopsv1alpha1.GitOpsDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: gitopsv1alpha1.GitOpsDeploymentSpec{
-			Source: gitopsv1alpha1.ApplicationSource{RepoURL: "https://github.com/org/repo", Path: "deploy"},
+			Source: gitopsv1alpha1.ApplicationSource{RepoURL: placeholderRepo, Path: "deploy"},
 			Type:   gitopsv1alpha1.GitOpsDeploymentSpecTypeAutomated,
 		},
 	}
@@ -84,10 +95,11 @@ var _ = Describe("client-go", func() {
 		config := gitopsapply.GitOpsDeployment("applied", tenantA).
 			WithLabels(map[string]string{"owner": "e2e"}).
 			WithSpec(gitopsapply.GitOpsDeploymentSpec().
-				WithSource(gitopsapply.ApplicationSource().WithRepoURL("https://github.com/org/repo").WithPath("deploy")).
+				WithSource(gitopsapply.ApplicationSource().WithRepoURL(placeholderRepo).WithPath("deploy")).
 				WithType(gitopsv1alpha1.GitOpsDeploymentSpecTypeManual))
 		d, err := client.Apply(ctx, config, metav1.ApplyOptions{FieldManager: "e2e-client"})
 		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) { deleteDeploymentAndWait(ctx, tenantA, "applied") })
 		Expect(d.Spec.Type).To(Equal(gitopsv1alpha1.GitOpsDeploymentSpecTypeManual))
 
 		// A second manager taking spec.type conflicts unless it forces.
@@ -98,9 +110,14 @@ var _ = Describe("client-go", func() {
 	})
 
 	It("pages through 1,000 objects with kubectl --chunk-size", func(ctx context.Context) {
+		// Snapshots, which no controller acts on: 1,000 GitOpsDeployments would give the agent and
+		// Argo CD 1,000 Applications to work through while the rest of the suite runs.
 		ns := "e2e-paging"
 		createNamespace(ctx, ns)
-		client := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns)
+		DeferCleanup(func(ctx context.Context) {
+			Expect(gitops.AppStudioV1alpha1().Snapshots(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
+		})
+		client := gitops.AppStudioV1alpha1().Snapshots(ns)
 		names := make(chan string)
 		var wg sync.WaitGroup
 		errs := make(chan error, 1000)
@@ -109,7 +126,7 @@ var _ = Describe("client-go", func() {
 			go func() {
 				defer wg.Done()
 				for name := range names {
-					_, err := client.Create(ctx, newDeployment(name), metav1.CreateOptions{})
+					_, err := client.Create(ctx, newSnapshot(name), metav1.CreateOptions{})
 					errs <- err
 				}
 			}()
@@ -124,7 +141,7 @@ var _ = Describe("client-go", func() {
 			Expect(err).NotTo(HaveOccurred())
 		}
 
-		out := must("admin", "get", "gitopsdeployments", "-n", ns, "--chunk-size=150", "--no-headers")
+		out := must("admin", "get", "snapshots", "-n", ns, "--chunk-size=150", "--no-headers")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		Expect(lines).To(HaveLen(1000))
 		Expect(lines[0]).To(HavePrefix("paged-0000 "))
@@ -140,6 +157,7 @@ var _ = Describe("client-go", func() {
 	It("loses nothing when gitops-apiserver is killed and restarted", func(ctx context.Context) {
 		ns := "e2e-restart"
 		createNamespace(ctx, ns)
+		DeferCleanup(deleteAllDeployments, ns)
 		client := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns)
 		for i := 0; i < 20; i++ {
 			_, err := client.Create(ctx, newDeployment(fmt.Sprintf("before-%02d", i)), metav1.CreateOptions{})

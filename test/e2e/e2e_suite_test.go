@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -40,6 +41,11 @@ var (
 	adminConfig *rest.Config
 	kube        kubernetes.Interface
 	gitops      versioned.Interface
+
+	// placeholderRepo is a local Git repository whose path "deploy" holds no manifests: specs
+	// that need a valid GitOpsDeployment but do not test deploying point it here, so that Argo
+	// CD never tries to reach a host this machine cannot reach.
+	placeholderRepo string
 )
 
 // Tenants: alice administers tenant-a, bob administers tenant-b, carol may only view tenant-a.
@@ -61,6 +67,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	adminConfig.QPS, adminConfig.Burst = 200, 400
 	kube = kubernetes.NewForConfigOrDie(adminConfig)
 	gitops = versioned.NewForConfigOrDie(adminConfig)
+	placeholderRepo = "file://" + gitRepository(GinkgoT().TempDir(), map[string]string{
+		"deploy/README.md": "Nothing to deploy: the e2e suite's placeholder repository.\n",
+	})
 
 	for ns, bindings := range map[string]map[string]string{
 		tenantA: {"alice": "admin", "carol": "view"},
@@ -128,6 +137,19 @@ func fails(user, stdin string, args ...string) string {
 	stdout, stderr, err := run(user, stdin, args...)
 	Expect(err).To(HaveOccurred(), "kubectl %s succeeded: %s", strings.Join(args, " "), stdout)
 	return stderr
+}
+
+// deleteAllDeployments deletes every GitOpsDeployment of ns and waits until they are gone,
+// finalizers and all, so that the agent and Argo CD carry no backlog of a spec into the next.
+func deleteAllDeployments(ctx context.Context, ns string) {
+	GinkgoHelper()
+	client := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns)
+	Expect(client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
+	Eventually(func(g Gomega, ctx context.Context) {
+		list, err := client.List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(list.Items).To(BeEmpty())
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 }
 
 // killStackProcess kills a process of the stack with SIGKILL, by the PID hack/local-up.sh

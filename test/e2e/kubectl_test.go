@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +20,7 @@ import (
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
 
-// deployment is a valid GitOpsDeployment manifest.
+// deployment is a valid GitOpsDeployment manifest of the placeholder repository.
 func deployment(name, namespace string) string {
 	return fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
 kind: GitOpsDeployment
@@ -28,10 +29,10 @@ metadata:
   namespace: %s
 spec:
   source:
-    repoURL: https://github.com/redhat-appstudio/managed-gitops
-    path: resources/test-data/sample-gitops-repository/environments/overlays/dev
+    repoURL: %s
+    path: deploy
   type: automated
-`, name, namespace)
+`, name, namespace, placeholderRepo)
 }
 
 var _ = Describe("kubectl", func() {
@@ -52,9 +53,14 @@ var _ = Describe("kubectl", func() {
 		Expect(out).To(MatchRegexp(`(?m)^operations\s+managed-gitops.redhat.com/v1alpha1\s+true\s+Operation\s+\S+\s*$`))
 	})
 
-	It("applies the example objects and prints them as tables", func() {
+	It("applies the example objects and prints them as tables", func(ctx context.Context) {
 		// As the README says, with nothing created beforehand: the examples bring their namespace.
+		// They point at github.com, which this machine cannot reach: deleted again at once.
 		must("admin", "apply", "-f", "../../artifacts/examples/")
+		DeferCleanup(func(ctx context.Context) {
+			must("admin", "delete", "-f", "../../artifacts/examples/", "--ignore-not-found", "--wait=false")
+			deleteAllDeployments(ctx, "jane")
+		})
 		out := must("admin", "get", "gitopsdeployments", "-n", "jane")
 		Expect(out).To(MatchRegexp(`NAME\s+SYNC STATUS\s+HEALTH STATUS\s+AGE`))
 		Expect(out).To(ContainSubstring("managed-environment-gitops-depl"))
@@ -73,7 +79,7 @@ var _ = Describe("kubectl", func() {
 
 	It("rejects invalid objects with the field path, and stores nothing", func(ctx context.Context) {
 		ns := tenantA
-		bad := strings.Replace(deployment("invalid-path", ns), "path: resources/test-data/sample-gitops-repository/environments/overlays/dev", "path: /", 1)
+		bad := strings.Replace(deployment("invalid-path", ns), "path: deploy", "path: /", 1)
 		stderr := fails("admin", bad, "apply", "-f", "-")
 		Expect(stderr).To(ContainSubstring(`The GitOpsDeployment "invalid-path" is invalid: spec.source.path: Invalid value: "/"`))
 		_, _, err := run("admin", "", "get", "gitopsdeployment", "invalid-path", "-n", ns)
@@ -90,15 +96,21 @@ var _ = Describe("kubectl", func() {
 	})
 
 	It("streams changes to kubectl get --watch", func(ctx context.Context) {
+		ns := "e2e-kubectl-watch"
+		createNamespace(ctx, ns)
+		// kubectl lists, prints the list, then watches from the list's resourceVersion: once the
+		// marker of the list is printed, every later write reaches the watch.
+		mustIn("admin", deployment("marker", ns), "apply", "-f", "-")
+		DeferCleanup(deleteAllDeployments, ns)
 		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig("admin"), "get", "gitopsdeployments",
-			"-n", tenantB, "--watch", "--output-watch-events", "-o", "custom-columns=EVENT:.type,NAME:.object.metadata.name", "--no-headers")
+			"-n", ns, "--watch", "--output-watch-events", "-o", "custom-columns=EVENT:.type,NAME:.object.metadata.name", "--no-headers")
 		var out safeBuffer
 		cmd.Stdout = &out
 		Expect(cmd.Start()).To(Succeed())
 		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-		time.Sleep(time.Second) // the watch is established once the initial list is printed, which is empty here
-		mustIn("admin", deployment("watched-by-kubectl", tenantB), "apply", "-f", "-")
-		must("admin", "delete", "gitopsdeployment", "watched-by-kubectl", "-n", tenantB)
+		Eventually(out.String).WithTimeout(30 * time.Second).Should(MatchRegexp(`ADDED\s+marker\n`))
+		mustIn("admin", deployment("watched-by-kubectl", ns), "apply", "-f", "-")
+		must("admin", "delete", "gitopsdeployment", "watched-by-kubectl", "-n", ns)
 		Eventually(out.String).WithTimeout(30 * time.Second).Should(MatchRegexp(`ADDED\s+watched-by-kubectl\n(MODIFIED\s+watched-by-kubectl\n)*DELETED\s+watched-by-kubectl`))
 	})
 
@@ -108,7 +120,7 @@ var _ = Describe("kubectl", func() {
 		stderr := fails("admin", bigAnnotation, "create", "-f", "-")
 		Expect(stderr).To(ContainSubstring("metadata.annotations: Too long"))
 
-		bigBody := strings.Replace(deployment("big-body", tenantA), "path: resources/", "path: "+strings.Repeat("p", 4<<20)+"/", 1)
+		bigBody := strings.Replace(deployment("big-body", tenantA), "path: deploy", "path: "+strings.Repeat("p", 4<<20)+"/deploy", 1)
 		stderr = fails("admin", bigBody, "create", "-f", "-")
 		Expect(stderr).To(ContainSubstring("Request entity too large"))
 
@@ -121,6 +133,7 @@ var _ = Describe("kubectl", func() {
 	It("applies server-side, patches, labels and selects", func(ctx context.Context) {
 		ns := tenantA
 		mustIn("admin", deployment("ssa", ns), "apply", "--server-side", "--field-manager=e2e", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, ns, "ssa")
 		must("admin", "patch", "gitopsdeployment", "ssa", "-n", ns, "--type=merge", "-p", `{"spec":{"type":"manual"}}`)
 		must("admin", "patch", "gitopsdeployment", "ssa", "-n", ns, "--type=json",
 			"-p", `[{"op":"replace","path":"/spec/source/targetRevision","value":"main"}]`)
@@ -150,13 +163,16 @@ var _ = Describe("kubectl", func() {
 		Expect(out).To(ContainSubstring("Path is the directory of the repository to deploy"))
 		out = must("admin", "explain", "snapshotenvironmentbinding.spec.components.configuration.resources.limits")
 		Expect(out).To(ContainSubstring("FIELD: limits"))
-		out = must("admin", "describe", "gitopsdeployment", "ssa", "-n", tenantA)
-		Expect(out).To(MatchRegexp(`Repo URL:\s+https://github.com/redhat-appstudio/managed-gitops`))
+		mustIn("admin", deployment("described", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "described")
+		out = must("admin", "describe", "gitopsdeployment", "described", "-n", tenantA)
+		Expect(out).To(MatchRegexp(`Repo URL:\s+` + regexp.QuoteMeta(placeholderRepo)))
 	})
 
 	It("refuses an update from a stale resourceVersion with 409", func(ctx context.Context) {
 		client := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(tenantA)
 		mustIn("admin", deployment("stale", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "stale")
 		d, err := client.Get(ctx, "stale", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		must("admin", "label", "gitopsdeployment", "stale", "-n", tenantA, "touched=yes")
@@ -184,6 +200,7 @@ var _ = Describe("kubectl", func() {
 
 	It("waits for a condition written through /status", func() {
 		mustIn("admin", deployment("conditioned", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "conditioned")
 		must("admin", "patch", "gitopsdeployment", "conditioned", "-n", tenantA, "--subresource=status", "--type=merge",
 			"-p", `{"status":{"conditions":[{"type":"ErrorOccurred","status":"False","reason":"ErrorOccurredResolved"}]}}`)
 		must("admin", "wait", "--for=condition=ErrorOccurred=False", "gitopsdeployment/conditioned", "-n", tenantA, "--timeout=30s")

@@ -12,6 +12,7 @@ import (
 var _ = Describe("RBAC of the host cluster", func() {
 	It("lets a tenant work only in the namespaces where it holds a role", func() {
 		mustIn("alice", deployment("alices", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "alices")
 		Expect(must("alice", "get", "gitopsdeployments", "-n", tenantA, "-o", "name")).To(ContainSubstring("/alices"))
 
 		stderr := fails("alice", deployment("intruder", tenantB), "apply", "-f", "-")
@@ -22,19 +23,24 @@ var _ = Describe("RBAC of the host cluster", func() {
 		Expect(stderr).To(ContainSubstring("forbidden"))
 
 		mustIn("bob", deployment("bobs", tenantB), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantB, "bobs")
 		Expect(must("bob", "get", "gitopsdeployments", "-n", tenantB, "-o", "name")).NotTo(ContainSubstring("/alices"))
 	})
 
 	It("lets a viewer read but not write", func() {
-		Expect(must("carol", "get", "gitopsdeployments", "-n", tenantA, "-o", "name")).To(ContainSubstring("/alices"))
+		mustIn("alice", deployment("viewed", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "viewed")
+		Expect(must("carol", "get", "gitopsdeployments", "-n", tenantA, "-o", "name")).To(ContainSubstring("/viewed"))
 		stderr := fails("carol", deployment("viewers", tenantA), "apply", "-f", "-")
 		Expect(stderr).To(ContainSubstring("forbidden"))
-		stderr = fails("carol", "", "delete", "gitopsdeployment", "alices", "-n", tenantA)
+		stderr = fails("carol", "", "delete", "gitopsdeployment", "viewed", "-n", tenantA)
 		Expect(stderr).To(ContainSubstring("forbidden"))
 	})
 
 	It("keeps status writable only by the service", func() {
-		stderr := fails("alice", "", "patch", "gitopsdeployment", "alices", "-n", tenantA, "--subresource=status",
+		mustIn("alice", deployment("status-of-alices", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "status-of-alices")
+		stderr := fails("alice", "", "patch", "gitopsdeployment", "status-of-alices", "-n", tenantA, "--subresource=status",
 			"--type=merge", "-p", `{"status":{"health":{"status":"Healthy"}}}`)
 		Expect(stderr).To(ContainSubstring("forbidden"))
 	})

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Makes sure every host tool that the scripts and tests call is installed: with apt when we are
+# root, otherwise it stops with one line naming the package to install. `make test` runs it
+# first; hack/local-up.sh checks the same tools itself, so `make run` needs nothing else.
+#
+#   git, ssh (openssh-client)  the agent's ls-remote and the e2e Git servers
+#   curl, openssl              the local stack's health checks and certificates
+#   PostgreSQL 15              the unit tests' throwaway server and the local stack's database
+#   redis-server               Argo CD's cache in the local stack
+set -o errexit -o nounset -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
+
+ensure_command git git
+ensure_command ssh openssh-client
+ensure_command curl curl
+ensure_command openssl openssl
+ensure_command redis-server redis-server
+ensure_postgres "${PG_BIN:-/usr/lib/postgresql/15/bin}"
