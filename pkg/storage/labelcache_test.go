@@ -2,10 +2,12 @@ package storage
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -128,6 +130,49 @@ func writePhantom(ctx context.Context, t *testing.T, s *Store, obj *example.Pod)
 		INSERT INTO object_labels (lkey, lvalue, key) SELECT l.key, l.value, $1 FROM jsonb_each_text($5) l`,
 		key, "/pods", r.namespace, r.name, r.labels, r.value); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCountIsNotCapped checks that Count is exact beyond the cap of remainingItemCount: it is
+// the object count of apiserver_storage_objects and of API Priority and Fairness' list cost.
+func TestCountIsNotCapped(t *testing.T) {
+	ctx, s := testSetup(t)
+	defer func(m int64) { maxCount = m }(maxCount)
+	maxCount = 4
+	for i := range 7 {
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i)}}
+		if err := s.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range map[string]int64{"/pods": 7, "/pods/n": 7, "/pods/m": 0} {
+		if n, err := s.Count(key); err != nil || n != want {
+			t.Errorf("Count(%s) = %d, %v; want %d", key, n, err, want)
+		}
+	}
+}
+
+// TestContinueTokenKeyNotText checks that a continue token whose key PostgreSQL text cannot
+// hold (a NUL byte before its end, which PostgreSQL reports as invalid UTF-8) is the client's
+// error (400), not the database's (500).
+func TestContinueTokenKeyNotText(t *testing.T) {
+	ctx, s := testSetup(t)
+	if err := s.Create(ctx, "/pods/n/a", &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "a"}}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	rv, err := s.currentRV(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []string{"a\\u0000b", "\\u0000\\u0000"} {
+		// Made by hand, as a client could: EncodeContinue would not make such a token.
+		token := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, `{"v":"meta.k8s.io/v1","rv":%d,"start":"%s"}`, rv, start))
+		opts := apistorage.ListOptions{Recursive: true, Predicate: apistorage.SelectionPredicate{
+			Label: labels.Everything(), Field: fields.Everything(), GetAttrs: podAttrsForTest, Limit: 2, Continue: token}}
+		err = s.GetList(ctx, "/pods/n", opts, &example.PodList{})
+		if !apierrors.IsBadRequest(err) {
+			t.Errorf("GetList with continue key %q: %v, want 400 Bad Request", start, err)
+		}
 	}
 }
 

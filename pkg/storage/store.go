@@ -200,12 +200,14 @@ func (s *Store) Count(key string) (int64, error) {
 	if !strings.HasSuffix(key, "/") {
 		key += "/"
 	}
-	q := rangeQuery{start: key, end: prefixEnd(key), withCount: true, limit: 1}
-	res, err := s.b.rangeRead(context.Background(), q)
-	if err != nil {
-		return 0, err
-	}
-	return res.count, nil
+	// Not rangeRead's count, which stops at maxCount for remainingItemCount: Count feeds
+	// apiserver_storage_objects and API Priority and Fairness' estimate of what a list costs,
+	// which must see 100,000 objects as 100,000.
+	var args argList
+	keyRange := (&rangeQuery{start: key, end: prefixEnd(key)}).keyRange(&args)
+	var n int64
+	err = s.b.pool.QueryRow(context.Background(), `SELECT count(*) FROM objects WHERE `+keyRange, args...).Scan(&n)
+	return n, err
 }
 
 // objState is an object as last seen, with its stored (untransformed) bytes.
