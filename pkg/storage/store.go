@@ -142,26 +142,39 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return err
 	}
-	if s.unique != nil {
-		if k := s.unique.Key(obj); k != "" {
-			r.uniqueKey = &k
-		}
-	}
-	rv, err := s.b.create(ctx, r)
+	rv, err := s.b.create(ctx, s.claimUniqueKey(r, obj))
 	if errors.Is(err, errKeyExists) {
 		return apistorage.NewKeyExistsError(key, 0)
 	}
-	var taken *uniqueConflictError
-	if errors.As(err, &taken) {
-		return s.unique.Conflict(obj, taken.holder)
-	}
-	if err != nil {
+	if err := s.uniqueConflict(err, obj); err != nil {
 		return err
 	}
 	if out != nil {
 		return decode(s.codec, s.versioner, data, out, rv)
 	}
 	return nil
+}
+
+// claimUniqueKey sets the unique key a new object claims, if its resource has a unique index.
+// Every path that creates an object goes through it: Create, and GuaranteedUpdate of a missing
+// key (server-side apply and update of a new object).
+func (s *Store) claimUniqueKey(r record, obj runtime.Object) record {
+	if s.unique != nil {
+		if k := s.unique.Key(obj); k != "" {
+			r.uniqueKey = &k
+		}
+	}
+	return r
+}
+
+// uniqueConflict turns the error of a create whose unique key was taken into the index's own
+// error for obj; other errors pass unchanged.
+func (s *Store) uniqueConflict(err error, obj runtime.Object) error {
+	var taken *uniqueConflictError
+	if errors.As(err, &taken) {
+		return s.unique.Conflict(obj, taken.holder)
+	}
+	return err
 }
 
 // Get implements storage.Interface. Like etcd3 it always reads the latest state; the RV is
@@ -438,7 +451,8 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		)
 		if orig.rev == 0 {
 			// The key did not exist (ignoreNotFound): create it, or start over if someone else did.
-			rv, err = s.b.create(ctx, r)
+			rv, err = s.b.create(ctx, s.claimUniqueKey(r, ret))
+			err = s.uniqueConflict(err, ret)
 			if errors.Is(err, errKeyExists) {
 				if cur, _, err = s.b.get(ctx, key); err != nil {
 					return err

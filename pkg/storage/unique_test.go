@@ -87,3 +87,38 @@ func TestUniqueIndexOneOfRacingCreatesWins(t *testing.T) {
 		t.Errorf("the key is free once its holder is deleted: %v", err)
 	}
 }
+
+// GuaranteedUpdate of a key that does not exist creates the object (server-side apply and
+// update of a new object take that path): it must claim the unique key as Create does.
+func TestUniqueIndexHoldsForCreateThroughUpdate(t *testing.T) {
+	b := newTestBackend(t, testOptions)
+	b.SetUniqueIndex(schema.GroupResource{Resource: "pods"}, UniqueIndex{
+		Key:      func(obj runtime.Object) string { return obj.(*example.Pod).Spec.NodeName },
+		Conflict: func(_ runtime.Object, holder string) error { return heldBy(holder) },
+	})
+	s := newPodStore(b)
+	ctx := context.Background()
+	applyNew := func(name, node string) error {
+		return s.GuaranteedUpdate(ctx, "/pods/a/"+name, &example.Pod{}, true, nil,
+			func(runtime.Object, apistorage.ResponseMeta) (runtime.Object, *uint64, error) {
+				return &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}, Spec: example.PodSpec{NodeName: node}}, nil, nil
+			}, nil)
+	}
+	if err := applyNew("first", "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	var held heldBy
+	if err := applyNew("second", "node-1"); !errors.As(err, &held) || string(held) != "first" {
+		t.Fatalf("a second object with the same unique key through GuaranteedUpdate: %v, want held by first", err)
+	}
+	if err := s.Create(ctx, "/pods/a/third", &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "third"},
+		Spec: example.PodSpec{NodeName: "node-2"}}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyNew("fourth", "node-2"); !errors.As(err, &held) || string(held) != "third" {
+		t.Fatalf("a key claimed by Create, then through GuaranteedUpdate: %v, want held by third", err)
+	}
+	if err := applyNew("fifth", "node-3"); err != nil {
+		t.Errorf("a free key through GuaranteedUpdate: %v", err)
+	}
+}
