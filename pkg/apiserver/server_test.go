@@ -16,6 +16,7 @@ import (
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	gitopsapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/managedgitops/v1alpha1"
+	appstudioapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
@@ -247,6 +248,13 @@ func TestOneBindingPerApplicationAndEnvironment(t *testing.T) {
 	}
 	if _, err := client.Create(ctx, binding("prod", "production"), metav1.CreateOptions{}); err != nil {
 		t.Errorf("another environment: %v", err)
+	}
+	// Server-side apply of a new binding creates through the update path: the same rule holds.
+	applied := appstudioapply.SnapshotEnvironmentBinding("applied", "team").WithSpec(
+		appstudioapply.SnapshotEnvironmentBindingSpec().WithApplication("app").WithEnvironment("staging").WithSnapshot("s1").
+			WithComponents(appstudioapply.BindingComponent().WithName("c")))
+	if _, err := client.Apply(ctx, applied, metav1.ApplyOptions{FieldManager: "test"}); !apierrors.IsInvalid(err) {
+		t.Errorf("server-side apply of a second binding for app and staging: want 422, got %v", err)
 	}
 	list, err := client.List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 2 {
