@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -65,6 +66,13 @@ func (b *Backend) NewStore(codec runtime.Codec, newFunc, newListFunc func() runt
 		s.objectType = reflect.TypeOf(newFunc()).String()
 	}
 	s.SetTransformer(transformer)
+	if s.unique != nil && newFunc != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.fillUniqueKeys(ctx); err != nil {
+			klog.Errorf("giving %s stored before migration 000002 their unique keys: %v", groupResource, err)
+		}
+	}
 	return s
 }
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 )
 
 // UniqueIndex is a rule that no two objects of a resource in one namespace may share a key,
@@ -70,4 +72,61 @@ func (b *Backend) whyCreateLost(ctx context.Context, r record) error {
 		return err
 	}
 	return &uniqueConflictError{holder: holder}
+}
+
+// fillUniqueKeys gives their unique key to the resource's objects stored without one: rows
+// written before migration 000002 added the column, which a create with the same key would
+// otherwise pass. Oldest first, so that of two such rows with one key the older keeps it; the
+// other is reported and stays without, since only a person can decide which binding to keep.
+// Objects that claim no key ("") are read again at every start; there are none among valid
+// SnapshotEnvironmentBindings, the one resource with an index.
+func (s *Store) fillUniqueKeys(ctx context.Context) error {
+	rows, err := s.b.pool.Query(ctx, `SELECT key, value, mod_rv FROM objects WHERE resource = $1 AND unique_key IS NULL ORDER BY create_rv`,
+		s.resourcePrefix)
+	if err != nil {
+		return err
+	}
+	type stored struct {
+		key   string
+		value []byte
+		rv    int64
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stored, error) {
+		var o stored
+		return o, r.Scan(&o.key, &o.value, &o.rv)
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range all {
+		data, _, err := s.fromStorage(ctx, o.key, o.value)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", o.key, err)
+		}
+		obj := s.newFunc()
+		if err := decode(s.codec, s.versioner, data, obj, o.rv); err != nil {
+			return fmt.Errorf("decoding %s: %w", o.key, err)
+		}
+		k := s.unique.Key(obj)
+		if k == "" {
+			continue
+		}
+		// The check in the statement skips a key already held; the unique index still decides
+		// if another replica's create takes it at the same moment.
+		tag, err := s.b.pool.Exec(ctx, `UPDATE objects o SET unique_key = $2 WHERE o.key = $1 AND o.unique_key IS NULL
+			AND NOT EXISTS (SELECT 1 FROM objects h WHERE h.resource = o.resource AND h.namespace = o.namespace AND h.unique_key = $2)`,
+			o.key, k)
+		if err != nil && !isUniqueViolation(err) {
+			return fmt.Errorf("setting the unique key of %s: %w", o.key, err)
+		}
+		if err != nil || tag.RowsAffected() == 0 {
+			klog.Warningf("%s was stored before its unique key %q was enforced, and another object of its namespace holds that key (or %s was deleted meanwhile): both keep working; delete one of them", o.key, k, o.key)
+		}
+	}
+	return nil
+}
+
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" // unique_violation
 }

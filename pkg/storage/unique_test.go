@@ -122,3 +122,37 @@ func TestUniqueIndexHoldsForCreateThroughUpdate(t *testing.T) {
 		t.Errorf("a free key through GuaranteedUpdate: %v", err)
 	}
 }
+
+// Objects stored before migration 000002 have no unique key: a store of a resource with an
+// index gives them theirs when it starts, oldest first, so that a new create with the same key
+// is refused; of two old objects sharing a key, the older keeps it.
+func TestUniqueKeysFilledForObjectsStoredBeforeTheIndex(t *testing.T) {
+	ctx := context.Background()
+	b := newTestBackend(t, testOptions)
+	before := newPodStore(b) // no index yet: unique_key stays NULL, as before migration 000002
+	for _, p := range []struct{ name, node string }{{"old", "node-1"}, {"older-twin", "node-2"}, {"younger-twin", "node-2"}, {"none", ""}} {
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: p.name}, Spec: example.PodSpec{NodeName: p.node}}
+		if err := before.Create(ctx, "/pods/a/"+p.name, pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.SetUniqueIndex(schema.GroupResource{Resource: "pods"}, UniqueIndex{
+		Key:      func(obj runtime.Object) string { return obj.(*example.Pod).Spec.NodeName },
+		Conflict: func(_ runtime.Object, holder string) error { return heldBy(holder) },
+	})
+	s := newPodStore(b)
+	create := func(name, node string) error {
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}, Spec: example.PodSpec{NodeName: node}}
+		return s.Create(ctx, "/pods/a/"+name, pod, nil, 0)
+	}
+	var held heldBy
+	if err := create("new", "node-1"); !errors.As(err, &held) || string(held) != "old" {
+		t.Errorf("a new object with the key of one stored before the index: %v, want held by old", err)
+	}
+	if err := create("new-2", "node-2"); !errors.As(err, &held) || string(held) != "older-twin" {
+		t.Errorf("a new object with the key two stored before the index share: %v, want held by older-twin", err)
+	}
+	if err := create("new-3", "node-3"); err != nil {
+		t.Errorf("a free key: %v", err)
+	}
+}
