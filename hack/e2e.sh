@@ -2,7 +2,9 @@
 # Runs the e2e suite (test/e2e) against a local stack of its own: its state in .local/e2e, its
 # ports 1000 above those of `make run` (GITOPS_E2E_PORT_OFFSET changes that, for a second e2e run
 # beside the first), so both can run at once. The stack is stopped and its state removed
-# afterwards, whatever the outcome. GINKGO_FLAGS adds Ginkgo flags, for example
+# afterwards, whatever the outcome. Specs run in a random order (--ginkgo.randomize-all), so
+# that no spec leans on what another left behind; Ginkgo prints the seed. GINKGO_FLAGS replaces
+# that, for example to repeat an order:
 #
 #   GINKGO_FLAGS='--ginkgo.randomize-all --ginkgo.seed=42' hack/e2e.sh
 set -o errexit -o nounset -o pipefail
@@ -34,4 +36,4 @@ export GITOPS_E2E_DIR="${GITOPS_LOCAL_DIR}"
 export GITOPS_E2E_KUBECTL="${KUBE_BIN}/kubectl"
 cd "${ROOT}"
 # shellcheck disable=SC2086 # GINKGO_FLAGS is a list of flags
-go test -tags e2e -count=1 -timeout 30m -v ./test/e2e/... -args -ginkgo.v ${GINKGO_FLAGS:-}
+go test -tags e2e -count=1 -timeout 30m -v ./test/e2e/... -args -ginkgo.v ${GINKGO_FLAGS:---ginkgo.randomize-all}
