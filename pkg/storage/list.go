@@ -91,8 +91,9 @@ func (s *Store) resolveGetListRev(continueKey string, continueRV int64, opts api
 var errTooManyRows = errors.New("more rows match than asked for")
 
 // GetList implements storage.Interface.
-func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
-	key, err := s.prepareKey(key)
+func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) (err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return err
 	}

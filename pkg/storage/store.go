@@ -131,8 +131,9 @@ func (s *Store) newRecord(ctx context.Context, key string, obj runtime.Object, d
 }
 
 // Create implements storage.Interface.
-func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	key, err := s.prepareKey(key)
+func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) (err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return err
 	}
@@ -187,8 +188,9 @@ func (s *Store) uniqueConflict(err error, obj runtime.Object) error {
 
 // Get implements storage.Interface. Like etcd3 it always reads the latest state; the RV is
 // only a lower bound.
-func (s *Store) Get(ctx context.Context, key string, opts apistorage.GetOptions, out runtime.Object) error {
-	key, err := s.prepareKey(key)
+func (s *Store) Get(ctx context.Context, key string, opts apistorage.GetOptions, out runtime.Object) (err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return err
 	}
@@ -213,8 +215,9 @@ func (s *Store) Get(ctx context.Context, key string, opts apistorage.GetOptions,
 }
 
 // Count implements storage.Interface.
-func (s *Store) Count(key string) (int64, error) {
-	key, err := s.prepareKey(key)
+func (s *Store) Count(key string) (_ int64, err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return 0, err
 	}
@@ -304,8 +307,9 @@ func (s *Store) stateFromObject(obj runtime.Object) (*objState, error) {
 // Delete implements storage.Interface with etcd3's rules for preconditions, validateDeletion
 // and a cached object used as a suggestion.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *apistorage.Preconditions,
-	validateDeletion apistorage.ValidateObjectFunc, cachedExistingObject runtime.Object) error {
-	key, err := s.prepareKey(key)
+	validateDeletion apistorage.ValidateObjectFunc, cachedExistingObject runtime.Object) (err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return err
 	}
@@ -376,8 +380,9 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 // GuaranteedUpdate implements storage.Interface: a compare-and-swap loop on the key's mod RV
 // with etcd3's rules for suggestions, no-op detection and stale transformer data.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
-	preconditions *apistorage.Preconditions, tryUpdate apistorage.UpdateFunc, cachedExistingObject runtime.Object) error {
-	key, err := s.prepareKey(key)
+	preconditions *apistorage.Preconditions, tryUpdate apistorage.UpdateFunc, cachedExistingObject runtime.Object) (err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return err
 	}

@@ -41,8 +41,9 @@ type watcher struct {
 
 // Watch implements storage.Interface with etcd3's semantics for the start RV, initial
 // events and bookmarks.
-func (s *Store) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
-	key, err := s.prepareKey(key)
+func (s *Store) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (_ watch.Interface, err error) {
+	defer func() { err = clientError(err) }()
+	key, err = s.prepareKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func (w *watcher) run(endBookmark, initialEvents bool) {
 	defer close(w.result)
 	defer w.cancel()
 	if err := w.serve(endBookmark, initialEvents); err != nil && w.ctx.Err() == nil {
-		status := toStatusError(err).Status()
+		status := toStatusError(clientError(err)).Status()
 		select {
 		case w.result <- watch.Event{Type: watch.Error, Object: &status}:
 		case <-w.ctx.Done():
