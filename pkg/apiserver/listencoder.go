@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"reflect"
 	goruntime "runtime"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 )
 
 // streamingLists is the JSON serializer, except that it writes a list item by item, in
@@ -50,7 +52,8 @@ func (s streamingLists) Encode(obj runtime.Object, w io.Writer) error {
 		return s.Serializer.Encode(obj, w)
 	}
 	bw := chunkWriters.Get().(*bufio.Writer)
-	bw.Reset(w)
+	sent := &countingWriter{w: w}
+	bw.Reset(sent)
 	defer func() {
 		bw.Reset(nil)
 		chunkWriters.Put(bw)
@@ -58,10 +61,31 @@ func (s streamingLists) Encode(obj runtime.Object, w io.Writer) error {
 	bw.Write(prefix)
 	bw.WriteByte('[')
 	if err := encodeItems(bw, items); err != nil {
+		if sent.n > 0 {
+			// The status line (200) and part of the list are out: an error status written after
+			// them would make a 200 whose body is half a list and half a Status. Cutting the
+			// response (net/http closes the connection or resets the HTTP/2 stream) lets the
+			// client, and kube-apiserver's proxy before it, see that it failed.
+			klog.ErrorS(err, "Cutting a list response short: an item could not be encoded after the first bytes were sent")
+			panic(http.ErrAbortHandler)
+		}
 		return err
 	}
 	bw.WriteString("]}\n")
 	return bw.Flush()
+}
+
+// countingWriter counts what reached the response, to tell whether an error can still be
+// answered with an error status.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // chunkWriters are reused: a buffer of listChunk bytes per list was a tenth of the garbage of

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -144,6 +146,61 @@ func TestStreamingListsStopAtAnItemThatCannotBeEncoded(t *testing.T) {
 	stacks = stacks[:goruntime.Stack(stacks, true)]
 	if n := bytes.Count(stacks, []byte("apiserver.encodeItems.func")); n > 0 {
 		t.Errorf("%d encoding goroutines left after the error", n)
+	}
+}
+
+// bigItem is a failingItem of about 1 KB, so that the items before failAt fill more than the
+// first chunk and reach the response before the failing one.
+type bigItem struct{ N int }
+
+func (b bigItem) MarshalJSON() ([]byte, error) {
+	if b.N == failAt {
+		return nil, errors.New("item cannot be encoded")
+	}
+	return json.Marshal(strings.Repeat("x", 1000))
+}
+
+type bigList struct {
+	metav1.TypeMeta `json:",inline"`
+	Items           []bigItem `json:"items"`
+}
+
+func (l *bigList) DeepCopyObject() runtime.Object { return l }
+
+// TestStreamingListsCutTheResponseAfterTheFirstChunk checks that an item that cannot be encoded
+// after part of the list was sent cuts the HTTP response, so that the client reads an error and
+// not a 200 that ends half-way, and that before anything was sent the error is returned for the
+// apiserver to answer with a status.
+func TestStreamingListsCutTheResponseAfterTheFirstChunk(t *testing.T) {
+	serializer := streamingLists{jsonSerializer(t)}
+	big := &bigList{}
+	for i := range 1000 {
+		big.Items = append(big.Items, bigItem{i})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if err := serializer.Encode(big, w); err != nil {
+			// What the apiserver does with an encoding error: a Status after what was written.
+			fmt.Fprintf(w, `{"kind":"Status","code":500,"message":%q}`, err.Error())
+		}
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("read a whole %d response of %d bytes, want it cut: %.100s…%s", resp.StatusCode, len(body), body, body[max(0, len(body)-100):])
+	}
+	if len(body) < listChunk {
+		t.Errorf("cut after %d bytes, before the first chunk (%d) was even sent", len(body), listChunk)
+	}
+
+	small := &failingList{Items: []failingItem{{failAt}}}
+	if err := serializer.Encode(small, io.Discard); err == nil || !strings.Contains(err.Error(), "item cannot be encoded") {
+		t.Errorf("nothing sent yet: got %v, want the item's error", err)
 	}
 }
 
