@@ -135,6 +135,9 @@ as_postgres() {
 
 start_postgres() {
 	local data="${STATE}/postgres"
+	if [[ $(id -u) -eq 0 ]] && ! runuser -u postgres -- test -x "${STATE}"; then
+		die "PostgreSQL runs as the postgres user, which cannot reach ${STATE}: let others traverse its parent folders (chmod o+x), or set GITOPS_LOCAL_DIR to a folder it can reach"
+	fi
 	if [[ ! -f "${data}/PG_VERSION" ]]; then
 		mkdir -p "${data}"
 		[[ $(id -u) -eq 0 ]] && chown postgres: "${data}"

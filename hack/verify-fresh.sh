@@ -24,6 +24,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# mktemp makes the folder private; the local stack's PostgreSQL runs as the postgres user when we
+# are root, and must reach its data folder inside the clone.
+chmod 755 "${TMP}"
 
 commit="$(git -C "${ROOT}" rev-parse --verify "${REF}^{commit}")"
 git clone -q --no-local "${ROOT}" "${TMP}/repo"
