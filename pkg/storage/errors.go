@@ -62,6 +62,9 @@ const (
 
 // classify tells the database's errors apart by what a client can do about them.
 func classify(err error) dbErrorKind {
+	if err == nil {
+		return notFromDB
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {

@@ -187,6 +187,10 @@ func (w *watcher) sendInitialEvents() error {
 	}
 }
 
+// catchUpBackoff is the first wait before a watch reads the log again after the database
+// failed it.
+const catchUpBackoff = 50 * time.Millisecond
+
 // follow delivers changes after lastRV: first from the log up to where the subscription
 // started, then from the subscription. It returns errOverflow when the subscription was cut
 // because this watch fell behind; the caller then subscribes again and catches up.
@@ -197,12 +201,25 @@ func (w *watcher) follow(sub *subscription) error {
 	if sub.compacted > w.lastRV {
 		return expired
 	}
+	backoff := catchUpBackoff
 	for w.lastRV < sub.from {
 		_, compacted, changes, err := w.s.b.readChanges(w.ctx, changeRange{
 			after: w.lastRV, upTo: sub.from, key: w.key, recursive: w.recursive, limit: replayBatch})
+		if kind := classify(err); kind == dbUnavailable || kind == dbTimeout {
+			// The log is still there when PostgreSQL is back: a watch that fell behind during
+			// a restart or failover waits for it rather than ending, as the feed does.
+			select {
+			case <-w.ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		backoff = catchUpBackoff
 		if compacted > w.lastRV {
 			return expired
 		}
