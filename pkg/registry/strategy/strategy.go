@@ -110,17 +110,32 @@ func (Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object
 
 // GetResetFields tells server-side apply that status is not owned through the main resource.
 func (s Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return s.resetFields("status")
+	return s.resetFields(fieldpath.MakePathOrDie("status"))
 }
 
-// resetFields lists path for every served version: structured-merge-diff dereferences the
+// resetFields lists paths for every served version: structured-merge-diff dereferences the
 // entry of the version being applied, so none may be missing.
-func (s Strategy) resetFields(path string) map[fieldpath.APIVersion]*fieldpath.Set {
+func (s Strategy) resetFields(paths ...fieldpath.Path) map[fieldpath.APIVersion]*fieldpath.Set {
 	fields := map[fieldpath.APIVersion]*fieldpath.Set{}
 	for _, gv := range s.GroupVersions {
-		fields[fieldpath.APIVersion(gv.String())] = fieldpath.NewSet(fieldpath.MakePathOrDie(path))
+		fields[fieldpath.APIVersion(gv.String())] = fieldpath.NewSet(paths...)
 	}
 	return fields
+}
+
+// StatusResetPaths are the fields a write through /status does not change: spec, and the
+// metadata metav1.ResetObjectMetaForStatus puts back. Server-side apply must know all of them,
+// or an apply to /status that carries labels (a whole-object apply configuration) records its
+// manager as the labels' owner although they were never written, and a later apply of those
+// labels to the main resource conflicts with that manager.
+func StatusResetPaths() []fieldpath.Path {
+	return []fieldpath.Path{
+		fieldpath.MakePathOrDie("spec"),
+		fieldpath.MakePathOrDie("metadata", "labels"),
+		fieldpath.MakePathOrDie("metadata", "annotations"),
+		fieldpath.MakePathOrDie("metadata", "finalizers"),
+		fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+	}
 }
 
 // StatusStrategy is the strategy of the /status subresource: only status is written.
@@ -147,7 +162,7 @@ func (s StatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Obj
 
 // GetResetFields tells server-side apply that only status is owned through /status.
 func (s StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return s.resetFields("spec")
+	return s.resetFields(StatusResetPaths()...)
 }
 
 func resetStatus(obj runtime.Object) {

@@ -337,12 +337,19 @@ func TestGetResetFields(t *testing.T) {
 			"appstudio.redhat.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
 			"appstudio.redhat.com/v1beta1":  fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
 		}},
+		// /status owns only status: spec and the metadata it puts back are reset.
 		{"/status", NewStatus(namespacedWithStatus()), map[fieldpath.APIVersion]*fieldpath.Set{
-			"appstudio.redhat.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+			"appstudio.redhat.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"),
+				fieldpath.MakePathOrDie("metadata", "annotations"), fieldpath.MakePathOrDie("metadata", "finalizers"),
+				fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 		}},
 		{"/status, two versions", NewStatus(twoVersions), map[fieldpath.APIVersion]*fieldpath.Set{
-			"appstudio.redhat.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-			"appstudio.redhat.com/v1beta1":  fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+			"appstudio.redhat.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"),
+				fieldpath.MakePathOrDie("metadata", "annotations"), fieldpath.MakePathOrDie("metadata", "finalizers"),
+				fieldpath.MakePathOrDie("metadata", "ownerReferences")),
+			"appstudio.redhat.com/v1beta1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"),
+				fieldpath.MakePathOrDie("metadata", "annotations"), fieldpath.MakePathOrDie("metadata", "finalizers"),
+				fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 		}},
 	}
 	for _, tc := range cases {
@@ -512,4 +519,26 @@ func TestMissingFieldPanics(t *testing.T) {
 		}
 	}()
 	New(namespacedWithStatus()).PrepareForCreate(context.Background(), &corev1.ConfigMap{})
+}
+
+// What the /status strategy reverts must be among the reset fields of /status: otherwise a
+// server-side apply to /status whose configuration carries labels records its manager as their
+// owner although they were never written, and a later apply of those labels to the main
+// resource conflicts with that manager.
+func TestStatusResetFieldsCoverWhatStatusReverts(t *testing.T) {
+	reset := NewStatus(namespacedWithStatus()).GetResetFields()["appstudio.redhat.com/v1alpha1"]
+	for _, p := range []fieldpath.Path{
+		fieldpath.MakePathOrDie("metadata", "labels"),
+		fieldpath.MakePathOrDie("metadata", "annotations"),
+		fieldpath.MakePathOrDie("metadata", "finalizers"),
+		fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+	} {
+		covered := false
+		for i := 1; i <= len(p); i++ {
+			covered = covered || reset.Has(p[:i])
+		}
+		if !covered {
+			t.Errorf("/status reverts %s but does not list it in its reset fields %v", p, reset)
+		}
+	}
 }

@@ -311,7 +311,7 @@ func TestNewREST(t *testing.T) {
 			"spec.deploymentTargetClassName": "isolation-level-namespace", "spec.targetName": "prod-dt", "status.phase": "Bound"}},
 		{"columns", headers, []string{"Name", "Class", "Target", "Phase", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

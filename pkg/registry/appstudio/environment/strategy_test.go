@@ -336,7 +336,7 @@ func TestNewREST(t *testing.T) {
 			"spec.deploymentStrategy": "AppStudioAutomated", "spec.parentEnvironment": "dev"}},
 		{"columns", headers, []string{"Name", "Display Name", "Strategy", "Parent", "Target", "Reconciled (wide)", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

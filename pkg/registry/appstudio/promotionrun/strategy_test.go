@@ -308,7 +308,7 @@ func TestNewREST(t *testing.T) {
 			"spec.application": "appa", "spec.snapshot": "my-snapshot", "status.state": "Complete"}},
 		{"columns", headers, []string{"Name", "Application", "Snapshot", "Target", "State", "Result", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -318,7 +318,7 @@ func TestNewREST(t *testing.T) {
 		{"field selectors", attrs, fields.Set{"metadata.name": "my-snapshot", "metadata.namespace": "jane", "spec.application": "new-demo-app"}},
 		{"columns", headers, []string{"Name", "Application", "Components", "Display Name (wide)", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

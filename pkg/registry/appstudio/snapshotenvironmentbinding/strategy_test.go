@@ -329,7 +329,7 @@ func TestNewREST(t *testing.T) {
 			"spec.application": "new-demo-app", "spec.environment": "staging", "spec.snapshot": "my-snapshot"}},
 		{"columns", headers, []string{"Name", "Application", "Environment", "Snapshot", "Deployed", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -353,7 +353,7 @@ func TestNewREST(t *testing.T) {
 			"status.sync.status": "Synced", "status.health.status": "Healthy"}},
 		{"columns", headers, []string{"Name", "Sync Status", "Health Status", "Type (wide)", "Repository (wide)", "Path (wide)", "Environment (wide)", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 		{"file repository refused", len(strict.CreateStrategy.Validate(context.Background(), fileRepo)), 1},
 		{"file repository allowed", len(lenient.CreateStrategy.Validate(context.Background(), fileRepo)), 0},
 	}

@@ -317,7 +317,7 @@ func TestNewREST(t *testing.T) {
 		{"field selectors", attrs, fields.Set{"metadata.name": "my-cluster", "metadata.namespace": "jane", "spec.credentialsSecret": "my-cluster-secret"}},
 		{"columns", headers, []string{"Name", "API URL", "Secret", "Connected", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

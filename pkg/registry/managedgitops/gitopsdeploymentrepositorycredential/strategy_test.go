@@ -320,7 +320,7 @@ func TestNewREST(t *testing.T) {
 			"spec.repository": "https://github.com/org/private-app", "spec.secret": "private-repo-secret"}},
 		{"columns", headers, []string{"Name", "Repository", "Secret", "Valid", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -294,7 +294,7 @@ func TestNewREST(t *testing.T) {
 			"spec.resourceType": "Application", "status.state": "Completed"}},
 		{"columns", headers, []string{"Name", "Type", "Target", "State", "Attempts", "Message (wide)", "Age"}},
 		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("spec")).String()},
+		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
