@@ -11,6 +11,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,11 +142,20 @@ func TestStreamingListsStopAtAnItemThatCannotBeEncoded(t *testing.T) {
 	if !strings.HasPrefix(want.String(), got.String()) {
 		t.Errorf("written before the error:\n%.200s\nnot a prefix of the items before it", got.String())
 	}
-	// Only the encoder's own goroutines: other tests of the package leave servers behind.
-	stacks := make([]byte, 1<<20)
-	stacks = stacks[:goruntime.Stack(stacks, true)]
-	if n := bytes.Count(stacks, []byte("apiserver.encodeItems.func")); n > 0 {
-		t.Errorf("%d encoding goroutines left after the error", n)
+	// Only the encoder's own goroutines: other tests of the package leave servers behind. A
+	// goroutine is still on its way out for a moment after its wg.Done, so the count must
+	// reach zero soon, not at once.
+	encoders := func() int {
+		stacks := make([]byte, 1<<20)
+		stacks = stacks[:goruntime.Stack(stacks, true)]
+		return bytes.Count(stacks, []byte("apiserver.encodeItems.func"))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for n := encoders(); n > 0; n = encoders() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d encoding goroutines left 5s after the error", n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
