@@ -42,8 +42,12 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		// pgx's parse errors quote the connection string, password included.
 		return nil, fmt.Errorf("the PostgreSQL connection string is not valid (it is not repeated here because it may hold a password)")
 	}
+	storageOpts := storage.Options{CompactionWindow: opts.CompactionWindow}
 	cfg.MaxConns = opts.MaxConns
 	cfg.ConnConfig.Tracer = queryTracer{}
+	// Session limits: a replica frozen inside a write, or gone without closing its socket,
+	// must not hold the resourceVersion counter lock, and with it every replica's writes.
+	storage.ConfigurePool(cfg, storageOpts)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
@@ -53,7 +57,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		return nil, err
 	}
 	// NewBackend applies pending migrations under an advisory lock, so replicas may start together.
-	backend, err := storage.NewBackend(ctx, pool, storage.Options{CompactionWindow: opts.CompactionWindow})
+	backend, err := storage.NewBackend(ctx, pool, storageOpts)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("starting the PostgreSQL storage: %w", err)

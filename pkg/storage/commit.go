@@ -217,7 +217,7 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 	results := make([]writeResult, len(ops))
 	var exists []int
 	var last int64
-	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, b.writePool, func(tx pgx.Tx) error {
 		cur, err := lockRows(ctx, tx, ops)
 		if err != nil {
 			return err

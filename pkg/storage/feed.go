@@ -59,6 +59,8 @@ type feed struct {
 	wakeCh  chan struct{}
 	stateMu sync.Mutex
 	lastErr error
+	// polled is when the last read of the log completed; it starts at newFeed.
+	polled time.Time
 
 	mu        sync.Mutex
 	rv        int64 // every change <= rv has been dispatched
@@ -75,7 +77,7 @@ type feed struct {
 const feedBatch = 1000
 
 func newFeed(b *Backend, rv int64) *feed {
-	return &feed{b: b, rv: rv, wakeCh: make(chan struct{}, 1), subs: map[*subscription]struct{}{}, advanced: make(chan struct{})}
+	return &feed{b: b, rv: rv, polled: time.Now(), wakeCh: make(chan struct{}, 1), subs: map[*subscription]struct{}{}, advanced: make(chan struct{})}
 }
 
 func (f *feed) wake() {
@@ -91,12 +93,22 @@ func (f *feed) healthy() error {
 	if f.lastErr != nil {
 		return fmt.Errorf("postgresql storage not ready: %w", f.lastErr)
 	}
+	// A read that hangs returns no error until it times out, if ever; meanwhile no watch of
+	// this process gets anything.
+	if since := time.Since(f.polled); since > f.b.opts.FeedStaleAfter {
+		return fmt.Errorf("postgresql storage not ready: the watch feed has not completed a read of the change log for %s (limit %s)",
+			since.Round(time.Millisecond), f.b.opts.FeedStaleAfter)
+	}
 	return nil
 }
 
-func (f *feed) setErr(err error) {
+// polledWith records the outcome of a read of the log.
+func (f *feed) polledWith(err error) {
 	f.stateMu.Lock()
 	f.lastErr = err
+	if err == nil {
+		f.polled = time.Now()
+	}
 	f.stateMu.Unlock()
 }
 
@@ -166,7 +178,7 @@ func (f *feed) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			f.setErr(err)
+			f.polledWith(err)
 			if err != nil {
 				klog.V(2).Infof("postgresql storage feed: %v", err)
 				select {
@@ -202,8 +214,13 @@ func (f *feed) pollOnce(ctx context.Context) (bool, error) {
 	f.mu.Lock()
 	from := f.rv
 	f.mu.Unlock()
-	current, compacted, changes, err := f.b.readChanges(ctx, changeRange{after: from, limit: feedBatch})
+	readCtx, cancel := context.WithTimeout(ctx, f.b.opts.FeedPollTimeout)
+	defer cancel()
+	current, compacted, changes, err := queryChanges(readCtx, f.b.feedPool, changeRange{after: from, limit: feedBatch})
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(readCtx.Err(), context.DeadlineExceeded) {
+			return false, fmt.Errorf("reading the change log took longer than %s: %w", f.b.opts.FeedPollTimeout, err)
+		}
 		return false, err
 	}
 	f.mu.Lock()
@@ -286,8 +303,17 @@ type changeRange struct {
 }
 
 // readChanges returns the changes of r in RV order, with the snapshot's current and
-// compacted RVs.
+// compacted RVs, read on the request pool.
 func (b *Backend) readChanges(ctx context.Context, r changeRange) (current, compacted int64, out []*change, err error) {
+	return queryChanges(ctx, b.pool, r)
+}
+
+// querier is a pool or a connection.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func queryChanges(ctx context.Context, q querier, r changeRange) (current, compacted int64, out []*change, err error) {
 	var args argList
 	where := "rv > " + args.add(r.after)
 	if r.upTo > 0 {
@@ -302,7 +328,7 @@ func (b *Backend) readChanges(ctx context.Context, r changeRange) (current, comp
 	default:
 		where += " AND key >= " + args.add(r.key) + " AND key < " + args.add(prefixEnd(r.key))
 	}
-	rows, err := b.pool.Query(ctx, `
+	rows, err := q.Query(ctx, `
 SELECT (SELECT rv FROM state), (SELECT rv FROM compaction), c.rv, c.key, c.created, c.deleted, c.value, c.prev_value
 FROM (SELECT) one
 LEFT JOIN LATERAL (SELECT * FROM changes WHERE `+where+` ORDER BY rv LIMIT `+args.add(r.limit)+`) c ON true
@@ -351,7 +377,9 @@ func (f *feed) listen(ctx context.Context) {
 }
 
 func (f *feed) listenOnce(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, f.b.pool.Config().ConnConfig.Copy())
+	// The feed pool's configuration carries the session limits (keepalives) even when the
+	// caller's pool was built without them.
+	conn, err := pgx.ConnectConfig(ctx, f.b.feedPool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
