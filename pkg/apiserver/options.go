@@ -84,7 +84,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Postgres.DSNFile, "postgres-dsn-file", o.Postgres.DSNFile,
 		"File holding the PostgreSQL connection string, such as a mounted Secret.")
 	fs.Int32Var(&o.Postgres.MaxConns, "postgres-max-conns", o.Postgres.MaxConns,
-		"Largest number of PostgreSQL connections the server opens.")
+		"Largest number of PostgreSQL connections requests use; the storage opens three more of its own (writes, the watch feed, LISTEN).")
 	fs.DurationVar(&o.Postgres.CompactionWindow, "postgres-compaction-window", o.Postgres.CompactionWindow,
 		"How long change history is kept; reads and watches at an older resourceVersion get 410 Gone.")
 	fs.DurationVar(&o.Postgres.ConnectionTimeout, "postgres-connection-timeout", o.Postgres.ConnectionTimeout,
@@ -131,8 +131,8 @@ func (o *Options) Validate() error {
 	if _, err := o.Postgres.resolveDSN(); err != nil {
 		errs = append(errs, err)
 	}
-	if o.Postgres.MaxConns < 2 {
-		errs = append(errs, fmt.Errorf("--postgres-max-conns must be at least 2 (one for the watch feed), got %d", o.Postgres.MaxConns))
+	if o.Postgres.MaxConns < 1 {
+		errs = append(errs, fmt.Errorf("--postgres-max-conns must be at least 1, got %d", o.Postgres.MaxConns))
 	}
 	if o.Postgres.CompactionWindow < time.Minute {
 		errs = append(errs, fmt.Errorf("--postgres-compaction-window must be at least 1m, got %s", o.Postgres.CompactionWindow))
