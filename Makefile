@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test host-tools vet unit e2e verify-codegen codegen bench bench-agent
+.PHONY: all build run up stop test host-tools vet unit e2e verify-codegen codegen bench bench-agent linearizability fuzz
 
 all: build
 
@@ -44,6 +44,20 @@ verify-codegen:
 codegen:
 	hack/update-codegen.sh
 
+# Go's fuzzing beyond the seed corpora, which `make unit` already runs as tests: each target for
+# FUZZTIME, one after the other, the storage ones against a throwaway PostgreSQL each. A failing
+# input is saved under the package's testdata/fuzz/ and replays in every later `go test`.
+# Extra flags: make fuzz FUZZTIME=10m FUZZ_FLAGS=-parallel=1
+FUZZTIME ?= 60s
+FUZZ_FLAGS ?=
+fuzz_go = $(GO) test -run '^$$' -fuzz '^$(1)$$' -fuzztime $(FUZZTIME) $(FUZZ_FLAGS) $(2)
+
+fuzz:
+	hack/test-postgres.sh $(call fuzz_go,FuzzContinueToken,./pkg/storage/)
+	hack/test-postgres.sh $(call fuzz_go,FuzzSelectorPushdown,./pkg/storage/)
+	$(call fuzz_go,FuzzListEncoder,./pkg/apiserver/)
+	$(call fuzz_go,FuzzDecode,./pkg/apiserver/)
+
 # The benchmark of issue 6 (hack/bench.sh): reuses a running local stack or starts one, runs
 # cmd/gitops-bench and regenerates docs/performance.md and docs/performance.png.
 # Extra flags: make bench BENCH_FLAGS='-n 1000,10000'
@@ -54,3 +68,9 @@ bench:
 # Application status → GitOpsDeployment status over 200 deployments; writes docs/agent-latency.md.
 bench-agent:
 	hack/bench-agent.sh
+
+# The long form of TestLinearizability (pkg/apiserver/linearizability_test.go): three replica
+# processes on one PostgreSQL, with kills, freezes, PostgreSQL restarts and cut connections,
+# for 10 minutes; see the Linearizability section of pkg/storage/README.md.
+linearizability:
+	GITOPS_LINEARIZABILITY_DURATION=10m hack/test-postgres.sh $(GO) test -count=1 -timeout 60m -run 'TestLinearizability$$' -v ./pkg/apiserver/

@@ -154,6 +154,11 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 			return compactedListError(len(pred.Continue) > 0, continueKey, keyPrefix)
 		}
 		if q.rv > res.currentRV {
+			if continueKey != "" {
+				// No server hands out a token ahead of the log it read, so the client made this
+				// one up: its error (400), not a 504 that tells it to retry.
+				return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: resourceVersion %d is newer than the current %d", q.rv, res.currentRV))
+			}
 			return apistorage.NewTooLargeResourceVersionError(uint64(q.rv), uint64(res.currentRV), 1)
 		}
 		if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(res.currentRV)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -211,8 +212,14 @@ func (q *rangeQuery) prevFilters(args *argList) string {
 // from object_labels within keyRange unless keyRange is "".
 func (q *rangeQuery) filterOnly(args *argList, nsCol, labelsCol, keyRange string) string {
 	c := []string{"true"}
-	if q.filters.namespace != nil {
-		c = append(c, nsCol+" = "+args.add(*q.filters.namespace))
+	switch ns := q.filters.namespace; {
+	case ns == nil:
+	case !isText(*ns):
+		// PostgreSQL refuses such a parameter with an error (a 500), and no namespace, being
+		// text, equals it.
+		c = append(c, "false")
+	default:
+		c = append(c, nsCol+" = "+args.add(*ns))
 	}
 	for _, r := range q.filters.labels {
 		if keyRange != "" && inObjectLabels(r) {
@@ -310,6 +317,11 @@ func (b *Backend) labelKeys(ctx context.Context, start, end string, reqs labels.
 		}
 	}
 	return keys, rv, rows.Err()
+}
+
+// isText reports whether PostgreSQL text can hold s: neither NUL nor invalid UTF-8.
+func isText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // prefixEnd returns the smallest key greater than every key starting with prefix.
