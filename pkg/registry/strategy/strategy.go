@@ -17,6 +17,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/fieldvalidation"
 )
 
 // Kind tells the shared strategies what is particular to one resource.
@@ -83,7 +85,7 @@ func (s Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 
 // Validate implements rest.RESTCreateStrategy.
 func (s Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return s.Kind.Validate(ctx, obj)
+	return append(s.Kind.Validate(ctx, obj), fieldvalidation.Times(obj)...)
 }
 
 // WarningsOnCreate implements rest.RESTCreateStrategy.
@@ -100,7 +102,7 @@ func (Strategy) AllowUnconditionalUpdate() bool { return true }
 
 // ValidateUpdate implements rest.RESTUpdateStrategy.
 func (s Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.Kind.ValidateUpdate(ctx, obj, old)
+	return append(s.Kind.ValidateUpdate(ctx, obj, old), fieldvalidation.Times(obj)...)
 }
 
 // WarningsOnUpdate implements rest.RESTUpdateStrategy.
@@ -157,7 +159,7 @@ func (StatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 
 // ValidateUpdate implements rest.RESTUpdateStrategy.
 func (s StatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.Kind.ValidateStatusUpdate(ctx, obj, old)
+	return append(s.Kind.ValidateStatusUpdate(ctx, obj, old), fieldvalidation.Times(obj)...)
 }
 
 // GetResetFields tells server-side apply that only status is owned through /status.
