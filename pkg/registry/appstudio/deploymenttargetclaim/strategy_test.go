@@ -1,37 +1,27 @@
 package deploymenttargetclaim
 
 import (
-	"context"
-	"fmt"
-	"reflect"
 	"testing"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/registry/generic"
-	apistorage "k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/apitesting"
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio/install"
+	"github.com/gitops-service/gitops-service/pkg/registry/registrytest"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
-	"github.com/gitops-service/gitops-service/pkg/registry/table"
 )
 
 var scheme = func() *runtime.Scheme { s := runtime.NewScheme(); install.Install(s); return s }()
 
-// strategies are built as the storage builds them.
-func strategies() (strategy.Strategy, strategy.StatusStrategy) {
-	k := kind(scheme)
-	return strategy.New(&k), strategy.NewStatus(&k)
+// testKind is what the shared table runners need to know of the kind.
+var testKind = registrytest.Kind[object, appstudio.DeploymentTargetClaimStatus]{
+	Stored:   stored,
+	Kind:     func() strategy.Kind { return kind(scheme) },
+	StatusOf: func(o object) *appstudio.DeploymentTargetClaimStatus { return &o.Status },
 }
 
 var now = metav1.Now()
@@ -56,268 +46,116 @@ var otherStatus = appstudio.DeploymentTargetClaimStatus{
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-	}{
-		{"status sent", func(*appstudio.DeploymentTargetClaim) {}},
-		{"generation sent", func(c *appstudio.DeploymentTargetClaim) {
+	cases := []registrytest.Mutation[*appstudio.DeploymentTargetClaim]{
+		{Name: "status sent", Mutate: func(*appstudio.DeploymentTargetClaim) {}},
+		{Name: "generation sent", Mutate: func(c *appstudio.DeploymentTargetClaim) {
 			c.Generation = 9
 			c.Status = appstudio.DeploymentTargetClaimStatus{}
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			obj := stored()
-			tc.mutate(obj)
-			want := obj.DeepCopy()
-			want.Status = appstudio.DeploymentTargetClaimStatus{}
-			want.Generation = 1
-			s.PrepareForCreate(context.Background(), obj)
-			if !apiequality.Semantic.DeepEqual(obj, want) {
-				t.Errorf("got %+v\nwant %+v", obj, want)
-			}
-		})
-	}
+	registrytest.RunPrepareForCreate(t, testKind, cases)
 }
 
 func TestPrepareForUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-		// want is the generation after the update; the stored one is 3.
-		want int64
-	}{
-		{"unchanged", func(*appstudio.DeploymentTargetClaim) {}, 3},
-		{"annotation added", func(c *appstudio.DeploymentTargetClaim) {
+	cases := []registrytest.GenerationCase[*appstudio.DeploymentTargetClaim]{
+		{Name: "unchanged", Mutate: func(*appstudio.DeploymentTargetClaim) {}, Want: 3},
+		{Name: "annotation added", Mutate: func(c *appstudio.DeploymentTargetClaim) {
 			c.Annotations = map[string]string{appstudio.AnnBindCompleted: appstudio.AnnBinderValueTrue}
-		}, 3},
-		{"status sent", func(c *appstudio.DeploymentTargetClaim) { c.Status = otherStatus }, 3},
-		{"target", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "other-dt" }, 4},
-		{"class", func(c *appstudio.DeploymentTargetClaim) { c.Spec.DeploymentTargetClassName = "" }, 4},
+		}, Want: 3},
+		{Name: "status sent", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Status = otherStatus }, Want: 3},
+		{Name: "target", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "other-dt" }, Want: 4},
+		{Name: "class", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.DeploymentTargetClassName = "" }, Want: 4},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			s.PrepareForUpdate(context.Background(), obj, old)
-			if obj.Generation != tc.want {
-				t.Errorf("generation = %d, want %d", obj.Generation, tc.want)
-			}
-			if !apiequality.Semantic.DeepEqual(obj.Status, old.Status) {
-				t.Errorf("status = %+v, want the stored %+v", obj.Status, old.Status)
-			}
-		})
-	}
+	registrytest.RunPrepareForUpdate(t, testKind, cases)
 }
 
 func TestPrepareForStatusUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-	}{
-		{"status written", func(c *appstudio.DeploymentTargetClaim) { c.Status = otherStatus }},
-		{"spec sent", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = ""; c.Status = otherStatus }},
-		{"labels sent", func(c *appstudio.DeploymentTargetClaim) { c.Labels = nil }},
+	cases := []registrytest.Mutation[*appstudio.DeploymentTargetClaim]{
+		{Name: "status written", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Status = otherStatus }},
+		{Name: "spec sent", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = ""; c.Status = otherStatus }},
+		{Name: "labels sent", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Labels = nil }},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, status := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			want := old.DeepCopy()
-			want.Status = obj.Status
-			status.PrepareForUpdate(context.Background(), obj, old)
-			if !apiequality.Semantic.DeepEqual(obj, want) {
-				t.Errorf("got %+v\nwant %+v", obj, want)
-			}
-		})
-	}
+	registrytest.RunPrepareForStatusUpdate(t, testKind, cases)
 }
 
 func TestValidate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-		want   []apitesting.Want
-	}{
-		{"valid", func(*appstudio.DeploymentTargetClaim) {}, nil},
+	cases := []registrytest.ErrorsCase[*appstudio.DeploymentTargetClaim]{
+		{Name: "valid", Mutate: func(*appstudio.DeploymentTargetClaim) {}},
 		// A claim may name its class, its target, or both.
-		{"class only", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "" }, nil},
-		{"target only", func(c *appstudio.DeploymentTargetClaim) { c.Spec.DeploymentTargetClassName = "" }, nil},
-		{"invalid class", func(c *appstudio.DeploymentTargetClaim) { c.Spec.DeploymentTargetClassName = "Bad Class" },
-			[]apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
-		{"invalid target", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" },
-			[]apitesting.Want{apitesting.Invalid("spec.targetName")}},
-		{"no name", func(c *appstudio.DeploymentTargetClaim) { c.Name = "" }, []apitesting.Want{apitesting.Required("metadata.name")}},
+		{Name: "class only", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "" }},
+		{Name: "target only", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.DeploymentTargetClassName = "" }},
+		{Name: "invalid class", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.DeploymentTargetClassName = "Bad Class" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
+		{Name: "invalid target", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.targetName")}},
+		{Name: "no name", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Name = "" }, Want: []apitesting.Want{apitesting.Required("metadata.name")}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			obj := stored()
-			tc.mutate(obj)
-			apitesting.ExpectErrors(t, s.Validate(context.Background(), obj), tc.want...)
-		})
-	}
+	registrytest.RunValidate(t, testKind, cases)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-		want   []apitesting.Want
-	}{
-		{"unchanged", func(*appstudio.DeploymentTargetClaim) {}, nil},
+	cases := []registrytest.ErrorsCase[*appstudio.DeploymentTargetClaim]{
+		{Name: "unchanged", Mutate: func(*appstudio.DeploymentTargetClaim) {}},
 		// The binder writes the target it bound the claim to.
-		{"target bound", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "other-dt" }, nil},
-		{"invalid target", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" },
-			[]apitesting.Want{apitesting.Invalid("spec.targetName")}},
-		{"renamed", func(c *appstudio.DeploymentTargetClaim) { c.Name = "other" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{Name: "target bound", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "other-dt" }},
+		{Name: "invalid target", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.targetName")}},
+		{Name: "renamed", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			apitesting.ExpectErrors(t, s.ValidateUpdate(context.Background(), obj, old), tc.want...)
-		})
-	}
+	registrytest.RunValidateUpdate(t, testKind, cases)
 }
 
 func TestValidateStatusUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-		want   []apitesting.Want
-	}{
-		{"valid", func(c *appstudio.DeploymentTargetClaim) { c.Status = otherStatus }, nil},
-		{"spec changed", func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" }, nil},
-		{"unknown phase", func(c *appstudio.DeploymentTargetClaim) { c.Status.Phase = "Released" },
-			[]apitesting.Want{apitesting.NotSupported("status.phase")}},
-		{"condition with unknown status", func(c *appstudio.DeploymentTargetClaim) {
+	cases := []registrytest.ErrorsCase[*appstudio.DeploymentTargetClaim]{
+		{Name: "valid", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Status = otherStatus }},
+		{Name: "spec changed", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" }},
+		{Name: "unknown phase", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Status.Phase = "Released" },
+			Want: []apitesting.Want{apitesting.NotSupported("status.phase")}},
+		{Name: "condition with unknown status", Mutate: func(c *appstudio.DeploymentTargetClaim) {
 			c.Status = otherStatus
 			c.Status.Conditions[0].Status = "Yes"
-		}, []apitesting.Want{apitesting.NotSupported("status.conditions[0].status")}},
-		{"renamed", func(c *appstudio.DeploymentTargetClaim) { c.Name = "other" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		}, Want: []apitesting.Want{apitesting.NotSupported("status.conditions[0].status")}},
+		{Name: "renamed", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, status := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			apitesting.ExpectErrors(t, status.ValidateUpdate(context.Background(), obj, old), tc.want...)
-		})
-	}
+	registrytest.RunValidateStatusUpdate(t, testKind, cases)
 }
 
 func TestSelectableFields(t *testing.T) {
-	cases := []struct {
-		name string
-		obj  *appstudio.DeploymentTargetClaim
-		want fields.Set
-	}{
-		{"bound", stored(), fields.Set{"spec.deploymentTargetClassName": "isolation-level-namespace", "spec.targetName": "prod-dt", "status.phase": "Bound"}},
-		{"empty", &appstudio.DeploymentTargetClaim{}, fields.Set{"spec.deploymentTargetClassName": "", "spec.targetName": "", "status.phase": ""}},
+	cases := []registrytest.FieldsCase[*appstudio.DeploymentTargetClaim]{
+		{Name: "bound", Obj: stored(), Want: fields.Set{"spec.deploymentTargetClassName": "isolation-level-namespace", "spec.targetName": "prod-dt", "status.phase": "Bound"}},
+		{Name: "empty", Obj: &appstudio.DeploymentTargetClaim{}, Want: fields.Set{"spec.deploymentTargetClassName": "", "spec.targetName": "", "status.phase": ""}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := selectableFields(tc.obj); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
+	registrytest.RunSelectableFields(t, selectableFields, cases)
 }
 
 func TestColumns(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.DeploymentTargetClaim)
-		want   []interface{}
-	}{
-		{"bound", func(*appstudio.DeploymentTargetClaim) {}, []interface{}{"prod-dtc", "isolation-level-namespace", "prod-dt", "Bound", "<unknown>"}},
-		{"pending", func(c *appstudio.DeploymentTargetClaim) {
+	cases := []registrytest.CellsCase[*appstudio.DeploymentTargetClaim]{
+		{Name: "bound", Mutate: func(*appstudio.DeploymentTargetClaim) {}, Want: []interface{}{"prod-dtc", "isolation-level-namespace", "prod-dt", "Bound", "<unknown>"}},
+		{Name: "pending", Mutate: func(c *appstudio.DeploymentTargetClaim) {
 			c.Spec.TargetName = ""
 			c.Status.Phase = appstudio.DeploymentTargetClaimPhasePending
-		}, []interface{}{"prod-dtc", "isolation-level-namespace", "", "Pending", "<unknown>"}},
+		}, Want: []interface{}{"prod-dtc", "isolation-level-namespace", "", "Pending", "<unknown>"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := stored()
-			tc.mutate(obj)
-			tbl, err := table.NewConvertor(columns...).ConvertToTable(context.Background(), obj, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(tbl.Rows) != 1 || !reflect.DeepEqual(tbl.Rows[0].Cells, tc.want) {
-				t.Errorf("rows = %+v, want one with cells %v", tbl.Rows, tc.want)
-			}
-		})
-	}
-}
-
-// noStorage builds the registry without a database: only its definition is looked at.
-type noStorage struct{}
-
-func (noStorage) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageConfig: storagebackend.NewDefaultConfig("/registry", nil).ForResource(gr),
-		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error), func() runtime.Object,
-			func() runtime.Object, apistorage.AttrFunc, apistorage.IndexerFuncs, *cache.Indexers) (apistorage.Interface, factory.DestroyFunc, error) {
-			return nil, func() {}, nil
-		},
-		ResourcePrefix: gr.Group + "/" + gr.Resource,
-	}, nil
+	registrytest.RunColumns(t, stored, columns, cases)
 }
 
 func TestNewREST(t *testing.T) {
-	r, status, err := NewREST(scheme, noStorage{})
+	r, status, err := NewREST(scheme, registrytest.NoStorage{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status == nil {
-		t.Fatal("no /status storage")
-	}
-	_, attrs, err := r.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(stored())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := r.ConvertToTable(context.Background(), stored(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var headers []string
-	for _, c := range tbl.ColumnDefinitions {
-		headers = append(headers, c.Name+map[int32]string{0: "", 1: " (wide)"}[c.Priority])
-	}
-	v1alpha1 := fieldpath.APIVersion("appstudio.redhat.com/v1alpha1")
-	cases := []struct {
-		name      string
-		got, want interface{}
-	}{
-		{"resource", r.DefaultQualifiedResource, appstudio.Resource("deploymenttargetclaims")},
-		{"singular", r.SingularQualifiedResource, appstudio.Resource("deploymenttargetclaim")},
-		{"new", fmt.Sprintf("%T", r.New()), "*appstudio.DeploymentTargetClaim"},
-		{"new list", fmt.Sprintf("%T", r.NewList()), "*appstudio.DeploymentTargetClaimList"},
-		{"namespaced", r.NamespaceScoped(), true},
-		{"short names", r.ShortNames(), []string(nil)},
-		{"categories", r.Categories(), []string{"gitops"}},
-		{"field selectors", attrs, fields.Set{"metadata.name": "prod-dtc", "metadata.namespace": "jane",
-			"spec.deploymentTargetClassName": "isolation-level-namespace", "spec.targetName": "prod-dt", "status.phase": "Bound"}},
-		{"columns", headers, []string{"Name", "Class", "Target", "Phase", "Age"}},
-		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if !reflect.DeepEqual(tc.got, tc.want) {
-				t.Errorf("got %v, want %v", tc.got, tc.want)
-			}
-		})
-	}
+	registrytest.CheckREST(t, r, status, registrytest.REST{
+		Resource:   appstudio.Resource("deploymenttargetclaims"),
+		Singular:   appstudio.Resource("deploymenttargetclaim"),
+		New:        "*appstudio.DeploymentTargetClaim",
+		NewList:    "*appstudio.DeploymentTargetClaimList",
+		Namespaced: true,
+		Categories: []string{"gitops"},
+		FieldSelectors: fields.Set{"metadata.name": "prod-dtc", "metadata.namespace": "jane",
+			"spec.deploymentTargetClassName": "isolation-level-namespace", "spec.targetName": "prod-dt", "status.phase": "Bound"},
+		Columns:    []string{"Name", "Class", "Target", "Phase", "Age"},
+		Sample:     stored(),
+		APIVersion: fieldpath.APIVersion("appstudio.redhat.com/v1alpha1"),
+		Status:     true,
+	})
 }

@@ -1,38 +1,28 @@
 package snapshotenvironmentbinding
 
 import (
-	"context"
-	"fmt"
-	"reflect"
 	"testing"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/registry/generic"
-	apistorage "k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/apitesting"
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio/install"
+	"github.com/gitops-service/gitops-service/pkg/registry/registrytest"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
-	"github.com/gitops-service/gitops-service/pkg/registry/table"
 )
 
 var scheme = func() *runtime.Scheme { s := runtime.NewScheme(); install.Install(s); return s }()
 
-// strategies are built as the storage builds them.
-func strategies() (strategy.Strategy, strategy.StatusStrategy) {
-	k := kind(scheme)
-	return strategy.New(&k), strategy.NewStatus(&k)
+// testKind is what the shared table runners need to know of the kind.
+var testKind = registrytest.Kind[object, appstudio.SnapshotEnvironmentBindingStatus]{
+	Stored:   stored,
+	Kind:     func() strategy.Kind { return kind(scheme) },
+	StatusOf: func(o object) *appstudio.SnapshotEnvironmentBindingStatus { return &o.Status },
 }
 
 var now = metav1.Now()
@@ -65,277 +55,126 @@ var otherStatus = appstudio.SnapshotEnvironmentBindingStatus{
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-	}{
-		{"status sent", func(*appstudio.SnapshotEnvironmentBinding) {}},
-		{"generation sent", func(b *appstudio.SnapshotEnvironmentBinding) {
+	cases := []registrytest.Mutation[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "status sent", Mutate: func(*appstudio.SnapshotEnvironmentBinding) {}},
+		{Name: "generation sent", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) {
 			b.Generation = 9
 			b.Status = appstudio.SnapshotEnvironmentBindingStatus{}
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			obj := stored()
-			tc.mutate(obj)
-			want := obj.DeepCopy()
-			want.Status = appstudio.SnapshotEnvironmentBindingStatus{}
-			want.Generation = 1
-			s.PrepareForCreate(context.Background(), obj)
-			if !apiequality.Semantic.DeepEqual(obj, want) {
-				t.Errorf("got %+v\nwant %+v", obj, want)
-			}
-		})
-	}
+	registrytest.RunPrepareForCreate(t, testKind, cases)
 }
 
 func TestPrepareForUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-		// want is the generation after the update; the stored one is 3.
-		want int64
-	}{
-		{"unchanged", func(*appstudio.SnapshotEnvironmentBinding) {}, 3},
-		{"label added", func(b *appstudio.SnapshotEnvironmentBinding) { b.Labels["tier"] = "gold" }, 3},
-		{"status sent", func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus }, 3},
+	cases := []registrytest.GenerationCase[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "unchanged", Mutate: func(*appstudio.SnapshotEnvironmentBinding) {}, Want: 3},
+		{Name: "label added", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Labels["tier"] = "gold" }, Want: 3},
+		{Name: "status sent", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus }, Want: 3},
 		// A new snapshot is the binding's usual change: the controllers must see it.
-		{"snapshot", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Snapshot = "next-snapshot" }, 4},
-		{"replicas", func(b *appstudio.SnapshotEnvironmentBinding) {
+		{Name: "snapshot", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Snapshot = "next-snapshot" }, Want: 4},
+		{Name: "replicas", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) {
 			b.Spec.Components[0].Configuration.Replicas = ptr.To[int32](1)
-		}, 4},
+		}, Want: 4},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			s.PrepareForUpdate(context.Background(), obj, old)
-			if obj.Generation != tc.want {
-				t.Errorf("generation = %d, want %d", obj.Generation, tc.want)
-			}
-			if !apiequality.Semantic.DeepEqual(obj.Status, old.Status) {
-				t.Errorf("status = %+v, want the stored %+v", obj.Status, old.Status)
-			}
-		})
-	}
+	registrytest.RunPrepareForUpdate(t, testKind, cases)
 }
 
 func TestPrepareForStatusUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-	}{
-		{"status written", func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus }},
-		{"spec sent", func(b *appstudio.SnapshotEnvironmentBinding) {
+	cases := []registrytest.Mutation[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "status written", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus }},
+		{Name: "spec sent", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) {
 			b.Spec.Snapshot = "next-snapshot"
 			b.Status = otherStatus
 		}},
-		{"labels sent", func(b *appstudio.SnapshotEnvironmentBinding) { b.Labels = nil }},
+		{Name: "labels sent", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Labels = nil }},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, status := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			want := old.DeepCopy()
-			want.Status = obj.Status
-			status.PrepareForUpdate(context.Background(), obj, old)
-			if !apiequality.Semantic.DeepEqual(obj, want) {
-				t.Errorf("got %+v\nwant %+v", obj, want)
-			}
-		})
-	}
+	registrytest.RunPrepareForStatusUpdate(t, testKind, cases)
 }
 
 func TestValidate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-		want   []apitesting.Want
-	}{
-		{"valid", func(*appstudio.SnapshotEnvironmentBinding) {}, nil},
-		{"no application", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Application = "" },
-			[]apitesting.Want{apitesting.Required("spec.application")}},
-		{"environment not a DNS label", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Environment = "staging.a" },
-			[]apitesting.Want{apitesting.Invalid("spec.environment")}},
-		{"no snapshot", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Snapshot = "" },
-			[]apitesting.Want{apitesting.Required("spec.snapshot")}},
-		{"negative replicas", func(b *appstudio.SnapshotEnvironmentBinding) {
+	cases := []registrytest.ErrorsCase[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "valid", Mutate: func(*appstudio.SnapshotEnvironmentBinding) {}},
+		{Name: "no application", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Application = "" },
+			Want: []apitesting.Want{apitesting.Required("spec.application")}},
+		{Name: "environment not a DNS label", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Environment = "staging.a" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.environment")}},
+		{Name: "no snapshot", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Snapshot = "" },
+			Want: []apitesting.Want{apitesting.Required("spec.snapshot")}},
+		{Name: "negative replicas", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) {
 			b.Spec.Components[0].Configuration.Replicas = ptr.To[int32](-1)
-		}, []apitesting.Want{apitesting.Invalid("spec.components[0].configuration.replicas")}},
+		}, Want: []apitesting.Want{apitesting.Invalid("spec.components[0].configuration.replicas")}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			obj := stored()
-			tc.mutate(obj)
-			apitesting.ExpectErrors(t, s.Validate(context.Background(), obj), tc.want...)
-		})
-	}
+	registrytest.RunValidate(t, testKind, cases)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-		want   []apitesting.Want
-	}{
-		{"unchanged", func(*appstudio.SnapshotEnvironmentBinding) {}, nil},
-		{"snapshot and components", func(b *appstudio.SnapshotEnvironmentBinding) {
+	cases := []registrytest.ErrorsCase[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "unchanged", Mutate: func(*appstudio.SnapshotEnvironmentBinding) {}},
+		{Name: "snapshot and components", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) {
 			b.Spec.Snapshot = "next-snapshot"
 			b.Spec.Components = append(b.Spec.Components, appstudio.BindingComponent{Name: "component-b"})
-		}, nil},
+		}},
 		// The unique index of application and environment relies on both staying as created.
-		{"application", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Application = "other-app" },
-			[]apitesting.Want{apitesting.Invalid("spec.application")}},
-		{"environment", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Environment = "prod" },
-			[]apitesting.Want{apitesting.Invalid("spec.environment")}},
-		{"spec rules still apply", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Snapshot = "" },
-			[]apitesting.Want{apitesting.Required("spec.snapshot")}},
-		{"renamed", func(b *appstudio.SnapshotEnvironmentBinding) { b.Name = "other" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{Name: "application", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Application = "other-app" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.application")}},
+		{Name: "environment", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Environment = "prod" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.environment")}},
+		{Name: "spec rules still apply", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Snapshot = "" },
+			Want: []apitesting.Want{apitesting.Required("spec.snapshot")}},
+		{Name: "renamed", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, _ := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			apitesting.ExpectErrors(t, s.ValidateUpdate(context.Background(), obj, old), tc.want...)
-		})
-	}
+	registrytest.RunValidateUpdate(t, testKind, cases)
 }
 
 func TestValidateStatusUpdate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-		want   []apitesting.Want
-	}{
-		{"valid", func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus }, nil},
-		{"spec changed", func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Application = "" }, nil},
-		{"deployment without component", func(b *appstudio.SnapshotEnvironmentBinding) { b.Status.GitOpsDeployments[0].ComponentName = "" },
-			[]apitesting.Want{apitesting.Required("status.gitopsDeployments[0].componentName")}},
-		{"condition without reason", func(b *appstudio.SnapshotEnvironmentBinding) { b.Status.ComponentDeploymentConditions[0].Reason = "" },
-			[]apitesting.Want{apitesting.Required("status.componentDeploymentConditions[0].reason")}},
-		{"renamed", func(b *appstudio.SnapshotEnvironmentBinding) { b.Name = "other" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+	cases := []registrytest.ErrorsCase[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "valid", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus }},
+		{Name: "spec changed", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Spec.Application = "" }},
+		{Name: "deployment without component", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Status.GitOpsDeployments[0].ComponentName = "" },
+			Want: []apitesting.Want{apitesting.Required("status.gitopsDeployments[0].componentName")}},
+		{Name: "condition without reason", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Status.ComponentDeploymentConditions[0].Reason = "" },
+			Want: []apitesting.Want{apitesting.Required("status.componentDeploymentConditions[0].reason")}},
+		{Name: "renamed", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, status := strategies()
-			old := stored()
-			obj := stored()
-			tc.mutate(obj)
-			apitesting.ExpectErrors(t, status.ValidateUpdate(context.Background(), obj, old), tc.want...)
-		})
-	}
+	registrytest.RunValidateStatusUpdate(t, testKind, cases)
 }
 
 func TestSelectableFields(t *testing.T) {
-	cases := []struct {
-		name string
-		obj  *appstudio.SnapshotEnvironmentBinding
-		want fields.Set
-	}{
-		{"full", stored(), fields.Set{"spec.application": "new-demo-app", "spec.environment": "staging", "spec.snapshot": "my-snapshot"}},
-		{"empty", &appstudio.SnapshotEnvironmentBinding{}, fields.Set{"spec.application": "", "spec.environment": "", "spec.snapshot": ""}},
+	cases := []registrytest.FieldsCase[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "full", Obj: stored(), Want: fields.Set{"spec.application": "new-demo-app", "spec.environment": "staging", "spec.snapshot": "my-snapshot"}},
+		{Name: "empty", Obj: &appstudio.SnapshotEnvironmentBinding{}, Want: fields.Set{"spec.application": "", "spec.environment": "", "spec.snapshot": ""}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := selectableFields(tc.obj); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
+	registrytest.RunSelectableFields(t, selectableFields, cases)
 }
 
 func TestColumns(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*appstudio.SnapshotEnvironmentBinding)
-		want   []interface{}
-	}{
-		{"deployed", func(*appstudio.SnapshotEnvironmentBinding) {},
-			[]interface{}{"appa-staging-binding", "new-demo-app", "staging", "my-snapshot", "1 of 1 components deployed", "<unknown>"}},
-		{"not reported yet", func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus },
-			[]interface{}{"appa-staging-binding", "new-demo-app", "staging", "my-snapshot", "", "<unknown>"}},
+	cases := []registrytest.CellsCase[*appstudio.SnapshotEnvironmentBinding]{
+		{Name: "deployed", Mutate: func(*appstudio.SnapshotEnvironmentBinding) {},
+			Want: []interface{}{"appa-staging-binding", "new-demo-app", "staging", "my-snapshot", "1 of 1 components deployed", "<unknown>"}},
+		{Name: "not reported yet", Mutate: func(b *appstudio.SnapshotEnvironmentBinding) { b.Status = otherStatus },
+			Want: []interface{}{"appa-staging-binding", "new-demo-app", "staging", "my-snapshot", "", "<unknown>"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := stored()
-			tc.mutate(obj)
-			tbl, err := table.NewConvertor(columns...).ConvertToTable(context.Background(), obj, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(tbl.Rows) != 1 || !reflect.DeepEqual(tbl.Rows[0].Cells, tc.want) {
-				t.Errorf("rows = %+v, want one with cells %v", tbl.Rows, tc.want)
-			}
-		})
-	}
-}
-
-// noStorage builds the registry without a database: only its definition is looked at.
-type noStorage struct{}
-
-func (noStorage) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageConfig: storagebackend.NewDefaultConfig("/registry", nil).ForResource(gr),
-		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error), func() runtime.Object,
-			func() runtime.Object, apistorage.AttrFunc, apistorage.IndexerFuncs, *cache.Indexers) (apistorage.Interface, factory.DestroyFunc, error) {
-			return nil, func() {}, nil
-		},
-		ResourcePrefix: gr.Group + "/" + gr.Resource,
-	}, nil
+	registrytest.RunColumns(t, stored, columns, cases)
 }
 
 func TestNewREST(t *testing.T) {
-	r, status, err := NewREST(scheme, noStorage{})
+	r, status, err := NewREST(scheme, registrytest.NoStorage{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status == nil {
-		t.Fatal("no /status storage")
-	}
-	_, attrs, err := r.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(stored())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := r.ConvertToTable(context.Background(), stored(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var headers []string
-	for _, c := range tbl.ColumnDefinitions {
-		headers = append(headers, c.Name+map[int32]string{0: "", 1: " (wide)"}[c.Priority])
-	}
-	v1alpha1 := fieldpath.APIVersion("appstudio.redhat.com/v1alpha1")
-	cases := []struct {
-		name      string
-		got, want interface{}
-	}{
-		{"resource", r.DefaultQualifiedResource, appstudio.Resource("snapshotenvironmentbindings")},
-		{"singular", r.SingularQualifiedResource, appstudio.Resource("snapshotenvironmentbinding")},
-		{"new", fmt.Sprintf("%T", r.New()), "*appstudio.SnapshotEnvironmentBinding"},
-		{"new list", fmt.Sprintf("%T", r.NewList()), "*appstudio.SnapshotEnvironmentBindingList"},
-		{"namespaced", r.NamespaceScoped(), true},
-		{"short names", r.ShortNames(), []string{"aseb", "binding"}},
-		{"categories", r.Categories(), []string{"gitops"}},
-		{"field selectors", attrs, fields.Set{"metadata.name": "appa-staging-binding", "metadata.namespace": "jane",
-			"spec.application": "new-demo-app", "spec.environment": "staging", "spec.snapshot": "my-snapshot"}},
-		{"columns", headers, []string{"Name", "Application", "Environment", "Snapshot", "Deployed", "Age"}},
-		{"reset fields", r.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(fieldpath.MakePathOrDie("status")).String()},
-		{"/status reset fields", status.GetResetFields()[v1alpha1].String(), fieldpath.NewSet(strategy.StatusResetPaths()...).String()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if !reflect.DeepEqual(tc.got, tc.want) {
-				t.Errorf("got %v, want %v", tc.got, tc.want)
-			}
-		})
-	}
+	registrytest.CheckREST(t, r, status, registrytest.REST{
+		Resource:   appstudio.Resource("snapshotenvironmentbindings"),
+		Singular:   appstudio.Resource("snapshotenvironmentbinding"),
+		New:        "*appstudio.SnapshotEnvironmentBinding",
+		NewList:    "*appstudio.SnapshotEnvironmentBindingList",
+		Namespaced: true,
+		ShortNames: []string{"aseb", "binding"},
+		Categories: []string{"gitops"},
+		FieldSelectors: fields.Set{"metadata.name": "appa-staging-binding", "metadata.namespace": "jane",
+			"spec.application": "new-demo-app", "spec.environment": "staging", "spec.snapshot": "my-snapshot"},
+		Columns:    []string{"Name", "Application", "Environment", "Snapshot", "Deployed", "Age"},
+		Sample:     stored(),
+		APIVersion: fieldpath.APIVersion("appstudio.redhat.com/v1alpha1"),
+		Status:     true,
+	})
 }
