@@ -3,6 +3,7 @@ module github.com/gitops-service/gitops-service
 go 1.24.6
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/argoproj/argo-cd/v2 v2.14.21
 	github.com/golang-migrate/migrate/v4 v4.18.3
 	github.com/google/gofuzz v1.2.0
