@@ -133,18 +133,24 @@ func writePhantom(ctx context.Context, t *testing.T, s *Store, obj *example.Pod)
 	}
 }
 
+// createPods creates pods p0 to p<n-1> in namespace ns.
+func createPods(ctx context.Context, t *testing.T, s *Store, ns string, n int) {
+	t.Helper()
+	for i := range n {
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%d", i)}}
+		if err := s.Create(ctx, "/pods/"+ns+"/"+pod.Name, pod, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestCountIsNotCapped checks that Count is exact beyond the cap of remainingItemCount: it is
 // the object count of apiserver_storage_objects and of API Priority and Fairness' list cost.
 func TestCountIsNotCapped(t *testing.T) {
 	ctx, s := testSetup(t)
 	defer func(m int64) { maxCount = m }(maxCount)
 	maxCount = 4
-	for i := range 7 {
-		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i)}}
-		if err := s.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createPods(ctx, t, s, "n", 7)
 	for key, want := range map[string]int64{"/pods": 7, "/pods/n": 7, "/pods/m": 0} {
 		if n, err := s.Count(key); err != nil || n != want {
 			t.Errorf("Count(%s) = %d, %v; want %d", key, n, err, want)
@@ -183,12 +189,7 @@ func TestRemainingItemCountCap(t *testing.T) {
 	ctx, s := testSetup(t)
 	defer func(m int64) { maxCount = m }(maxCount)
 	maxCount = 4
-	for i := range 7 {
-		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: fmt.Sprintf("p%d", i)}}
-		if err := s.Create(ctx, "/pods/n/"+pod.Name, pod, nil, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createPods(ctx, t, s, "n", 7)
 	page := func(cont string) *example.PodList {
 		t.Helper()
 		out := &example.PodList{}
