@@ -162,6 +162,13 @@ func (f *feed) requestProgress() {
 	}
 }
 
+// readRetryFirst and readRetryMax bound the waits, doubling, of the feed and of a watch
+// catching up before they read the change log again after the database failed them.
+const (
+	readRetryFirst = 50 * time.Millisecond
+	readRetryMax   = 2 * time.Second
+)
+
 // run polls the change log whenever woken and at least every PollInterval.
 func (f *feed) run(ctx context.Context) {
 	poll := time.NewTicker(f.b.opts.PollInterval)
@@ -169,7 +176,7 @@ func (f *feed) run(ctx context.Context) {
 	progress := time.NewTicker(f.b.opts.ProgressNotifyInterval)
 	defer progress.Stop()
 	defer f.closeAll(nil)
-	backoff := 50 * time.Millisecond
+	backoff := readRetryFirst
 	var progressAnswered int64
 	for {
 		asked := f.progressAsked.Load()
@@ -186,10 +193,10 @@ func (f *feed) run(ctx context.Context) {
 					return
 				case <-time.After(backoff):
 				}
-				backoff = min(backoff*2, 2*time.Second)
+				backoff = min(backoff*2, readRetryMax)
 				continue
 			}
-			backoff = 50 * time.Millisecond
+			backoff = readRetryFirst
 			if !more {
 				break
 			}

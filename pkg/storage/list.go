@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -120,9 +119,8 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 			return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
 		}
 		q.start, q.startExclusive = continueStart(continueKey)
-		// Keys are PostgreSQL text, which holds neither NUL nor invalid UTF-8 and refuses
-		// them with an error of its own.
-		if strings.ContainsRune(q.start, 0) || !utf8.ValidString(q.start) {
+		// Keys are PostgreSQL text, which refuses what it cannot hold with an error of its own.
+		if !isText(q.start) {
 			return apierrors.NewBadRequest("invalid continue token: its key is not valid text")
 		}
 	}

@@ -187,10 +187,6 @@ func (w *watcher) sendInitialEvents() error {
 	}
 }
 
-// catchUpBackoff is the first wait before a watch reads the log again after the database
-// failed it.
-const catchUpBackoff = 50 * time.Millisecond
-
 // follow delivers changes after lastRV: first from the log up to where the subscription
 // started, then from the subscription. It returns errOverflow when the subscription was cut
 // because this watch fell behind; the caller then subscribes again and catches up.
@@ -201,7 +197,7 @@ func (w *watcher) follow(sub *subscription) error {
 	if sub.compacted > w.lastRV {
 		return expired
 	}
-	backoff := catchUpBackoff
+	backoff := readRetryFirst
 	for w.lastRV < sub.from {
 		_, compacted, changes, err := w.s.b.readChanges(w.ctx, changeRange{
 			after: w.lastRV, upTo: sub.from, key: w.key, recursive: w.recursive, limit: replayBatch})
@@ -213,13 +209,13 @@ func (w *watcher) follow(sub *subscription) error {
 				return nil
 			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, 2*time.Second)
+			backoff = min(2*backoff, readRetryMax)
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		backoff = catchUpBackoff
+		backoff = readRetryFirst
 		if compacted > w.lastRV {
 			return expired
 		}
