@@ -69,6 +69,13 @@ bench:
 bench-agent:
 	hack/bench-agent.sh
 
+# The agent at scale (issue 18, hack/bench-agent-scale.sh): T tenants with one automated
+# deployment each, T = 10, 100, 1000, on a stack of its own; writes docs/agent-scale.md.
+# Extra flags: make bench-agent-scale AGENT_BENCH_SCALE_FLAGS='-tenants 10'
+.PHONY: bench-agent-scale
+bench-agent-scale:
+	hack/bench-agent-scale.sh
+
 # The long form of TestLinearizability (pkg/apiserver/linearizability_test.go): three replica
 # processes on one PostgreSQL, with kills, freezes, PostgreSQL restarts and cut connections,
 # for 10 minutes; see the Linearizability section of pkg/storage/README.md.

@@ -207,10 +207,11 @@ ensure_certs() {
 
 # The users of the static token file: an admin, the gitops-apiserver and agent identities
 # (named like the ServiceAccounts the artifacts bind), and two tenants plus a viewer for the tests.
-USERS=(admin gitops-apiserver gitops-agent alice bob carol)
+USERS=(admin gitops-apiserver gitops-agent argocd-application-controller alice bob carol)
 user_line() {
 	case "$1" in
 	admin) echo "admin,admin-uid,\"system:masters\"" ;;
+	argocd-application-controller) echo "system:serviceaccount:${ARGOCD_NAMESPACE}:$1,$1-uid,\"system:serviceaccounts,system:serviceaccounts:${ARGOCD_NAMESPACE}\"" ;;
 	gitops-apiserver | gitops-agent) echo "system:serviceaccount:gitops-service:$1,$1-uid,\"system:serviceaccounts,system:serviceaccounts:gitops-service\"" ;;
 	*) echo "$1,$1-uid,\"tenants\"" ;;
 	esac
@@ -262,6 +263,7 @@ ensure_kubeconfigs() {
 	write_kubeconfig "${STATE}/kubeconfig" admin
 	write_kubeconfig "${STATE}/gitops-apiserver.kubeconfig" gitops-apiserver
 	write_kubeconfig "${STATE}/gitops-agent.kubeconfig" gitops-agent
+	write_kubeconfig "${STATE}/argocd-application-controller.kubeconfig" argocd-application-controller
 	for u in alice bob carol; do
 		write_kubeconfig "${STATE}/${u}.kubeconfig" "${u}"
 	done
@@ -488,8 +490,9 @@ start_gitops_apiserver() {
 
 # start_argocd runs Argo CD out of cluster against the local kube-apiserver, as its own
 # developers do: repo-server and application-controller are the same binary under two names,
-# the controller deploys to "in-cluster" through the admin kubeconfig (ARGOCD_FAKE_IN_CLUSTER),
-# and nothing runs argocd-server, so the objects it would create (argocd-secret's key, the
+# the controller reaches "in-cluster" through its kubeconfig (ARGOCD_FAKE_IN_CLUSTER), as its
+# ServiceAccount, which may only read and impersonate the tenants' deployers
+# (artifacts/argocd-controller), and nothing runs argocd-server, so the objects it would create (argocd-secret's key, the
 # namespace's settings) are made here.
 start_argocd() {
 	log "installing Argo CD's CRDs and settings in ${ARGOCD_NAMESPACE}"
@@ -524,8 +527,9 @@ start_argocd() {
 	wait_for "argocd-repo-server" 60 argocd-repo-server curl -sf "http://127.0.0.1:${REPO_SERVER_METRICS_PORT}/metrics"
 
 	log "starting argocd-application-controller"
-	start_bg argocd-application-controller "${env[@]}" ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="${STATE}/kubeconfig" \
-		"${ARGOCD_BIN}/argocd-application-controller" --kubeconfig "${STATE}/kubeconfig" \
+	local controller_kubeconfig="${STATE}/argocd-application-controller.kubeconfig"
+	start_bg argocd-application-controller "${env[@]}" ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="${controller_kubeconfig}" \
+		"${ARGOCD_BIN}/argocd-application-controller" --kubeconfig "${controller_kubeconfig}" \
 		--namespace "${ARGOCD_NAMESPACE}" --redis "127.0.0.1:${REDIS_PORT}" \
 		--repo-server "127.0.0.1:${REPO_SERVER_PORT}" --repo-server-plaintext \
 		--metrics-port "${CONTROLLER_METRICS_PORT}" --status-processors 8 --operation-processors 4 \
@@ -538,7 +542,7 @@ start_agent() {
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
 	log "starting the agent"
 	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
-		--argocd-namespace "${ARGOCD_NAMESPACE}" --local-cluster-server "https://127.0.0.1:${KUBE_PORT}" \
+		--argocd-namespace "${ARGOCD_NAMESPACE}" \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
 }

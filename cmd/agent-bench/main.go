@@ -1,5 +1,8 @@
 // Command agent-bench measures the agent's latency in both directions against a running stack
 // (pkg/agentbench) and writes a Markdown report. hack/bench-agent.sh (make bench-agent) runs it.
+//
+// "agent-bench scale [flags]" is the scale benchmark of issue 18 (scale.go):
+// hack/bench-agent-scale.sh (make bench-agent-scale) runs it.
 package main
 
 import (
@@ -19,6 +22,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "scale" {
+		if err := scaleMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "agent-bench scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var (
 		kubeconfig = flag.String("kubeconfig", "", "admin kubeconfig of the stack's kube-apiserver")
 		argoNS     = flag.String("argocd-namespace", "gitops-service-argocd", "namespace of the Argo CD instance the agent drives")

@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/cli"
@@ -29,10 +32,10 @@ func main() {
 	var (
 		kubeconfig     string
 		argoNamespace  string
-		localCluster   agent.LocalCluster
+		localServer    string
+		controllerSA   string
 		metricsAddress string
 		retention      time.Duration
-		tokenLifetime  time.Duration
 		workers        int
 		qps            float32
 		burst          int
@@ -46,11 +49,13 @@ func main() {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Empty --kubeconfig means in-cluster, as client-go's loading rules define it.
-			if tokenLifetime < agent.MinDeployerTokenLifetime {
-				return fmt.Errorf("--deployer-token-lifetime %s: the kube-apiserver grants no token for less than %s",
-					tokenLifetime, agent.MinDeployerTokenLifetime)
+			if errs := validation.IsDNS1123Subdomain(controllerSA); len(errs) > 0 {
+				return fmt.Errorf("--application-controller-service-account %q: %s", controllerSA, strings.Join(errs, "; "))
 			}
+			if u, err := url.Parse(localServer); err != nil || u.Scheme != "https" || u.Host == "" {
+				return fmt.Errorf("--local-cluster-server %q: want the https:// URL of an Argo CD cluster", localServer)
+			}
+			// Empty --kubeconfig means in-cluster, as client-go's loading rules define it.
 			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("loading the kubeconfig: %w", err)
@@ -62,8 +67,7 @@ func main() {
 				return err
 			}
 			a, err := agent.New(agent.Config{Clients: clients, ArgoNamespace: argoNamespace,
-				LocalCluster: localCluster, Workers: workers, OperationRetention: retention,
-				DeployerTokenLifetime: tokenLifetime})
+				LocalServer: localServer, ControllerServiceAccount: controllerSA, Workers: workers, OperationRetention: retention})
 			if err != nil {
 				return err
 			}
@@ -78,16 +82,15 @@ func main() {
 	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
 	fs.StringVar(&argoNamespace, "argocd-namespace", "gitops-service-argocd", "namespace of the Argo CD instance the agent drives")
-	fs.StringVar(&localCluster.Server, "local-cluster-server", agent.InClusterServer,
-		"URL at which Argo CD reaches this cluster's kube-apiserver, for deployments into tenants' own namespaces")
-	fs.BoolVar(&localCluster.Insecure, "local-cluster-insecure", false,
-		"do not verify the serving certificate at --local-cluster-server (test rigs only)")
+	fs.StringVar(&localServer, "local-cluster-server", agent.InClusterServer,
+		"URL of the Argo CD cluster through which Argo CD reaches this cluster, for deployments into tenants' own namespaces "+
+			"(Argo CD's in-cluster cluster unless it runs elsewhere)")
+	fs.StringVar(&controllerSA, "application-controller-service-account", agent.DefaultControllerServiceAccount,
+		"ServiceAccount, in --argocd-namespace, of Argo CD's application-controller: the agent lets it impersonate each tenant namespace's deployer")
 	fs.StringVar(&metricsAddress, "metrics-bind-address", "127.0.0.1:8085",
 		"address of the /metrics and /healthz endpoint (plain HTTP); empty disables it")
 	fs.DurationVar(&retention, "operation-retention", 24*time.Hour,
 		"how long the Operation recording each change in Argo CD is kept")
-	fs.DurationVar(&tokenLifetime, "deployer-token-lifetime", agent.DefaultDeployerTokenLifetime,
-		"life asked for the token of each tenant namespace's deployer (renewed at half of it); the kube-apiserver may grant less")
 	// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
 	// queues behind the status writes of earlier ones.
 	fs.IntVar(&workers, "workers", 16, "objects of each kind reconciled at once")

@@ -58,25 +58,16 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 type Config struct {
 	Clients
 	ArgoNamespace string
-	// LocalCluster is how Argo CD reaches the cluster the agent runs on.
-	LocalCluster LocalCluster
+	// LocalServer is the URL of the Argo CD cluster through which Argo CD reaches the cluster
+	// the agent runs on: its in-cluster cluster unless configured.
+	LocalServer string
+	// ControllerServiceAccount is the ServiceAccount, in ArgoNamespace, of Argo CD's
+	// application-controller: the identity that impersonates the deployers.
+	ControllerServiceAccount string
 	// Workers is the number of keys each controller reconciles at once.
 	Workers int
 	// OperationRetention is how long the Operation recording a change is kept.
 	OperationRetention time.Duration
-	// DeployerTokenLifetime is the life asked for the tokens of the per-namespace deployers;
-	// each is renewed at half its life.
-	DeployerTokenLifetime time.Duration
-}
-
-// LocalCluster is the kube-apiserver of the tenants' own namespaces as Argo CD reaches it.
-type LocalCluster struct {
-	// Server is its URL; Argo CD's in-cluster name (https://kubernetes.default.svc) when Argo
-	// CD runs in it.
-	Server string
-	// Insecure skips verifying its serving certificate, for test rigs whose certificate is not
-	// signed by the cluster's root CA; otherwise the root CA of the deployers' tokens is used.
-	Insecure bool
 }
 
 // informerFactory is what the Agent needs of the informer factories it starts.
@@ -91,8 +82,10 @@ type Agent struct {
 	argo          argoclient.Interface
 	kube          kubernetes.Interface
 	argoNamespace string
-	localCluster  LocalCluster
-	workers       int
+	localServer   string
+	// controllerServiceAccount is the application-controller's ServiceAccount (argoNamespace).
+	controllerServiceAccount string
+	workers                  int
 
 	gitopsInformers externalversions.SharedInformerFactory
 	// argoInformers and argoKubeInformers watch the Argo CD namespace only.
@@ -108,20 +101,19 @@ type Agent struct {
 	projects     argolisters.AppProjectLister
 	argoSecrets  corelisters.SecretLister
 	// argoConfigMaps holds the ConfigMaps of the Argo CD namespace: whom Argo CD trusts for
-	// Git hosts, and the cluster's root CA.
+	// Git hosts.
 	argoConfigMaps corelisters.ConfigMapLister
 
 	deploymentCtl *controller
 	ops           *operationRecorder
 	opsRetention  time.Duration
 
-	deployerTokenLifetime time.Duration
-	// deployers holds a *deployer per tenant namespace (local.go).
-	deployers sync.Map
+	// deployerInformers watch the deployers' objects in every namespace (deployer.go).
+	deployerInformers informers.SharedInformerFactory
+	deployerObjects   deployerObjects
 
-	// projectLocks serialises the AppProject writes of one tenant namespace, which
-	// the workers of several GitOpsDeployments in that namespace would otherwise race on.
-	projectLocks sync.Map
+	// tenants holds a *tenant per tenant namespace (tenant.go).
+	tenants sync.Map
 
 	now func() time.Time
 }
@@ -135,44 +127,42 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.OperationRetention <= 0 {
 		cfg.OperationRetention = 24 * time.Hour
 	}
-	if cfg.DeployerTokenLifetime <= 0 {
-		cfg.DeployerTokenLifetime = DefaultDeployerTokenLifetime
+	if cfg.LocalServer == "" {
+		cfg.LocalServer = InClusterServer
 	}
-	if cfg.LocalCluster.Server == "" {
-		cfg.LocalCluster.Server = InClusterServer
+	if cfg.ControllerServiceAccount == "" {
+		cfg.ControllerServiceAccount = DefaultControllerServiceAccount
 	}
 	a := &Agent{
-		gitops:                cfg.GitOps,
-		argo:                  cfg.Argo,
-		kube:                  cfg.Kube,
-		argoNamespace:         cfg.ArgoNamespace,
-		localCluster:          cfg.LocalCluster,
-		ops:                   newOperationRecorder(cfg.GitOps, cfg.ArgoNamespace),
-		opsRetention:          cfg.OperationRetention,
-		deployerTokenLifetime: cfg.DeployerTokenLifetime,
-		workers:               cfg.Workers,
-		gitopsInformers:       externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
-		argoInformers:         argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
-		argoKubeInformers:     informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
-		now:                   time.Now,
+		gitops:                   cfg.GitOps,
+		argo:                     cfg.Argo,
+		kube:                     cfg.Kube,
+		argoNamespace:            cfg.ArgoNamespace,
+		localServer:              cfg.LocalServer,
+		controllerServiceAccount: cfg.ControllerServiceAccount,
+		ops:                      newOperationRecorder(cfg.GitOps, cfg.ArgoNamespace),
+		opsRetention:             cfg.OperationRetention,
+		workers:                  cfg.Workers,
+		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
+		argoInformers:            argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
+		argoKubeInformers:        informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
+		now:                      time.Now,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if err := a.setupDeployments(); err != nil {
 		return nil, err
 	}
+	if err := a.setupDeployers(); err != nil {
+		return nil, err
+	}
 	secrets := a.argoKubeInformers.Core().V1().Secrets()
 	a.argoSecrets = secrets.Lister()
-	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{
-		DeleteFunc: a.requeueOnLostCluster,
-	}); err != nil {
+	if err := a.addInformer(secrets.Informer()); err != nil {
 		return nil, err
 	}
 	configMaps := a.argoKubeInformers.Core().V1().ConfigMaps()
 	a.argoConfigMaps = configMaps.Lister()
-	if err := a.addInformer(configMaps.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    a.onRootCA,
-		UpdateFunc: func(_, obj interface{}) { a.onRootCA(obj) },
-	}); err != nil {
+	if err := a.addInformer(configMaps.Informer()); err != nil {
 		return nil, err
 	}
 	if err := a.setupRepositoryCredentials(); err != nil {

@@ -27,8 +27,8 @@ const (
 const (
 	// InClusterServer is how Argo CD names the cluster it runs in.
 	InClusterServer = "https://kubernetes.default.svc"
-	// argoBackgroundFinalizer makes Argo CD delete what an Application deployed, without
-	// waiting for a garbage collector as the foreground variant would.
+	// argoBackgroundFinalizer made Argo CD delete what an Application deployed; Applications
+	// of earlier agents carry it, and retiring them takes it off (retire.go).
 	argoBackgroundFinalizer    = "resources-finalizer.argocd.argoproj.io/background"
 	prunePropagationBackground = "PrunePropagationPolicy=background"
 	fieldManager               = "gitops-service-agent"
@@ -87,7 +87,6 @@ func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace st
 				LabelDeploymentUID:       string(depl.UID),
 			},
 			Annotations: map[string]string{AnnotationDeploymentName: depl.Name},
-			Finalizers:  []string{argoBackgroundFinalizer},
 		},
 		Spec: spec,
 	}, nil
@@ -137,7 +136,6 @@ type applyMeta struct {
 	Namespace   string            `json:"namespace"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
-	Finalizers  []string          `json:"finalizers,omitempty"`
 }
 
 // upToDate tells whether app already has everything want would apply, so that an unchanged
@@ -156,10 +154,8 @@ func (want *applicationApply) upToDate(app *argov1alpha1.Application) bool {
 			return false
 		}
 	}
-	for _, f := range want.Metadata.Finalizers {
-		if !slices.Contains(app.Finalizers, f) {
-			return false
-		}
+	if hasArgoFinalizer(app) {
+		return false // the apply takes it off
 	}
 	got := app.Spec
 	return got.Project == want.Spec.Project &&
@@ -219,10 +215,10 @@ func finalizersPatch(resourceVersion string, finalizers []string) ([]byte, error
 // repositories the namespace's GitOpsDeployments name, and deploy only to the destinations they
 // resolve to. Cluster-scoped resources are allowed only if clusterScoped (one of the tenant's
 // ManagedEnvironments gives access to them); even then, its deployments into its own namespace
-// cannot write any, as their cluster Secret is limited to that namespace without
-// clusterResources (Argo CD refuses cluster-scoped resources on it) and the deployer has no
-// cluster-wide rights.
-func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []argov1alpha1.ApplicationDestination, clusterScoped bool) *projectApply {
+// cannot write any, as the deployer Argo CD impersonates there has no cluster-wide rights.
+// accounts are the destinationServiceAccounts: whom Argo CD impersonates for each destination.
+func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []argov1alpha1.ApplicationDestination,
+	accounts []argov1alpha1.ApplicationDestinationServiceAccount, clusterScoped bool) *projectApply {
 	repos := append([]string(nil), repoURLs...)
 	sort.Strings(repos)
 	repos = dedupSorted(repos)
@@ -244,6 +240,14 @@ func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []
 		}
 	}
 	destinations = out
+	accts := append([]argov1alpha1.ApplicationDestinationServiceAccount(nil), accounts...)
+	sort.Slice(accts, func(i, j int) bool {
+		if accts[i].Server != accts[j].Server {
+			return accts[i].Server < accts[j].Server
+		}
+		return accts[i].Namespace < accts[j].Namespace
+	})
+	accts = slices.Compact(accts)
 	var clusterKinds []metav1.GroupKind
 	if clusterScoped {
 		clusterKinds = []metav1.GroupKind{{Group: "*", Kind: "*"}}
@@ -256,10 +260,11 @@ func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []
 			Labels:    map[string]string{LabelTenantNamespace: namespace},
 		},
 		Spec: argov1alpha1.AppProjectSpec{
-			SourceRepos:              repos,
-			Destinations:             destinations,
-			ClusterResourceWhitelist: clusterKinds,
-			Description:              "GitOpsDeployments of namespace " + namespace,
+			SourceRepos:                repos,
+			Destinations:               destinations,
+			ClusterResourceWhitelist:   clusterKinds,
+			DestinationServiceAccounts: accts,
+			Description:                "GitOpsDeployments of namespace " + namespace,
 		},
 	}
 }
@@ -292,7 +297,8 @@ func (want *projectApply) upToDate(p *argov1alpha1.AppProject) bool {
 		p.Spec.Description != want.Spec.Description ||
 		len(p.Spec.SourceRepos) != len(want.Spec.SourceRepos) ||
 		len(p.Spec.Destinations) != len(want.Spec.Destinations) ||
-		!slices.Equal(p.Spec.ClusterResourceWhitelist, want.Spec.ClusterResourceWhitelist) {
+		!slices.Equal(p.Spec.ClusterResourceWhitelist, want.Spec.ClusterResourceWhitelist) ||
+		!slices.Equal(p.Spec.DestinationServiceAccounts, want.Spec.DestinationServiceAccounts) {
 		return false
 	}
 	for i := range want.Spec.SourceRepos {

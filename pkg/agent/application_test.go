@@ -45,8 +45,7 @@ func TestDesiredApplicationAutomated(t *testing.T) {
 	want := `{"kind":"Application","apiVersion":"argoproj.io/v1alpha1",` +
 		`"metadata":{"name":"gitopsdepl-0b1c2d3e-0000-4000-8000-000000000001","namespace":"argocd",` +
 		`"labels":{"managed-gitops.redhat.com/gitopsdeployment-namespace":"jane","managed-gitops.redhat.com/gitopsdeployment-uid":"0b1c2d3e-0000-4000-8000-000000000001"},` +
-		`"annotations":{"managed-gitops.redhat.com/gitopsdeployment-name":"web"},` +
-		`"finalizers":["resources-finalizer.argocd.argoproj.io/background"]},` +
+		`"annotations":{"managed-gitops.redhat.com/gitopsdeployment-name":"web"}},` +
 		`"spec":{"source":{"repoURL":"https://example.com/org/repo","path":"env/dev","targetRevision":"main"},` +
 		`"destination":{"server":"https://kubernetes.default.svc","namespace":"jane"},"project":"gitops-tenant-jane",` +
 		`"syncPolicy":{"automated":{"prune":true,"selfHeal":true,"allowEmpty":true},` +
@@ -140,8 +139,9 @@ func TestApplicationUpToDate(t *testing.T) {
 		"manual":      func(a *argov1alpha1.Application) { a.Spec.SyncPolicy.Automated = nil },
 		"options":     func(a *argov1alpha1.Application) { a.Spec.SyncPolicy.SyncOptions = nil },
 		"retry":       func(a *argov1alpha1.Application) { a.Spec.SyncPolicy.Retry.Limit = 5 },
-		"finalizer":   func(a *argov1alpha1.Application) { a.Finalizers = nil },
-		"label":       func(a *argov1alpha1.Application) { delete(a.Labels, LabelDeploymentUID) },
+		// Argo CD's finalizer deletes with the controller's own identity, which may not write.
+		"finalizer": func(a *argov1alpha1.Application) { a.Finalizers = []string{argoBackgroundFinalizer} },
+		"label":     func(a *argov1alpha1.Application) { delete(a.Labels, LabelDeploymentUID) },
 	} {
 		if want.upToDate(live(mutate)) {
 			t.Errorf("a change of %s is not seen", name)
@@ -154,7 +154,7 @@ func TestApplicationUpToDate(t *testing.T) {
 
 func TestDesiredProject(t *testing.T) {
 	p := desiredProject("jane", "argocd", []string{"https://b", "https://a", "https://b"},
-		[]argov1alpha1.ApplicationDestination{localJane, localJane}, false)
+		[]argov1alpha1.ApplicationDestination{localJane, localJane}, nil, false)
 	if p.Metadata.Name != "gitops-tenant-jane" || p.Metadata.Namespace != "argocd" {
 		t.Errorf("name = %s/%s", p.Metadata.Namespace, p.Metadata.Name)
 	}
@@ -194,7 +194,7 @@ func TestDesiredProject(t *testing.T) {
 		t.Errorf("the apply must send an empty clusterResourceWhitelist to take back what others allowed: %s", body)
 	}
 
-	withEnv := desiredProject("jane", "argocd", []string{"https://a"}, []argov1alpha1.ApplicationDestination{localJane}, true)
+	withEnv := desiredProject("jane", "argocd", []string{"https://a"}, []argov1alpha1.ApplicationDestination{localJane}, nil, true)
 	if want := []metav1.GroupKind{{Group: "*", Kind: "*"}}; !slices.Equal(withEnv.Spec.ClusterResourceWhitelist, want) {
 		t.Errorf("clusterResourceWhitelist = %v, want %v for a tenant with a cluster-wide environment", withEnv.Spec.ClusterResourceWhitelist, want)
 	}

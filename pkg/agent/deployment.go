@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
+	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -168,15 +168,8 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	if err != nil {
 		return err
 	}
-	// The Application needs both its project and (deploying into its own namespace) the
-	// namespace's deployer; neither needs the other, so a namespace's first deployment waits
-	// for the slower of the two rather than for both.
-	g, gctx := errgroup.WithContext(ctx)
-	if depl.Spec.Destination.Environment == "" {
-		g.Go(func() error { return a.ensureLocalCluster(gctx, depl.Namespace) })
-	}
-	g.Go(func() error { return a.syncProject(gctx, depl.Namespace) })
-	if err := g.Wait(); err != nil {
+	// The project allows the destination and sets up the deployer that syncs into it.
+	if err := a.syncProject(ctx, depl.Namespace); err != nil {
 		return err
 	}
 	cur, err := a.applications.Applications(a.argoNamespace).Get(want.Metadata.Name)
@@ -192,7 +185,7 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	}
 	// Server-side apply creates or updates only the fields in body; Argo CD's status and
 	// operation, which share the object for want of a status subresource, stay untouched.
-	_, err = a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, want.Metadata.Name,
+	written, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, want.Metadata.Name,
 		types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 	a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", want.Metadata.Name,
 		deploymentSource(depl.Namespace, depl.Name, depl.UID), "applied", err)
@@ -200,11 +193,13 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 		return fmt.Errorf("applying Application %s: %w", want.Metadata.Name, err)
 	}
 	klog.V(2).InfoS("applied Application", "application", want.Metadata.Name, "gitopsdeployment", deploymentKey(depl))
-	return nil
+	// Argo CD's finalizer (an earlier agent's, or someone else's) deletes with the controller's
+	// own identity, which may not: the agent retires Applications itself (retire.go).
+	return a.dropArgoFinalizers(ctx, written)
 }
 
-// deleteApplications deletes the Applications made for the GitOpsDeployment key, except that of
-// keep. Argo CD's finalizer on each makes it delete what the Application deployed first.
+// deleteApplications retires the Applications made for the GitOpsDeployment key, except that
+// of keep: what each deployed goes first (retire.go).
 func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.UID) error {
 	objs, err := a.appIndex.ByIndex(byDeployment, key)
 	if err != nil {
@@ -215,13 +210,7 @@ func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.U
 		if keep != "" && app.Labels[LabelDeploymentUID] == string(keep) {
 			continue
 		}
-		if app.DeletionTimestamp != nil {
-			if err := a.stopOperation(ctx, app); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := a.deleteApplication(ctx, app); err != nil {
+		if err := a.retireApplication(ctx, app); err != nil {
 			return err
 		}
 	}
@@ -246,18 +235,6 @@ func (a *Agent) deleteApplication(ctx context.Context, app *argov1alpha1.Applica
 	return nil
 }
 
-// stopOperation terminates a sync still running on an Application being deleted. Argo CD
-// deletes neither the Application nor what it deployed while a sync runs, and an automated sync
-// that can no longer succeed (its namespace is being deleted, and with it the deployer's
-// RoleBindings) retries for ever.
-func (a *Agent) stopOperation(ctx context.Context, app *argov1alpha1.Application) error {
-	if app.DeletionTimestamp == nil || app.Status.OperationState == nil || app.Status.OperationState.Phase != phaseRunning {
-		return nil
-	}
-	return a.patchApplication(ctx, app, terminatePatch(), deploymentSource(app.Labels[LabelDeploymentNamespace],
-		app.Annotations[AnnotationDeploymentName], types.UID(app.Labels[LabelDeploymentUID])), "terminated the sync of")
-}
-
 // finalize handles a GitOpsDeployment being deleted: its Application goes first, and the
 // tenant's finalizer is removed only once the Application, and with it everything it
 // deployed, is gone.
@@ -268,15 +245,11 @@ func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeploy
 		return err
 	}
 	if app != nil {
-		if app.DeletionTimestamp == nil {
-			if err := a.deleteApplication(ctx, app); err != nil {
-				return err
-			}
-		} else if err := a.stopOperation(ctx, app); err != nil {
+		if err := a.retireApplication(ctx, app); err != nil {
 			return err
 		}
-		// Argo CD reports what stands in the way (DeletionError) through the status; the
-		// Application's delete event brings the deployment back here.
+		// Argo CD reports what stands in the way (a sync or comparison error) through the
+		// status; the Application's events bring the deployment back here.
 		return a.updateStatus(ctx, depl, app, nil)
 	}
 	if !slices.Contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
@@ -330,14 +303,19 @@ func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDe
 	return nil
 }
 
-// syncProject makes the AppProject of a tenant namespace match the GitOpsDeployments in it, and
-// deletes it once the namespace has neither GitOpsDeployments nor Applications left.
+// syncProject makes the AppProject of a tenant namespace, and its deployer, match the
+// GitOpsDeployments in it and the Applications still being retired, and deletes both once the
+// namespace has neither left.
 func (a *Agent) syncProject(ctx context.Context, namespace string) error {
-	lock, _ := a.projectLocks.LoadOrStore(namespace, &sync.Mutex{})
-	lock.(*sync.Mutex).Lock()
-	defer lock.(*sync.Mutex).Unlock()
+	t := a.tenant(namespace)
+	t.mu.Lock()
+	defer t.mu.Unlock()
 
 	depls, err := a.deployments.GitOpsDeployments(namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: namespace}))
 	if err != nil {
 		return err
 	}
@@ -348,51 +326,52 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	} else if err != nil {
 		return err
 	}
-	if len(depls) == 0 {
-		apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: namespace}))
-		if err != nil || len(apps) > 0 {
-			return err
-		}
-		// The cache may not show a deployment created moments ago, whose Application would
-		// then be refused for want of its project: only the server can say there is none.
-		live, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(namespace).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(live.Items) > 0 {
-			return nil // its own event brings the namespace back here
-		}
-		if err := a.removeLocalCluster(ctx, namespace); err != nil {
-			return err
-		}
-		if cur == nil {
-			return nil
-		}
-		err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
-		if apierrors.IsNotFound(err) {
-			err = nil
-		}
-		a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "deleted", err)
-		if err != nil {
-			return fmt.Errorf("deleting AppProject %s: %w", name, err)
-		}
-		return nil
+	cur = t.project(cur)
+	if len(depls) == 0 && len(apps) == 0 {
+		return a.removeProject(ctx, t, namespace, cur)
 	}
-	repos := make([]string, 0, len(depls))
-	dests := make([]argov1alpha1.ApplicationDestination, 0, len(depls))
-	clusterScoped := false
+	var in projectInputs
 	for _, d := range depls {
 		dest, err := a.destination(d)
 		if err != nil {
 			continue // not deployed, so nothing to allow
 		}
-		if a.repositoryAllowed(namespace, d.Spec.Source.RepoURL) { // another tenant's private repository: repocred_isolation.go
-			repos = append(repos, d.Spec.Source.RepoURL)
-		}
-		dests = append(dests, dest)
-		clusterScoped = clusterScoped || a.environmentAllowsClusterScoped(d)
+		in.add(d.Spec.Source.RepoURL, dest)
 	}
-	want := desiredProject(namespace, a.argoNamespace, repos, dests, clusterScoped)
+	// A retiring Application prunes through its project: its repository and destination stay
+	// allowed until it is gone.
+	for _, app := range apps {
+		if app.Spec.Source != nil {
+			in.add(app.Spec.Source.RepoURL, app.Spec.Destination)
+		}
+	}
+	repos := make([]string, 0, len(in.repos))
+	for _, r := range in.repos {
+		if a.repositoryAllowed(namespace, r) { // another tenant's private repository: repocred_isolation.go
+			repos = append(repos, r)
+		}
+	}
+	var accounts []argov1alpha1.ApplicationDestinationServiceAccount
+	clusterScoped, local := false, false
+	for _, dest := range in.dests {
+		acct, wholeCluster, ok := a.destinationAccount(dest)
+		if !ok {
+			continue // Argo CD then refuses to sync there: no one to impersonate
+		}
+		accounts = append(accounts, acct)
+		clusterScoped = clusterScoped || wholeCluster
+		local = local || dest.Server == a.localServer
+	}
+	if local && !t.deployerApplied.Load() {
+		err := a.ensureDeployer(ctx, namespace)
+		switch {
+		case err == nil:
+			t.deployerApplied.Store(true)
+		case !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+			return err
+		}
+	}
+	want := desiredProject(namespace, a.argoNamespace, repos, in.dests, accounts, clusterScoped)
 	if want.upToDate(cur) {
 		return nil
 	}
@@ -400,11 +379,98 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(ctx, name, types.ApplyPatchType, body,
+	written, err := a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(ctx, name, types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 	a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "applied", err)
 	if err != nil {
 		return fmt.Errorf("applying AppProject %s: %w", name, err)
 	}
+	t.wrote(cur, written)
 	return nil
+}
+
+// projectInputs gathers the repositories and destinations a tenant's project must allow.
+type projectInputs struct {
+	repos []string
+	dests []argov1alpha1.ApplicationDestination
+}
+
+func (in *projectInputs) add(repoURL string, dest argov1alpha1.ApplicationDestination) {
+	in.repos = append(in.repos, repoURL)
+	in.dests = append(in.dests, dest)
+}
+
+// removeProject deletes the AppProject and the deployer of a namespace that deploys nothing.
+func (a *Agent) removeProject(ctx context.Context, t *tenant, namespace string, cur *argov1alpha1.AppProject) error {
+	// The cache may not show a deployment created moments ago, whose Application would
+	// then be refused for want of its project: only the server can say there is none.
+	live, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(live.Items) > 0 {
+		return nil // its own event brings the namespace back here
+	}
+	t.deployerApplied.Store(false)
+	if a.deployerExists(namespace) {
+		if err := a.removeDeployer(ctx, namespace); err != nil {
+			return err
+		}
+	}
+	if cur == nil {
+		return nil
+	}
+	t.wrote(cur, nil)
+	name := ProjectName(namespace)
+	err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "deleted", err)
+	if err != nil {
+		return fmt.Errorf("deleting AppProject %s: %w", name, err)
+	}
+	return nil
+}
+
+// destinationAccount is the entry of a tenant project's destinationServiceAccounts for dest:
+// whom Argo CD impersonates to sync there. In the local cluster that is the namespace's
+// deployer; through a ManagedEnvironment, the ServiceAccount its credentials belong to
+// (recorded on its cluster Secret, environment_impersonation.go), which also tells whether
+// the environment reaches cluster-scoped resources. ok is false for a cluster the agent does
+// not know (yet).
+func (a *Agent) destinationAccount(dest argov1alpha1.ApplicationDestination) (acct argov1alpha1.ApplicationDestinationServiceAccount, wholeCluster, ok bool) {
+	if dest.Server == a.localServer {
+		return argov1alpha1.ApplicationDestinationServiceAccount{
+			Server:                globEscape(dest.Server),
+			Namespace:             globEscape(dest.Namespace),
+			DefaultServiceAccount: deployerIdentity(dest.Namespace),
+		}, false, true
+	}
+	if dest.Name == "" {
+		return acct, false, false
+	}
+	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(dest.Name)
+	if err != nil || s.Annotations[annotationImpersonate] == "" || len(s.Data[clusterKeyServer]) == 0 {
+		return acct, false, false
+	}
+	return argov1alpha1.ApplicationDestinationServiceAccount{
+		Server:                globEscape(string(s.Data[clusterKeyServer])),
+		Namespace:             "*", // the environment's cluster Secret limits the namespaces
+		DefaultServiceAccount: s.Annotations[annotationImpersonate],
+	}, len(s.Data[clusterKeyNamespaces]) == 0 || string(s.Data[clusterKeyClusterScoped]) == "true", true
+}
+
+// globEscape quotes the characters Argo CD's glob matching of destinationServiceAccounts
+// would read as patterns (an API URL may hold "?"), so that an entry matches its own
+// destination alone.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -82,8 +82,8 @@ func (a *Agent) applyClusterSecret(ctx context.Context, cs clusterSecret) error 
 		labels[k] = v
 	}
 	// The informer's copy is enough to skip a write (the environments' controller hears of
-	// every change to their cluster Secrets; a deployer's always comes with a new token).
-	if cur, err := a.argoSecrets.Secrets(a.argoNamespace).Get(cs.Name); err == nil && secretHas(cur, labels, data) {
+	// every change to their cluster Secrets).
+	if cur, err := a.argoSecrets.Secrets(a.argoNamespace).Get(cs.Name); err == nil && secretHas(cur, labels, data) && hasAnnotations(cur, cs.Annotations) {
 		return nil
 	}
 	metadata := map[string]interface{}{"name": cs.Name, "namespace": a.argoNamespace, "labels": labels}
@@ -116,6 +116,15 @@ func (a *Agent) deleteSecret(ctx context.Context, name string) error {
 		return fmt.Errorf("deleting Secret %s: %w", name, err)
 	}
 	return nil
+}
+
+func hasAnnotations(s *corev1.Secret, annotations map[string]string) bool {
+	for k, v := range annotations {
+		if s.Annotations[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // secretHas tells whether s already carries the labels and exactly the data given, so that an

@@ -268,6 +268,14 @@ func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsD
 		klog.InfoS("the credentials of a managed environment did not validate", "environment", klog.KObj(env), "err", err)
 		return nil, *validationFailed(err), nil
 	}
+	identity, cond, err := credentialsIdentity(ctx, client)
+	if err != nil {
+		klog.InfoS("could not tell whose the credentials of a managed environment are", "environment", klog.KObj(env), "err", err)
+		return nil, *validationFailed(err), nil
+	}
+	if cond != nil {
+		return nil, *cond, nil
+	}
 	return &clusterSecret{
 		Name: ClusterSecretName(env.UID),
 		// The query makes Argo CD treat each environment as a cluster of its own, with its own
@@ -277,6 +285,7 @@ func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsD
 		Namespaces:       env.Spec.Namespaces,
 		ClusterResources: env.Spec.ClusterResources,
 		Labels:           map[string]string{LabelEnvironmentNamespace: env.Namespace, LabelEnvironmentUID: string(env.UID)},
+		Annotations:      map[string]string{annotationImpersonate: identity},
 	}, connectionSucceeded, nil
 }
 

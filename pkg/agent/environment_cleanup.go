@@ -126,7 +126,13 @@ func (e *environments) uninstallServiceAccount(ctx context.Context, env *managed
 	if err := revokeRights(ctx, client, uid, granted.Union(sets.New(env.Spec.Namespaces...).Insert(clusterWide))); err != nil {
 		return err
 	}
-	err = ignoreNotFound(client.CoreV1().Secrets(managerNamespace).Delete(ctx, managerTokenName(uid), metav1.DeleteOptions{}))
+	err = ignoreNotFound(client.RbacV1().RoleBindings(managerNamespace).Delete(ctx, managerImpersonateName(uid), metav1.DeleteOptions{}))
+	if err == nil {
+		err = ignoreNotFound(client.RbacV1().Roles(managerNamespace).Delete(ctx, managerImpersonateName(uid), metav1.DeleteOptions{}))
+	}
+	if err == nil {
+		err = ignoreNotFound(client.CoreV1().Secrets(managerNamespace).Delete(ctx, managerTokenName(uid), metav1.DeleteOptions{}))
+	}
 	if err == nil {
 		err = ignoreNotFound(client.CoreV1().ServiceAccounts(managerNamespace).Delete(ctx, managerServiceAccountName(uid), metav1.DeleteOptions{}))
 	}

@@ -64,6 +64,10 @@ func managerRoleBindingName(uid types.UID) string {
 }
 func managerTokenName(uid types.UID) string { return "argocd-manager-token-" + string(uid) }
 
+// managerImpersonateName is the Role and RoleBinding, in managerNamespace, that let the
+// ServiceAccount impersonate itself, as Argo CD's syncs through it do (environment_impersonation.go).
+func managerImpersonateName(uid types.UID) string { return "argocd-manager-impersonate-" + string(uid) }
+
 // managerNamespace is where the ServiceAccount lives, as with `argocd cluster add`.
 const managerNamespace = "kube-system"
 
@@ -135,6 +139,16 @@ func installServiceAccount(ctx context.Context, client kubernetes.Interface, uid
 	}
 	if err := revokeRights(ctx, client, uid, granted.Difference(want)); err != nil {
 		return "", err
+	}
+	self := managerImpersonateName(uid)
+	if _, err := client.RbacV1().Roles(managerNamespace).Apply(ctx, rbacv1ac.Role(self, managerNamespace).WithRules(
+		rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("serviceaccounts").WithResourceNames(sa).WithVerbs("impersonate")), opts); err != nil {
+		return "", fmt.Errorf("creating Role %s/%s: %w", managerNamespace, self, err)
+	}
+	if _, err := client.RbacV1().RoleBindings(managerNamespace).Apply(ctx, rbacv1ac.RoleBinding(self, managerNamespace).
+		WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(self)).
+		WithSubjects(subject), opts); err != nil {
+		return "", fmt.Errorf("creating RoleBinding %s/%s: %w", managerNamespace, self, err)
 	}
 	if err := record(want); err != nil {
 		return "", err

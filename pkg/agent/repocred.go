@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,6 +32,10 @@ const (
 	LabelRepositoryCredentialUID       = "managed-gitops.redhat.com/repositorycredential-uid"
 	AnnotationRepositoryCredentialName = "managed-gitops.redhat.com/repositorycredential-name"
 	argoSecretTypeRepository           = "repository"
+	// LabelClaimsRepository is "true" when the repository Secret claims its URL for its
+	// project (repocred_isolation.go), "false" when it does not: its credentials
+	// authenticate nothing, or the repository can be read without them.
+	LabelClaimsRepository = "managed-gitops.redhat.com/claims-repository"
 )
 
 // Argo CD's ConfigMaps of trusted TLS certificates (keyed by host name) and SSH known hosts.
@@ -76,6 +81,8 @@ type checkedOutcome struct {
 	input   string
 	at      time.Time
 	outcome credentialOutcome
+	// claims is repositoryClaim's answer for a valid credential.
+	claims bool
 }
 
 // setupRepositoryCredentials wires the controller: its own events, those of the Secrets the
@@ -195,12 +202,12 @@ func (r *repoCreds) sync(ctx context.Context, key string) error {
 		return r.deleteRepoSecrets(ctx, key, "")
 	}
 
-	secret, outcome, err := r.check(ctx, key, cred)
+	secret, outcome, claims, err := r.check(ctx, key, cred)
 	if err != nil {
 		return err
 	}
 	if outcome.valid() {
-		err = r.applyRepoSecret(ctx, cred, secret)
+		err = r.applyRepoSecret(ctx, cred, secret, claims)
 	} else {
 		err = r.deleteRepoSecrets(ctx, key, "")
 	}
@@ -210,38 +217,75 @@ func (r *repoCreds) sync(ctx context.Context, key string) error {
 	if err := r.updateStatus(ctx, cred, outcome); err != nil {
 		return err
 	}
-	// Nothing announces a password revoked at the Git host.
+	// Nothing announces a password revoked at the Git host, nor a public repository made private.
 	r.ctl.queue.AddAfter(key, revalidateEvery)
 	return nil
 }
 
 // check finds the outcome for cred: from the Secret alone when it is unusable, otherwise from
 // ls-remote, which runs again only when the credential or its Secret changed or the last run is
-// older than revalidateEvery.
-func (r *repoCreds) check(ctx context.Context, key string, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential) (*corev1.Secret, credentialOutcome, error) {
+// older than revalidateEvery. For a valid credential it also tells whether its repository
+// Secret claims the repository (repositoryClaim), from a second, anonymous ls-remote.
+func (r *repoCreds) check(ctx context.Context, key string, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential) (*corev1.Secret, credentialOutcome, bool, error) {
 	secret, outcome, err := r.credentialSecret(ctx, cred)
 	if err != nil || outcome != (credentialOutcome{}) {
 		r.checked.Delete(key)
-		return nil, outcome, err
+		return nil, outcome, false, err
 	}
 	trust, err := r.trust(cred.Spec.Repository)
 	if err != nil {
-		return nil, credentialOutcome{}, err
+		return nil, credentialOutcome{}, false, err
 	}
 	input := strings.Join([]string{string(cred.UID), strconv.FormatInt(cred.Generation, 10), secret.ResourceVersion,
 		cred.Spec.Repository, cred.Spec.Secret, trust.CAPEM, trust.KnownHosts}, "\x00")
 	if v, ok := r.checked.Load(key); ok {
 		if c := v.(checkedOutcome); c.input == input && r.now().Sub(c.at) < revalidateEvery {
-			return secret, c.outcome, nil
+			return secret, c.outcome, c.claims, nil
 		}
 	}
-	outcome, err = outcomeOfLsRemote(r.lsRemote(ctx, cred.Spec.Repository, credentialsOf(secret), trust))
+	creds := credentialsOf(secret)
+	outcome, err = outcomeOfLsRemote(r.lsRemote(ctx, cred.Spec.Repository, creds, trust))
 	if err != nil {
-		return nil, credentialOutcome{}, err
+		return nil, credentialOutcome{}, false, err
 	}
-	klog.V(2).InfoS("checked repository credential", "key", key, "reason", outcome.Reason)
-	r.checked.Store(key, checkedOutcome{input: input, at: r.now(), outcome: outcome})
-	return secret, outcome, nil
+	claims := false
+	if outcome.valid() {
+		// The same repository with the same trust, without any credentials.
+		var anonymous error
+		if !creds.none() {
+			anonymous = r.lsRemote(ctx, anonymousURL(cred.Spec.Repository), gitCredentials{}, trust)
+		}
+		if claims, err = repositoryClaim(creds, anonymous); err != nil {
+			return nil, credentialOutcome{}, false, err
+		}
+	}
+	klog.V(2).InfoS("checked repository credential", "key", key, "reason", outcome.Reason, "claimsRepository", claims)
+	r.checked.Store(key, checkedOutcome{input: input, at: r.now(), outcome: outcome, claims: claims})
+	return secret, outcome, claims, nil
+}
+
+// repositoryClaim decides whether the repository Secret of a valid credential claims its
+// repository for the tenant (repocred_isolation.go), from the credentials and the outcome of an
+// anonymous ls-remote of the same repository (not run, nil, when there are no credentials):
+//
+//   - credentials that hold nothing authenticate nothing: no claim, whatever the repository;
+//   - the repository answered without credentials: it is public, anyone can read it, no claim;
+//   - git failed without credentials: authentication required, "not found" (what hosts tell
+//     strangers of a private repository), but also a timeout or a TLS or network failure: the
+//     claim stays. Only a repository shown to be public loses its protection;
+//   - the check could not run at all (the agent's own failure): an error, to be retried; the
+//     repository Secret stays as it was meanwhile.
+func repositoryClaim(creds gitCredentials, anonymous error) (bool, error) {
+	switch {
+	case creds.none():
+		return false, nil
+	case anonymous == nil:
+		return false, nil
+	case errors.Is(anonymous, errGitFailed):
+		return true, nil
+	default:
+		return true, fmt.Errorf("checking whether the repository can be read anonymously: %w", anonymous)
+	}
 }
 
 // credentialSecret is the Secret cred references, or the outcome that says why there is none
@@ -307,8 +351,9 @@ func (r *repoCreds) trust(repoURL string) (gitTrust, error) {
 
 // applyRepoSecret writes the Argo CD repository Secret of a valid credential by server-side
 // apply, unless it already is what it should be.
-func (r *repoCreds) applyRepoSecret(ctx context.Context, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential, secret *corev1.Secret) error {
-	want := desiredRepoSecret(cred, secret, r.argoNamespace)
+func (r *repoCreds) applyRepoSecret(ctx context.Context, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential, secret *corev1.Secret,
+	claims bool) error {
+	want := desiredRepoSecret(cred, secret, r.argoNamespace, claims)
 	if obj, ok, err := r.repoSecrets.GetByKey(r.argoNamespace + "/" + want.Name); err == nil && ok {
 		cur := obj.(*corev1.Secret)
 		if secretHas(cur, want.Labels, stringMap(want.Data)) && cur.Annotations[AnnotationRepositoryCredentialName] == cred.Name {
@@ -333,8 +378,10 @@ func (r *repoCreds) applyRepoSecret(ctx context.Context, cred *managedv1alpha1.G
 // Application's first and never hands a project-scoped Secret to another project
 // (util/db getRepositorySecret), so another tenant's Applications cannot use these
 // credentials, and two tenants' Secrets for the same URL do not clash. Only the credentials
-// that were checked go in: an SSH key, or else username and password.
-func desiredRepoSecret(cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential, secret *corev1.Secret, argoNamespace string) *corev1.Secret {
+// that were checked go in: an SSH key, or else username and password. LabelClaimsRepository
+// carries claims: whether the Secret keeps the repository from other tenants' AppProjects.
+func desiredRepoSecret(cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential, secret *corev1.Secret, argoNamespace string,
+	claims bool) *corev1.Secret {
 	c := credentialsOf(secret)
 	data := map[string][]byte{
 		"type":    []byte("git"),
@@ -360,6 +407,7 @@ func desiredRepoSecret(cred *managedv1alpha1.GitOpsDeploymentRepositoryCredentia
 				LabelArgoSecretType:          argoSecretTypeRepository,
 				LabelTenantNamespace:         cred.Namespace,
 				LabelRepositoryCredentialUID: string(cred.UID),
+				LabelClaimsRepository:        strconv.FormatBool(claims),
 			},
 			Annotations: map[string]string{AnnotationRepositoryCredentialName: cred.Name},
 		},

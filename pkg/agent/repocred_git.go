@@ -23,6 +23,27 @@ type gitCredentials struct {
 	SSHPrivateKey      string
 }
 
+// none tells whether c holds no credential at all: such a Secret authenticates nothing.
+func (c gitCredentials) none() bool {
+	return c.Username == "" && c.Password == "" && c.SSHPrivateKey == ""
+}
+
+// anonymousURL is repoURL as anyone may ask for it: without a password or token in the URL of
+// an https repository (git would send it), and with only the user name of an ssh one (who to
+// log in as, no secret). A URL that does not parse comes back as it is: lsRemote fails on it.
+func anonymousURL(repoURL string) string {
+	u, err := url.Parse(repoURL)
+	if err != nil || u.User == nil {
+		return repoURL
+	}
+	if u.Scheme == "ssh" {
+		u.User = url.User(u.User.Username())
+	} else {
+		u.User = nil
+	}
+	return u.String()
+}
+
 // gitTrust is what Argo CD trusts for a repository's host: a CA bundle from argocd-tls-certs-cm
 // (it replaces the system roots for that host, as in Argo CD) and the known hosts from
 // argocd-ssh-known-hosts-cm. The agent validates against the same material, so a credential it

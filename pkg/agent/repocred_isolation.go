@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,6 +24,15 @@ import (
 // any credentials. So a tenant's AppProject lists a repository only if no other tenant holds
 // credentials for it, or the tenant holds its own: Argo CD then refuses the Application before
 // the repo-server is asked.
+//
+// A public repository needs no such protection: anyone can read it, shared clone or not. So a
+// repository Secret claims its URL (and counts as the tenant's own) only if its credentials
+// authenticate something and the repository is not readable anonymously (repositoryClaim,
+// repocred.go); the agent marks the others with LabelClaimsRepository "false". Otherwise any
+// tenant could take a public repository away from every other tenant with a credential that
+// holds nothing. The marker is written by the agent in the Argo CD namespace, where tenants
+// cannot write; a repository Secret without it (an older agent's, or one written by hand)
+// claims, as before.
 
 // byRepoURL indexes the repository Secrets of the Argo CD namespace by repositoryKey of their url.
 const byRepoURL = "repocred-url"
@@ -69,11 +78,17 @@ func (a *Agent) repositoryAllowed(namespace, repoURL string) bool {
 	return allowedBy(namespace, objs)
 }
 
-// allowedBy decides repositoryAllowed from the repository Secrets for the URL.
+// allowedBy decides repositoryAllowed from the repository Secrets for the URL. A Secret marked
+// as not claiming counts for nobody: it neither takes the repository from other tenants nor
+// gives it to its own.
 func allowedBy(namespace string, repoSecrets []interface{}) bool {
 	own, claimed := ProjectName(namespace), false
 	for _, obj := range repoSecrets {
-		switch p := string(obj.(*corev1.Secret).Data["project"]); p {
+		s := obj.(*corev1.Secret)
+		if s.Labels[LabelClaimsRepository] == "false" {
+			continue
+		}
+		switch p := string(s.Data["project"]); p {
 		case own:
 			return true
 		case "":
@@ -140,8 +155,10 @@ func (a *Agent) setupProjectRefresh() error {
 		},
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*argov1alpha1.AppProject), obj.(*argov1alpha1.AppProject)
-			if n.Labels[LabelTenantNamespace] != "" && (!apiequality.Semantic.DeepEqual(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
-				!apiequality.Semantic.DeepEqual(o.Spec.Destinations, n.Spec.Destinations)) {
+			// slices.Equal, not reflection: ApplicationDestination has an unexported field.
+			if n.Labels[LabelTenantNamespace] != "" && (!slices.Equal(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
+				!slices.Equal(o.Spec.Destinations, n.Spec.Destinations) ||
+				!slices.Equal(o.Spec.DestinationServiceAccounts, n.Spec.DestinationServiceAccounts)) {
 				ctl.enqueue(n)
 			}
 		},

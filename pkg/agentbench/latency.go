@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
@@ -152,6 +153,129 @@ func handler(record func(obj interface{}, now time.Time)) cache.ResourceEventHan
 	}
 }
 
+// Tracker watches Applications in the Argo CD namespace and GitOpsDeployments everywhere, and
+// times both directions for the deployments registered with Created. It is what Run and the
+// scale benchmark (RunScale) measure with.
+type Tracker struct {
+	rec       *recorder
+	argoInf   argoinformers.SharedInformerFactory
+	gitopsInf externalversions.SharedInformerFactory
+	stop      func()
+}
+
+// StartTracker opens the watches and waits for their caches; Stop closes them.
+func StartTracker(ctx context.Context, clients agent.Clients, argoNamespace string) (*Tracker, error) {
+	rec := &recorder{byUID: map[string]*timeline{}}
+	argoInf := argoinformers.NewSharedInformerFactoryWithOptions(clients.Argo, 0, argoinformers.WithNamespace(argoNamespace))
+	if _, err := argoInf.Argoproj().V1alpha1().Applications().Informer().AddEventHandler(handler(rec.application)); err != nil {
+		return nil, err
+	}
+	gitopsInf := externalversions.NewSharedInformerFactory(clients.GitOps, 0)
+	if _, err := gitopsInf.ManagedGitops().V1alpha1().GitOpsDeployments().Informer().AddEventHandler(handler(rec.deployment)); err != nil {
+		return nil, err
+	}
+	// Shutdown waits for the informers to stop, so their context must end first.
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	argoInf.Start(informersCtx.Done())
+	gitopsInf.Start(informersCtx.Done())
+	t := &Tracker{rec: rec, argoInf: argoInf, gitopsInf: gitopsInf, stop: func() {
+		stopInformers()
+		argoInf.Shutdown()
+		gitopsInf.Shutdown()
+	}}
+	for typ, ok := range argoInf.WaitForCacheSync(informersCtx.Done()) {
+		if !ok {
+			t.Stop()
+			return nil, fmt.Errorf("the watch of %v did not sync", typ)
+		}
+	}
+	for typ, ok := range gitopsInf.WaitForCacheSync(informersCtx.Done()) {
+		if !ok {
+			t.Stop()
+			return nil, fmt.Errorf("the watch of %v did not sync", typ)
+		}
+	}
+	return t, nil
+}
+
+// Stop closes the watches.
+func (t *Tracker) Stop() { t.stop() }
+
+// Created registers a deployment at the response to its create; order is its place among its
+// namespace's creates.
+func (t *Tracker) Created(d *managedv1alpha1.GitOpsDeployment, order int) {
+	now := time.Now()
+	t.rec.mu.Lock()
+	defer t.rec.mu.Unlock()
+	tl := t.rec.get(string(d.UID))
+	tl.created, tl.namespace, tl.name, tl.order = now, d.Namespace, d.Name, order
+}
+
+// Progress counts, among uids, the deployments whose Application was seen and those whose
+// Synced/Healthy was seen on both sides.
+func (t *Tracker) Progress(uids []string) (applied, reported int) {
+	t.rec.mu.Lock()
+	defer t.rec.mu.Unlock()
+	for _, uid := range uids {
+		tl, ok := t.rec.byUID[uid]
+		if !ok || tl.created.IsZero() {
+			continue
+		}
+		if !tl.appSeen.IsZero() {
+			applied++
+		}
+		if !tl.appDone.IsZero() && !tl.deplDone.IsZero() {
+			reported++
+		}
+	}
+	return applied, reported
+}
+
+// Deployments lists the GitOpsDeployments of the watch's cache.
+func (t *Tracker) Deployments() ([]*managedv1alpha1.GitOpsDeployment, error) {
+	return t.gitopsInf.ManagedGitops().V1alpha1().GitOpsDeployments().Lister().List(labels.Everything())
+}
+
+// Applications lists the Applications of the watch's cache (the Argo CD namespace).
+func (t *Tracker) Applications() ([]*argov1alpha1.Application, error) {
+	return t.argoInf.Argoproj().V1alpha1().Applications().Lister().List(labels.Everything())
+}
+
+// Result gathers the samples of the deployments uids (all registered ones if uids is nil).
+func (t *Tracker) Result(uids []string) *Result {
+	t.rec.mu.Lock()
+	defer t.rec.mu.Unlock()
+	if uids == nil {
+		for uid := range t.rec.byUID {
+			uids = append(uids, uid)
+		}
+	}
+	res := &Result{}
+	for _, uid := range uids {
+		tl, ok := t.rec.byUID[uid]
+		if !ok || tl.created.IsZero() {
+			continue
+		}
+		if tl.appSeen.IsZero() {
+			res.MissingApply++
+		} else {
+			d := nonNegative(tl.appSeen.Sub(tl.created))
+			res.Apply = append(res.Apply, d)
+			res.SlowestApply = append(res.SlowestApply, Sample{Namespace: tl.namespace, Name: tl.name, Order: tl.order, Latency: d})
+		}
+		if tl.appDone.IsZero() || tl.deplDone.IsZero() {
+			res.MissingStatus++
+		} else {
+			res.Status = append(res.Status, nonNegative(tl.deplDone.Sub(tl.appDone)))
+		}
+	}
+	sort.Slice(res.SlowestApply, func(i, j int) bool { return res.SlowestApply[i].Latency > res.SlowestApply[j].Latency })
+	if len(res.SlowestApply) > slowest {
+		res.SlowestApply = res.SlowestApply[:slowest]
+	}
+	return res
+}
+
 // Run creates the deployments, waits until both directions are observed for all of them (or
 // the timeout), then deletes everything it made.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -182,100 +306,49 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
-	defer cleanup(cfg, namespaces, logf)
+	defer cleanup(cfg.Clients, cfg.ArgoNamespace, namespaces, logf)
 
-	rec := &recorder{byUID: map[string]*timeline{}}
-	argoInf := argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace))
-	if _, err := argoInf.Argoproj().V1alpha1().Applications().Informer().AddEventHandler(handler(rec.application)); err != nil {
+	tr, err := StartTracker(ctx, cfg.Clients, cfg.ArgoNamespace)
+	if err != nil {
 		return nil, err
 	}
-	gitopsInf := externalversions.NewSharedInformerFactory(cfg.GitOps, 0)
-	if _, err := gitopsInf.ManagedGitops().V1alpha1().GitOpsDeployments().Informer().AddEventHandler(handler(rec.deployment)); err != nil {
-		return nil, err
-	}
-	// Shutdown waits for the informers to stop, so their context must end first.
-	informersCtx, stopInformers := context.WithCancel(ctx)
-	argoInf.Start(informersCtx.Done())
-	gitopsInf.Start(informersCtx.Done())
-	defer func() {
-		stopInformers()
-		argoInf.Shutdown()
-		gitopsInf.Shutdown()
-	}()
-	argoInf.WaitForCacheSync(informersCtx.Done())
-	gitopsInf.WaitForCacheSync(informersCtx.Done())
+	defer tr.Stop()
 
 	logf("creating %d GitOpsDeployments in %d namespaces, from %s", cfg.Deployments, cfg.Namespaces, repoURL)
 	start := time.Now()
+	uids := make([]string, 0, cfg.Deployments)
 	for i := 0; i < cfg.Deployments; i++ {
 		ns := namespaces[i%len(namespaces)]
-		d := &managedv1alpha1.GitOpsDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%04d", i)},
-			Spec: managedv1alpha1.GitOpsDeploymentSpec{
-				Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: appPath(i)},
-				Type:   managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
-			},
-		}
-		created, err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		created, err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx,
+			automatedDeployment(fmt.Sprintf("d%04d", i), repoURL, appPath(i)), metav1.CreateOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("creating %s/%s: %w", ns, d.Name, err)
+			return nil, fmt.Errorf("creating %s/d%04d: %w", ns, i, err)
 		}
-		now := time.Now()
-		rec.mu.Lock()
-		t := rec.get(string(created.UID))
-		t.created, t.namespace, t.name, t.order = now, ns, created.Name, i/len(namespaces)
-		rec.mu.Unlock()
+		tr.Created(created, i/len(namespaces))
+		uids = append(uids, string(created.UID))
 	}
 
-	complete := func() (int, int) {
-		rec.mu.Lock()
-		defer rec.mu.Unlock()
-		applied, reported := 0, 0
-		for _, t := range rec.byUID {
-			if t.created.IsZero() {
-				continue
-			}
-			if !t.appSeen.IsZero() {
-				applied++
-			}
-			if !t.appDone.IsZero() && !t.deplDone.IsZero() {
-				reported++
-			}
-		}
-		return applied, reported
-	}
 	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
-		applied, reported := complete()
+		applied, reported := tr.Progress(uids)
 		logf("%3.0fs: %d/%d Applications made, %d/%d Synced+Healthy reported back", time.Since(start).Seconds(),
 			applied, cfg.Deployments, reported, cfg.Deployments)
 		return applied == cfg.Deployments && reported == cfg.Deployments, nil
 	})
 
-	res := &Result{Wall: time.Since(start)}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for _, t := range rec.byUID {
-		if t.created.IsZero() {
-			continue
-		}
-		if t.appSeen.IsZero() {
-			res.MissingApply++
-		} else {
-			d := nonNegative(t.appSeen.Sub(t.created))
-			res.Apply = append(res.Apply, d)
-			res.SlowestApply = append(res.SlowestApply, Sample{Namespace: t.namespace, Name: t.name, Order: t.order, Latency: d})
-		}
-		if t.appDone.IsZero() || t.deplDone.IsZero() {
-			res.MissingStatus++
-		} else {
-			res.Status = append(res.Status, nonNegative(t.deplDone.Sub(t.appDone)))
-		}
-	}
-	sort.Slice(res.SlowestApply, func(i, j int) bool { return res.SlowestApply[i].Latency > res.SlowestApply[j].Latency })
-	if len(res.SlowestApply) > slowest {
-		res.SlowestApply = res.SlowestApply[:slowest]
-	}
+	res := tr.Result(uids)
+	res.Wall = time.Since(start)
 	return res, nil
+}
+
+// automatedDeployment is an automated GitOpsDeployment of path into its own namespace.
+func automatedDeployment(name, repoURL, path string) *managedv1alpha1.GitOpsDeployment {
+	return &managedv1alpha1.GitOpsDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: managedv1alpha1.GitOpsDeploymentSpec{
+			Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
+			Type:   managedv1alpha1.GitOpsDeploymentSpecTypeAutomated,
+		},
+	}
 }
 
 // nonNegative clamps a sample whose two events were handled out of order by the two informers'
@@ -290,31 +363,43 @@ func nonNegative(d time.Duration) time.Duration {
 
 // cleanup deletes the namespaces; the agent deletes the Applications of the deployments in
 // them, and Argo CD what those deployed.
-func cleanup(cfg Config, namespaces []string, logf func(string, ...interface{})) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+func cleanup(clients agent.Clients, argoNamespace string, namespaces []string, logf func(string, ...interface{})) {
+	bound := 5 * time.Minute
+	if b := time.Duration(len(namespaces)) * time.Second; b > bound {
+		bound = b
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	logf("deleting the benchmark's GitOpsDeployments and namespaces")
+	start := time.Now()
+	ours := map[string]bool{}
 	for _, ns := range namespaces {
-		if err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		ours[ns] = true
+	}
+	for _, ns := range namespaces {
+		if err := clients.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			logf("deleting the GitOpsDeployments of %s: %v", ns, err)
 		}
 	}
-	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		apps, err := cfg.Argo.ArgoprojV1alpha1().Applications(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{})
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		apps, err := clients.Argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
 		for _, a := range apps.Items {
-			for _, ns := range namespaces {
-				if a.Labels[agent.LabelDeploymentNamespace] == ns {
-					return false, nil
-				}
+			if ours[a.Labels[agent.LabelDeploymentNamespace]] {
+				return false, nil
 			}
 		}
 		return true, nil
 	})
+	if err != nil {
+		logf("the agent had not deleted all their Applications after %s; deleting the namespaces anyway", time.Since(start).Round(time.Second))
+	} else {
+		logf("the agent deleted their Applications in %s; deleting the namespaces", time.Since(start).Round(time.Second))
+	}
 	for _, ns := range namespaces {
-		if err := cfg.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := clients.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			logf("deleting namespace %s: %v", ns, err)
 		}
 	}

@@ -45,8 +45,9 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		// ns exists in both clusters: the tenant's namespace here, the target namespace there,
 		// so a deployment that went to the wrong cluster would land in an existing namespace.
 		ns string
-		// deployerToken may do anything in ns on the remote cluster; nobodyToken nothing.
-		deployerToken, nobodyToken string
+		// deployerToken may do anything in ns on the remote cluster; nobodyToken nothing;
+		// adminToken anything anywhere.
+		deployerToken, nobodyToken, adminToken string
 	)
 
 	BeforeAll(func(ctx context.Context) {
@@ -67,8 +68,8 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		_, err = remote.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		By("making ServiceAccounts on the remote cluster: one with every right in the namespace, one with none")
-		for _, sa := range []string{"deployer", "nobody"} {
+		By("making ServiceAccounts on the remote cluster: one with every right in the namespace, one with none, one cluster admin")
+		for _, sa := range []string{"deployer", "nobody", "admin"} {
 			_, err := remote.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 		}
@@ -83,6 +84,15 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "deployer", Namespace: ns}},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		_, err = remote.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-admin"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin", Namespace: ns}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = remote.RbacV1().ClusterRoleBindings().Delete(ctx, ns+"-admin", metav1.DeleteOptions{})
+		})
 		token := func(sa string) string {
 			tr, err := remote.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 				Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
@@ -90,7 +100,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 			Expect(err).NotTo(HaveOccurred())
 			return tr.Status.Token
 		}
-		deployerToken, nobodyToken = token("deployer"), token("nobody")
+		deployerToken, nobodyToken, adminToken = token("deployer"), token("nobody"), token("admin")
 	})
 
 	envClient := func() managedtyped.GitOpsDeploymentManagedEnvironmentInterface {
@@ -125,13 +135,12 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		return cond
 	}
-	// adminEnvironment is a working environment with the remote cluster's admin kubeconfig, in
-	// a Secret of the same name.
+	// adminEnvironment is a working environment with the token of a cluster admin ServiceAccount
+	// of the remote cluster, in a Secret of the same name.
 	adminEnvironment := func(ctx context.Context, name string, mutate func(*managedv1alpha1.ManagedEnvironmentSpec)) *managedv1alpha1.GitOpsDeploymentManagedEnvironment {
 		GinkgoHelper()
-		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig"))
-		Expect(err).NotTo(HaveOccurred())
-		createSecret(ctx, ns, name, managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		createSecret(ctx, ns, name, managedv1alpha1.ManagedEnvironmentSecretType,
+			map[string]string{"kubeconfig": kubeconfigYAML(remoteURL, adminToken, remoteConfig.CAData)})
 		env := createEnvironment(ctx, name, name, remoteURL, mutate)
 		waitCondition(ctx, name, metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded)
 		return env
@@ -183,6 +192,8 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(cfg.BearerToken).To(Equal(deployerToken))
 		Expect(cfg.TLSClientConfig.CAData).To(Equal(remoteConfig.CAData))
 		Expect(cfg.TLSClientConfig.Insecure).To(BeFalse())
+		Expect(s.Annotations).To(HaveKeyWithValue("managed-gitops.redhat.com/impersonate", ns+":deployer"),
+			"Argo CD must impersonate the ServiceAccount of the credentials")
 
 		By("writing it again when someone deletes it")
 		Expect(kube.CoreV1().Secrets(argoNamespace).Delete(ctx, s.Name, metav1.DeleteOptions{})).To(Succeed())
@@ -206,12 +217,25 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: agent.ClusterSecretName(env.UID), Namespace: ns}))
+		Expect(proj.Spec.DestinationServiceAccounts).To(ContainElement(And(
+			HaveField("Server", ContainSubstring(string(env.UID))), HaveField("DefaultServiceAccount", ns+":deployer"))))
 
 		By("deleting the GitOpsDeployment: the remote ConfigMap goes before it")
 		deleteDeploymentAndWait(ctx, ns, "to-remote")
 		Expect(apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-one"))).To(BeTrue(), "the remote ConfigMap outlived its GitOpsDeployment")
 
 		By("deleting the environment: its cluster Secret goes")
+		deleteEnvironment(ctx, env)
+	})
+
+	It("refuses credentials that are not a ServiceAccount's, which Argo CD could not impersonate", func(ctx context.Context) {
+		admin, err := os.ReadFile(filepath.Join(stackDir, "remote.kubeconfig")) // a client certificate of "admin"
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ctx, ns, "remote-user", managedv1alpha1.ManagedEnvironmentSecretType, map[string]string{"kubeconfig": string(admin)})
+		env := createEnvironment(ctx, "remote-user", "remote-user", remoteURL, nil)
+		cond := waitCondition(ctx, env.Name, metav1.ConditionUnknown, managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials)
+		Expect(cond.Message).To(ContainSubstring("not to a ServiceAccount"))
+		expectNoClusterSecret(ctx, env)
 		deleteEnvironment(ctx, env)
 	})
 

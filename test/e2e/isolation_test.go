@@ -52,19 +52,20 @@ var _ = Describe("tenant isolation", Ordered, func() {
 			"cluster-scope/own.yaml":     configMap("stays-home-too", "own"),
 			"cluster-scope/cluster.yaml": clusterRole("escaped-" + own),
 		})
+		// One cache of the whole cluster serves every tenant: the tenant's project is what
+		// refuses, at sync time, a namespace or a cluster-scoped kind it does not allow (and the
+		// deployer Argo CD impersonates could not write there either).
 		for path, refusal := range map[string]string{
-			"other-namespace": fmt.Sprintf(`Namespace "%s" for ConfigMap "escaped" is not managed`, other),
-			"cluster-scope":   fmt.Sprintf(`Cluster level ClusterRole "escaped-%s" can not be managed when in namespaced mode`, own),
+			"other-namespace": fmt.Sprintf("namespace %s is not permitted in project '%s'", other, agent.ProjectName(own)),
+			"cluster-scope":   fmt.Sprintf("resource rbac.authorization.k8s.io:ClusterRole is not permitted in project %s", agent.ProjectName(own)),
 		} {
 			By("deploying " + path)
 			createDeployment(ctx, own, path, repoURL, path, true)
-			// Argo CD compares before it syncs, so its refusal shows before anything is written.
 			Eventually(func(g Gomega, ctx context.Context) {
-				st := getDeployment(ctx, own, path).Status
-				g.Expect(st.Conditions).To(ContainElement(And(
-					HaveField("Type", managedv1alpha1.GitOpsDeploymentConditionType("ComparisonError")),
-					HaveField("Status", managedv1alpha1.GitOpsConditionStatusTrue),
-					HaveField("Message", ContainSubstring(refusal)))), "status: %+v", st)
+				op := getDeployment(ctx, own, path).Status.OperationState
+				g.Expect(op).NotTo(BeNil(), "no sync yet")
+				g.Expect(op.SyncResult).NotTo(BeNil(), "no sync result yet: %+v", op)
+				g.Expect(op.SyncResult.Resources).To(ContainElement(HaveField("Message", ContainSubstring(refusal))))
 			}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		}
 		Consistently(func(ctx context.Context) bool {
@@ -86,7 +87,7 @@ var _ = Describe("tenant isolation", Ordered, func() {
 			}
 			return subjects
 		}
-		deployer := argoNamespace + "/" + agent.DeployerName(own)
+		deployer := own + "/" + agent.DeployerName
 		Expect(bound(own)).To(ContainElement(deployer))
 		Expect(bound(other)).NotTo(ContainElement(deployer))
 		crbs, err := kube.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
@@ -116,7 +117,7 @@ var _ = Describe("tenant isolation", Ordered, func() {
 		Eventually(func(ctx context.Context) []string { return bound(own) }).WithContext(ctx).
 			WithTimeout(2 * time.Minute).ShouldNot(ContainElement(deployer))
 		Eventually(func(ctx context.Context) bool {
-			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.LocalClusterName(own), metav1.GetOptions{})
+			_, err := kube.CoreV1().ServiceAccounts(own).Get(ctx, agent.DeployerName, metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
 	})

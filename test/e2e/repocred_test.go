@@ -4,13 +4,21 @@ package e2e
 
 import (
 	"context"
+	"crypto/subtle"
+	"crypto/tls"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/cgi"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +37,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 	var (
 		httpsURL, sshURL          string
 		missingURL, sshMissingURL string
+		publicURL                 string
 		sshKey, otherKey          string
 		ns                        string
 	)
@@ -37,7 +46,13 @@ var _ = Describe("repository credentials", Ordered, func() {
 		root := GinkgoT().TempDir()
 		gitRepository(filepath.Join(root, "https"), map[string]string{"app/cm.yaml": configMap("cm-https", "https")})
 		gitRepository(filepath.Join(root, "ssh"), map[string]string{"app/cm.yaml": configMap("cm-ssh", "ssh")})
-		httpsServer := startHTTPSGitServer(root, user, password)
+		gitRepository(filepath.Join(root, "public"), map[string]string{
+			"app/cm.yaml":  configMap("cm-public", "public"),
+			"app2/cm.yaml": configMap("cm-public-2", "public"),
+		})
+		// One server (one CA for 127.0.0.1, which is how Argo CD keys its trust) for the
+		// private repositories and a public one.
+		httpsServer := startHTTPSGitServerWithPublic(root, user, password, "/public/")
 		DeferCleanup(httpsServer.Close)
 		key, pub := newSSHKey()
 		sshKey = key
@@ -48,6 +63,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		missingURL = httpsServer.URL + "/missing/repo.git"
 		sshURL = sshServer.URL + "/ssh/repo.git"
 		sshMissingURL = sshServer.URL + "/missing/repo.git"
+		publicURL = httpsServer.URL + "/public/repo.git"
 		trustGitServers(ctx, httpsServer.CAPEM, sshServer.KnownHosts)
 
 		ns = fmt.Sprintf("e2e-repocred-%d", time.Now().UnixNano()%100000)
@@ -215,6 +231,18 @@ var _ = Describe("repository credentials", Ordered, func() {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the private repository's ConfigMap was deployed for the other tenant")
 		}).WithContext(ctx).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
 
+		By("the repository Secret of the private repository claims it")
+		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(getCredential(ctx, ns, "https").UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Labels).To(HaveKeyWithValue(claimsRepositoryLabel, "true"))
+
+		By("a credential of the other tenant that holds nothing does not open the private repository")
+		createSecret(ctx, other, "empty", managedv1alpha1.RepositoryCredentialSecretType, map[string]string{})
+		empty := createCredential(ctx, other, "empty", httpsURL, "empty")
+		waitCredentialConditions(ctx, other, "empty", invalidCredentialsConditions(httpsURL, "empty"))
+		expectNoRepoSecret(ctx, empty)
+		Expect(getDeployment(ctx, other, "borrow").Status.Sync.Status).NotTo(Equal(managedv1alpha1.SyncStatusCodeSynced))
+
 		By("giving the other tenant a credential of its own for the same repository")
 		createSecret(ctx, other, "own", managedv1alpha1.RepositoryCredentialSecretType,
 			map[string]string{"username": user, "password": password})
@@ -233,7 +261,115 @@ var _ = Describe("repository credentials", Ordered, func() {
 		Expect(projects).To(HaveKey(agent.ProjectName(ns)))
 		Expect(projects).To(HaveKey(agent.ProjectName(other)))
 	})
+
+	// Issue 18: a public repository cannot be taken away from other tenants with a credential
+	// that authenticates nothing.
+	It("does not let a credential for a public repository take it from other tenants", func(ctx context.Context) {
+		owner, taker := ns+"-pub", ns+"-take"
+		createNamespace(ctx, owner)
+		createNamespace(ctx, taker)
+		argo := argoclient.NewForConfigOrDie(adminConfig)
+		projectRepos := func(ctx context.Context) ([]string, error) {
+			p, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(owner), metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return p.Spec.SourceRepos, nil
+		}
+
+		By("deploying the public repository without any credential")
+		createDeployment(ctx, owner, "public-app", publicURL, "app", false)
+		waitSyncedHealthy(ctx, owner, "public-app", "cm-public")
+		Expect(projectRepos(ctx)).To(ContainElement(publicURL))
+
+		By("another tenant making credentials for it: an empty Secret and a junk password, both valid for a public repository")
+		createSecret(ctx, taker, "empty", managedv1alpha1.RepositoryCredentialSecretType, map[string]string{})
+		createSecret(ctx, taker, "junk", managedv1alpha1.RepositoryCredentialSecretType,
+			map[string]string{"username": "junk", "password": "junk"})
+		var creds []*managedv1alpha1.GitOpsDeploymentRepositoryCredential
+		for _, name := range []string{"empty", "junk"} {
+			creds = append(creds, createCredential(ctx, taker, name, publicURL, name))
+			waitCredentialConditions(ctx, taker, name, validConditions(publicURL, name))
+		}
+		for _, cred := range creds {
+			Eventually(func(ctx context.Context) error {
+				_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+				return err
+			}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the repository Secret of %s", cred.Name)
+		}
+
+		By("the first tenant keeps the repository")
+		Consistently(func(g Gomega, ctx context.Context) {
+			g.Expect(projectRepos(ctx)).To(ContainElement(publicURL), "the other tenant's credential took the public repository away")
+			st := getDeployment(ctx, owner, "public-app").Status
+			g.Expect(st.Sync.Status).To(Equal(managedv1alpha1.SyncStatusCodeSynced), "status: %+v", st)
+			for _, c := range st.Conditions {
+				g.Expect(c.Type == managedv1alpha1.GitOpsDeploymentConditionInvalidSpecError &&
+					c.Status == managedv1alpha1.GitOpsConditionStatusTrue).To(BeFalse(), "refused: %s", c.Message)
+			}
+		}).WithContext(ctx).WithTimeout(15 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+		createDeployment(ctx, owner, "public-app-2", publicURL, "app2", false)
+		waitSyncedHealthy(ctx, owner, "public-app-2", "cm-public-2")
+
+		By("the other tenant's repository Secrets claim nothing, and serve its own deployments")
+		for _, cred := range creds {
+			s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(s.Labels).To(HaveKeyWithValue(claimsRepositoryLabel, "false"), cred.Name)
+		}
+		createDeployment(ctx, taker, "public-app", publicURL, "app", false)
+		waitSyncedHealthy(ctx, taker, "public-app", "cm-public")
+	})
 })
+
+// claimsRepositoryLabel is agent.LabelClaimsRepository, spelt out: the marker is a contract
+// with the readers of the Argo CD namespace, and the spec also builds against an agent
+// without it.
+const claimsRepositoryLabel = "managed-gitops.redhat.com/claims-repository"
+
+// startHTTPSGitServerWithPublic is startHTTPSGitServer, except that anyone may read the
+// repositories under publicPrefix, as on a Git host with public and private repositories.
+func startHTTPSGitServerWithPublic(root, username, password, publicPrefix string) *httpsGitServer {
+	GinkgoHelper()
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	Expect(err).NotTo(HaveOccurred())
+	backend := &cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	}
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(path.Clean(r.URL.Path), publicPrefix) {
+			backend.ServeHTTP(w, r)
+			return
+		}
+		u, p, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(username)) != 1 ||
+			subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="e2e"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}
+	caPEM, cert := selfSignedTLS()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	s := &httpsGitServer{
+		URL:   "https://" + ln.Addr().String(),
+		CAPEM: caPEM,
+		srv: &http.Server{Handler: http.HandlerFunc(handler), ReadHeaderTimeout: 10 * time.Second,
+			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}},
+	}
+	go func() { _ = s.srv.ServeTLS(ln, "", "") }()
+	return s
+}
+
+func getCredential(ctx context.Context, ns, name string) *managedv1alpha1.GitOpsDeploymentRepositoryCredential {
+	GinkgoHelper()
+	c, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
 
 // trustGitServers makes Argo CD and the agent trust the test's Git servers: the CA for
 // 127.0.0.1 in argocd-tls-certs-cm and the SSH host key in argocd-ssh-known-hosts-cm, where
