@@ -19,12 +19,10 @@ export GITOPS_LOCAL_DIR="${GITOPS_SCALE_DIR:-${ROOT}/.local/bench-scale}"
 export GITOPS_LOCAL_PORT_OFFSET="${GITOPS_SCALE_PORT_OFFSET:-500}"
 STATE="${GITOPS_LOCAL_DIR}"
 
-alive() {
-	local pidfile="${STATE}/pids/$1.pid"
-	[[ -f "${pidfile}" ]] && kill -0 "$(cat "${pidfile}")" 2>/dev/null
-}
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
 
-if alive kube-apiserver && alive gitops-apiserver && alive agent && alive argocd-application-controller; then
+if stack_running "${STATE}"; then
 	echo "bench-agent-scale: reusing the stack running at ${STATE}" >&2
 else
 	# A folder left by an earlier run (its logs) is ours to clear: the baseline wants a fresh stack.

@@ -11,12 +11,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 STATE="${GITOPS_LOCAL_DIR:-${ROOT}/.local}"
 
-alive() {
-	local pidfile="${STATE}/pids/$1.pid"
-	[[ -f "${pidfile}" ]] && kill -0 "$(cat "${pidfile}")" 2>/dev/null
-}
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
 
-if alive kube-apiserver && alive gitops-apiserver && alive agent && alive argocd-application-controller; then
+if stack_running "${STATE}"; then
 	echo "bench-agent: reusing the stack running at ${STATE}" >&2
 else
 	echo "bench-agent: starting a local stack at ${STATE}" >&2

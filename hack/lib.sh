@@ -5,6 +5,7 @@
 #   ensure_command CMD PKG    installs the Debian package PKG when CMD is missing and we are root;
 #                             otherwise stops with one line naming the package to install
 #   ensure_postgres PGBIN     the same for PostgreSQL 15's server binaries in PGBIN
+#   stack_running DIR         whether the local stack with its state in DIR is running
 
 # `go list -m -f '{{.Dir}}'` prints nothing for a module whose files are not in the module cache
 # yet (it never downloads), so a fresh machine would get "" here. `go mod download -json` fetches
@@ -45,4 +46,14 @@ ensure_postgres() {
 	[[ -x "${pgbin}/initdb" ]] && return 0
 	echo "no PostgreSQL 15 server binaries in ${pgbin}: install the Debian package postgresql-15, or set PG_BIN" >&2
 	return 1
+}
+
+# stack_running tells whether the local stack whose state is in folder $1 has its API servers,
+# Argo CD's application-controller and the agent running (by the PIDs it recorded).
+stack_running() {
+	local name pidfile
+	for name in kube-apiserver gitops-apiserver agent argocd-application-controller; do
+		pidfile="$1/pids/${name}.pid"
+		[[ -f "${pidfile}" ]] && kill -0 "$(cat "${pidfile}")" 2>/dev/null || return 1
+	done
 }

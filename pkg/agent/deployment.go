@@ -331,17 +331,21 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 		return a.removeProject(ctx, t, namespace, cur)
 	}
 	var in projectInputs
+	live := make(map[types.UID]bool, len(depls))
 	for _, d := range depls {
+		live[d.UID] = d.DeletionTimestamp == nil
 		dest, err := a.destination(d)
 		if err != nil {
-			continue // not deployed, so nothing to allow
+			continue // not deployed (its environment is gone, say), so nothing to allow
 		}
 		in.add(d.Spec.Source.RepoURL, dest)
 	}
-	// A retiring Application prunes through its project: its repository and destination stay
-	// allowed until it is gone.
+	// A retiring Application (its deployment gone or being deleted) prunes through its
+	// project: its repository and destination stay allowed until it is gone. Those of live
+	// deployments are what the deployments say: an Application whose environment was deleted
+	// syncs no more.
 	for _, app := range apps {
-		if app.Spec.Source != nil {
+		if app.Spec.Source != nil && !live[types.UID(app.Labels[LabelDeploymentUID])] {
 			in.add(app.Spec.Source.RepoURL, app.Spec.Destination)
 		}
 	}

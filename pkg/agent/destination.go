@@ -2,18 +2,12 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
@@ -41,7 +35,9 @@ func (a *Agent) destination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha
 	return a.localDestination(depl)
 }
 
-// clusterSecret is an Argo CD cluster Secret in the Argo CD namespace.
+// clusterSecret is an Argo CD cluster Secret in the Argo CD namespace. The credentials go
+// only into this Secret (never into the GitOps objects, PostgreSQL or the log); environments
+// share them (cluster_share.go).
 type clusterSecret struct {
 	// Name is both the Secret's name and the cluster's name in Argo CD.
 	Name string
@@ -55,58 +51,6 @@ type clusterSecret struct {
 	// Labels tie the Secret back to what it was made for.
 	Labels      map[string]string
 	Annotations map[string]string
-	// Source is the object the Secret is made for, for the Operation that records the write.
-	Source managedv1alpha1.OperationSource
-}
-
-// applyClusterSecret creates or updates a cluster Secret by server-side apply. The credentials
-// go only into this Secret (never into the GitOps objects, PostgreSQL or the log).
-func (a *Agent) applyClusterSecret(ctx context.Context, cs clusterSecret) error {
-	config, err := json.Marshal(cs.Config)
-	if err != nil {
-		return err
-	}
-	data := map[string]string{
-		clusterKeyName:   cs.Name,
-		clusterKeyServer: cs.Server,
-		clusterKeyConfig: string(config),
-	}
-	if len(cs.Namespaces) > 0 {
-		ns := append([]string(nil), cs.Namespaces...)
-		sort.Strings(ns)
-		data[clusterKeyNamespaces] = strings.Join(ns, ",")
-		data[clusterKeyClusterScoped] = strconv.FormatBool(cs.ClusterResources)
-	}
-	labels := map[string]string{LabelArgoSecretType: argoSecretTypeCluster}
-	for k, v := range cs.Labels {
-		labels[k] = v
-	}
-	// The informer's copy is enough to skip a write (the environments' controller hears of
-	// every change to their cluster Secrets).
-	if cur, err := a.argoSecrets.Secrets(a.argoNamespace).Get(cs.Name); err == nil && secretHas(cur, labels, data) && hasAnnotations(cur, cs.Annotations) {
-		return nil
-	}
-	metadata := map[string]interface{}{"name": cs.Name, "namespace": a.argoNamespace, "labels": labels}
-	if len(cs.Annotations) > 0 {
-		metadata["annotations"] = cs.Annotations
-	}
-	body, err := json.Marshal(map[string]interface{}{
-		"apiVersion": "v1",
-		"kind":       "Secret",
-		"metadata":   metadata,
-		"type":       string(corev1.SecretTypeOpaque),
-		"stringData": data,
-	})
-	if err != nil {
-		return err
-	}
-	_, err = a.kube.CoreV1().Secrets(a.argoNamespace).Patch(ctx, cs.Name, types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
-	a.recordChange(managedv1alpha1.OperationResourceTypeManagedEnvironment, "Secret", cs.Name, cs.Source, "applied cluster", err)
-	if err != nil {
-		return fmt.Errorf("applying cluster Secret %s: %w", cs.Name, err)
-	}
-	return nil
 }
 
 // deleteSecret deletes a Secret of the Argo CD namespace; a missing one is not an error.

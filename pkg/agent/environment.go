@@ -24,7 +24,9 @@ import (
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
-// Labels of the Argo CD cluster Secret of a GitOpsDeploymentManagedEnvironment.
+// Labels of the Argo CD cluster Secret the agent used to make for each
+// GitOpsDeploymentManagedEnvironment alone (ClusterSecretName); environments now share
+// cluster Secrets (cluster_share.go), and the agent deletes these once nothing uses them.
 const (
 	LabelEnvironmentNamespace = "managed-gitops.redhat.com/managedenvironment-namespace"
 	LabelEnvironmentUID       = "managed-gitops.redhat.com/managedenvironment-uid"
@@ -53,8 +55,8 @@ const (
 // environment without a namespace; the API rejects it, the check stays for older objects.
 const userErrorDestinationNamespace = "the namespace specified in the destination field is invalid"
 
-// ClusterSecretName is the name of the Argo CD cluster Secret, and cluster, of the
-// ManagedEnvironment with the given UID.
+// ClusterSecretName is the name of the Argo CD cluster Secret, and cluster, that earlier
+// agents made for the ManagedEnvironment with the given UID alone.
 func ClusterSecretName(uid types.UID) string { return "managed-env-" + string(uid) }
 
 // environments reconciles GitOpsDeploymentManagedEnvironments into Argo CD cluster Secrets.
@@ -63,12 +65,17 @@ type environments struct {
 	ctl *controller
 	// secrets holds the Secrets of the managed-environment type, in every namespace.
 	secrets corelisters.SecretLister
+	// clusterLocks serialises the workers' changes to a shared cluster Secret.
+	clusterLocks keyedMutex
+	// cacheWait bounds how long a reconcile that changed a shared cluster Secret waits for
+	// the cache to show it (awaitClusterCache); zero does not wait.
+	cacheWait time.Duration
 }
 
 // setupEnvironments wires the environment controller: an environment is queued by its own
 // events and by those of its Secret, and queues the GitOpsDeployments that deploy through it.
 func (a *Agent) setupEnvironments() error {
-	e := &environments{Agent: a}
+	e := &environments{Agent: a, cacheWait: 5 * time.Second}
 	e.ctl = newController("managedenvironments", e.sync)
 	a.controllers = append(a.controllers, e.ctl)
 
@@ -118,27 +125,18 @@ func (a *Agent) setupEnvironments() error {
 	}
 	e.secrets = secrets
 
-	// A cluster Secret changed or deleted by someone else is rewritten; one whose environment is
-	// gone (deleted while the agent was not running) is collected. At start-up every cluster
-	// Secret comes by as an add.
-	onClusterSecret := func(obj interface{}) {
-		obj = unwrapTombstone(obj)
-		s, ok := obj.(*corev1.Secret)
-		if !ok || s.Labels[LabelEnvironmentUID] == "" {
-			return
-		}
-		envs, _ := envInformer.GetIndexer().ByIndex(byUID, s.Labels[LabelEnvironmentUID])
-		if len(envs) == 0 {
-			e.ctl.add(namespaceKey(s.Labels[LabelEnvironmentNamespace]))
-		}
-		for _, env := range envs {
-			e.ctl.enqueue(env)
-		}
+	// A cluster Secret changed or deleted by someone else is rewritten; the entry of an
+	// environment that is gone (deleted while the agent was not running) is collected. At
+	// start-up every cluster Secret comes by as an add.
+	clusterInformer := a.argoKubeInformers.Core().V1().Secrets().Informer()
+	if err := clusterInformer.AddIndexers(cache.Indexers{byEnvironmentRef: environmentRefsOfSecret}); err != nil {
+		return err
 	}
-	return a.addInformer(a.argoKubeInformers.Core().V1().Secrets().Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    onClusterSecret,
-		UpdateFunc: func(_, obj interface{}) { onClusterSecret(obj) },
-		DeleteFunc: onClusterSecret,
+	deplIndex := deplInformer.GetIndexer()
+	return a.addInformer(clusterInformer, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { e.onClusterSecretEvent(nil, obj, false, deplIndex) },
+		UpdateFunc: func(old, obj interface{}) { e.onClusterSecretEvent(old, obj, false, deplIndex) },
+		DeleteFunc: func(obj interface{}) { e.onClusterSecretEvent(nil, obj, true, deplIndex) },
 	})
 }
 
@@ -190,6 +188,10 @@ func (e *environments) sync(ctx context.Context, key string) error {
 	}
 	env, err := e.environmentLister().GitOpsDeploymentManagedEnvironments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
+		// The shared cluster Secrets still listing it know its UID.
+		if err := e.releaseClusters(ctx, clusterUser{Namespace: namespace, Name: name}); err != nil {
+			return err
+		}
 		return e.collectClusterSecrets(ctx, namespace)
 	}
 	if err != nil {
@@ -207,8 +209,11 @@ func (e *environments) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if cs != nil {
-		if err := e.applyClusterSecret(ctx, *cs); err != nil {
+		if err := e.syncClusterMembership(ctx, env, *cs); err != nil {
 			return err
+		}
+		if _, legacy := e.environmentClusters(env); legacy != "" {
+			e.ctl.add(namespaceKey(env.Namespace)) // collects it once no Application uses it
 		}
 	} else if err := e.deleteClusterSecret(ctx, env); err != nil {
 		return err
@@ -276,17 +281,14 @@ func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsD
 	if cond != nil {
 		return nil, *cond, nil
 	}
-	return &clusterSecret{
-		Name: ClusterSecretName(env.UID),
-		// The query makes Argo CD treat each environment as a cluster of its own, with its own
-		// credentials and cache, even when several name the same API server (reference §4.3).
-		Server:           env.Spec.APIURL + "?managedEnvironment=" + string(env.UID),
-		Config:           creds.clusterConfig(),
-		Namespaces:       env.Spec.Namespaces,
-		ClusterResources: env.Spec.ClusterResources,
-		Labels:           map[string]string{LabelEnvironmentNamespace: env.Namespace, LabelEnvironmentUID: string(env.UID)},
-		Annotations:      map[string]string{annotationImpersonate: identity},
-	}, connectionSucceeded, nil
+	// Environments with the same cluster Secret content share it, and Argo CD's cache of it; the
+	// query in its server keeps it apart from those of other credentials for the same API
+	// server (reference §4.3).
+	cs, err := sharedClusterSecret(env.Spec.APIURL, creds.clusterConfig(), env.Spec.Namespaces, env.Spec.ClusterResources, identity)
+	if err != nil {
+		return nil, connection{}, err
+	}
+	return &cs, connectionSucceeded, nil
 }
 
 // credentialsSecret is the environment's Secret, from the namespace of the environment only.
@@ -340,9 +342,13 @@ func environmentConditions(env *managedv1alpha1.GitOpsDeploymentManagedEnvironme
 	return conds
 }
 
-// deleteClusterSecret deletes the cluster Secret of env if the cache has it. One the cache has
-// not seen yet is deleted when its add event brings env back here.
+// deleteClusterSecret takes env off its shared cluster Secrets (the last user deletes one) and
+// deletes the Secret an earlier agent made for it alone, if the cache has it. One the cache
+// has not seen yet is deleted when its add event brings env back here.
 func (e *environments) deleteClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+	if err := e.releaseClusters(ctx, userOf(env)); err != nil {
+		return err
+	}
 	name := ClusterSecretName(env.UID)
 	if _, err := e.argoSecrets.Secrets(e.argoNamespace).Get(name); apierrors.IsNotFound(err) {
 		return nil
@@ -350,28 +356,43 @@ func (e *environments) deleteClusterSecret(ctx context.Context, env *managedv1al
 	return e.deleteSecret(ctx, name)
 }
 
-// collectClusterSecrets deletes the cluster Secrets made for environments of namespace that
-// no longer exist. Being keyed by name, the controller does not know the UID of an environment
-// that is gone; the labels of the Secrets do.
+// legacyCollectRetry is when the collection of a namespace's per-environment cluster Secrets
+// looks again at those that Applications still deploy through.
+const legacyCollectRetry = 5 * time.Second
+
+// collectClusterSecrets deletes the cluster Secrets that earlier agents made for each
+// environment of namespace alone, once nothing uses them: their environment is gone (being
+// keyed by name, the controller does not know the UID of an environment that is gone; the
+// labels of the Secrets do), or it has moved to a shared cluster Secret and no Application
+// deploys through the old one any more (one being retired prunes through it).
 func (e *environments) collectClusterSecrets(ctx context.Context, namespace string) error {
-	list, err := e.kube.CoreV1().Secrets(e.argoNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{LabelEnvironmentNamespace: namespace}).String(),
-	})
+	list, err := e.argoSecrets.Secrets(e.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelEnvironmentNamespace: namespace}))
 	if err != nil {
 		return err
 	}
-	for _, s := range list.Items {
+	waiting := false
+	for _, s := range list {
 		envs, err := e.environmentInformer().GetIndexer().ByIndex(byUID, s.Labels[LabelEnvironmentUID])
 		if err != nil {
 			return err
 		}
 		if len(envs) > 0 {
-			continue
+			env := envs[0].(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
+			if shared, _ := e.environmentClusters(env); len(shared) == 0 {
+				continue // its own reconcile decides
+			}
+			if e.applicationsOnCluster(s.Name) > 0 {
+				waiting = true
+				continue
+			}
 		}
 		if err := e.deleteSecret(ctx, s.Name); err != nil {
 			return err
 		}
-		klog.V(2).InfoS("deleted the cluster Secret of a deleted managed environment", "secret", s.Name)
+		klog.V(2).InfoS("deleted the per-environment cluster Secret of an earlier agent", "secret", s.Name)
+	}
+	if waiting {
+		e.ctl.queue.AddAfter(namespaceKey(namespace), legacyCollectRetry)
 	}
 	return nil
 }
@@ -392,7 +413,13 @@ func (a *Agent) environmentDestination(depl *managedv1alpha1.GitOpsDeployment) (
 	if !meta.IsStatusConditionTrue(env.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded) {
 		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
 	}
-	return argov1alpha1.ApplicationDestination{Name: ClusterSecretName(env.UID), Namespace: depl.Spec.Destination.Namespace}, nil
+	cluster, ok := a.environmentCluster(env)
+	if !ok {
+		// Connected, but its cluster Secret is not (yet, or no longer) in the cache: its
+		// event brings the deployment back.
+		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
+	}
+	return argov1alpha1.ApplicationDestination{Name: cluster, Namespace: depl.Spec.Destination.Namespace}, nil
 }
 
 // environmentAllowsClusterScoped tells whether depl deploys through a ManagedEnvironment whose
@@ -414,20 +441,45 @@ func managesWholeCluster(spec managedv1alpha1.ManagedEnvironmentSpec) bool {
 }
 
 // reconciledEnvironment is the name of the ManagedEnvironment (of namespace) that Argo CD last
-// compared app against, or "" for any other cluster (reference §4.3).
+// compared app against, or "" for any other cluster (reference §4.3). A shared cluster maps
+// back to the environment of namespace that uses it: if several do, the one app's
+// GitOpsDeployment names.
 func (a *Agent) reconciledEnvironment(namespace string, app *argov1alpha1.Application) string {
 	if app == nil {
 		return ""
 	}
-	uid, ok := strings.CutPrefix(app.Status.Sync.ComparedTo.Destination.Name, ClusterSecretName(""))
-	if !ok {
+	cluster := app.Status.Sync.ComparedTo.Destination.Name
+	if uid, ok := strings.CutPrefix(cluster, ClusterSecretName("")); ok {
+		envs, _ := a.environmentInformer().GetIndexer().ByIndex(byUID, uid)
+		for _, obj := range envs {
+			if env := obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment); env.Namespace == namespace {
+				return env.Name
+			}
+		}
 		return ""
 	}
-	envs, _ := a.environmentInformer().GetIndexer().ByIndex(byUID, uid)
-	for _, obj := range envs {
-		if env := obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment); env.Namespace == namespace {
-			return env.Name
+	if !strings.HasPrefix(cluster, clusterSecretPrefix) {
+		return ""
+	}
+	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(cluster)
+	if err != nil {
+		return ""
+	}
+	// Only environments that still exist as listed: never an earlier object of the name.
+	var users []clusterUser
+	for _, u := range parseClusterUsers(s) {
+		if u.Namespace != namespace {
+			continue
+		}
+		if env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(u.Namespace).Get(u.Name); err == nil && env.UID == u.UID {
+			users = append(users, u)
 		}
 	}
-	return ""
+	named := ""
+	if a.deployments != nil && app.Labels[LabelDeploymentNamespace] == namespace {
+		if d, err := a.deployments.GitOpsDeployments(namespace).Get(app.Annotations[AnnotationDeploymentName]); err == nil {
+			named = d.Spec.Destination.Environment
+		}
+	}
+	return reconciledUser(users, namespace, named)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,7 +48,7 @@ func (e *environments) finalizeEnvironment(ctx context.Context, env *managedv1al
 	deleting := e.now().Sub(env.DeletionTimestamp.Time)
 	// Argo CD deletes what its Applications deployed with the ServiceAccount's credentials:
 	// they go first (or, bounded, Argo CD would give up and orphan the resources).
-	if e.applicationsOnCluster(ClusterSecretName(env.UID)) > 0 && deleting < uninstallGiveUp {
+	if e.environmentApplications(env) > 0 && deleting < uninstallGiveUp {
 		e.ctl.queue.AddAfter(env.Namespace+"/"+env.Name, 2*time.Second)
 		return nil
 	}
@@ -77,7 +78,8 @@ func (e *environments) patchEnvironmentFinalizers(ctx context.Context, env *mana
 	return nil
 }
 
-// applicationsOnCluster counts the Applications that deploy to the Argo CD cluster named.
+// applicationsOnCluster counts the Applications (of any namespace) that deploy to the Argo CD
+// cluster named.
 func (e *environments) applicationsOnCluster(cluster string) int {
 	apps, err := e.applications.Applications(e.argoNamespace).List(labels.Everything())
 	if err != nil {
@@ -166,7 +168,11 @@ func (e *environments) tenantClient(ctx context.Context, env *managedv1alpha1.Gi
 // installedAccountClient is a client of env's cluster as the ServiceAccount the agent
 // installed there, with the credentials of env's cluster Secret.
 func (e *environments) installedAccountClient(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
-	s, err := e.argoSecrets.Secrets(e.argoNamespace).Get(ClusterSecretName(env.UID))
+	name, ok := e.environmentCluster(env)
+	if !ok {
+		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), ClusterSecretName(env.UID))
+	}
+	s, err := e.argoSecrets.Secrets(e.argoNamespace).Get(name)
 	if err != nil {
 		return nil, err
 	}

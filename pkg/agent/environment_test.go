@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -248,47 +253,90 @@ func TestClusterConfig(t *testing.T) {
 	}
 }
 
-// testAgent is an Agent whose environment informer holds envs; nothing is started.
-func testAgent(t *testing.T, envs ...*managedv1alpha1.GitOpsDeploymentManagedEnvironment) *Agent {
+// testAgent is an Agent whose environment informer holds envs, and whose informer of the
+// Argo CD namespace's Secrets holds the Secrets among envs' objects; nothing is started.
+func testAgent(t *testing.T, objs ...runtime.Object) *Agent {
 	t.Helper()
-	a := &Agent{gitopsInformers: externalversions.NewSharedInformerFactory(nil, 0)}
+	a := &Agent{
+		gitopsInformers:   externalversions.NewSharedInformerFactory(nil, 0),
+		argoKubeInformers: informers.NewSharedInformerFactoryWithOptions(kubefake.NewClientset(), 0, informers.WithNamespace("argocd")),
+		argoNamespace:     "argocd",
+	}
 	inf := a.environmentInformer()
 	if err := inf.AddIndexers(cache.Indexers{byUID: uidKey}); err != nil {
 		t.Fatal(err)
 	}
-	for _, env := range envs {
-		if err := inf.GetIndexer().Add(env); err != nil {
+	secrets := a.argoKubeInformers.Core().V1().Secrets()
+	if err := secrets.Informer().AddIndexers(cache.Indexers{byEnvironmentRef: environmentRefsOfSecret}); err != nil {
+		t.Fatal(err)
+	}
+	a.argoSecrets = secrets.Lister()
+	for _, obj := range objs {
+		idx := inf.GetIndexer()
+		if _, ok := obj.(*corev1.Secret); ok {
+			idx = secrets.Informer().GetIndexer()
+		}
+		if err := idx.Add(obj); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return a
 }
 
-func TestEnvironmentDestination(t *testing.T) {
-	connected := testEnvironment(nil)
-	connected.Status.Conditions = []metav1.Condition{{
-		Type: managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded, Status: metav1.ConditionTrue, Reason: "Succeeded",
+// sharedSecret is a shared cluster Secret in the cache listing users.
+func sharedSecret(name string, users ...clusterUser) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Namespace: "argocd",
+		Labels:      map[string]string{LabelArgoSecretType: argoSecretTypeCluster, LabelManagedCluster: strings.TrimPrefix(name, clusterSecretPrefix)},
+		Annotations: map[string]string{AnnotationClusterUsers: formatClusterUsers(users)},
 	}}
-	failing := testEnvironment(nil)
-	failing.Name, failing.UID = "broken", "broken-uid"
+}
+
+func TestEnvironmentDestination(t *testing.T) {
+	connectedStatus := managedv1alpha1.ManagedEnvironmentStatus{Conditions: []metav1.Condition{{
+		Type: managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded, Status: metav1.ConditionTrue, Reason: "Succeeded",
+	}}}
+	env := func(namespace, name, uid string) *managedv1alpha1.GitOpsDeploymentManagedEnvironment {
+		e := testEnvironment(nil)
+		e.Namespace, e.Name, e.UID = namespace, name, types.UID(uid)
+		e.Status = connectedStatus
+		return e
+	}
+	connected := env("jane", "prod", "env-uid")
+	sibling := env("jane", "prod2", "p2-uid")
+	failing := env("jane", "broken", "broken-uid")
 	failing.Status.Conditions = []metav1.Condition{{
 		Type: managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded, Status: metav1.ConditionUnknown, Reason: "UnableToValidateClusterCredentials",
 	}}
-	elsewhere := testEnvironment(nil)
-	elsewhere.Namespace, elsewhere.Name, elsewhere.UID = "other", "theirs", "their-uid"
-	elsewhere.Status = connected.Status
-	a := testAgent(t, connected, failing, elsewhere)
+	elsewhere := env("other", "theirs", "their-uid")
+	legacy := env("jane", "old", "old-uid")
+	moving := env("jane", "moving", "moving-uid")
+	renamed := env("jane", "renamed", "new-uid")
+	fresh := env("jane", "fresh", "fresh-uid")
+	user := func(e *managedv1alpha1.GitOpsDeploymentManagedEnvironment) clusterUser { return userOf(e) }
+	a := testAgent(t, connected, sibling, failing, elsewhere, legacy, moving, renamed, fresh,
+		sharedSecret("managed-cluster-aaaa", user(connected), user(elsewhere), user(sibling)),
+		sharedSecret("managed-cluster-m2", user(moving)),
+		sharedSecret("managed-cluster-m1", user(moving)),
+		sharedSecret("managed-cluster-stale", clusterUser{Namespace: "jane", Name: "renamed", UID: "old-uid"}),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "managed-env-old-uid", Namespace: "argocd",
+			Labels: map[string]string{LabelEnvironmentUID: "old-uid", LabelEnvironmentNamespace: "jane"}}},
+	)
 
 	for _, tc := range []struct {
 		name, namespace, env, destNamespace string
-		want                                argov1alpha1.ApplicationDestination
+		want                                string
 		userErr                             string
 	}{
-		{name: "connected", namespace: "jane", env: "prod", destNamespace: "web",
-			want: argov1alpha1.ApplicationDestination{Name: "managed-env-env-uid", Namespace: "web"}},
+		{name: "connected", namespace: "jane", env: "prod", destNamespace: "web", want: "managed-cluster-aaaa"},
+		{name: "another tenant with the same credentials", namespace: "other", env: "theirs", destNamespace: "web", want: "managed-cluster-aaaa"},
+		{name: "per-environment Secret of an earlier agent", namespace: "jane", env: "old", destNamespace: "web", want: "managed-env-old-uid"},
+		{name: "moving between two", namespace: "jane", env: "moving", destNamespace: "web", want: "managed-cluster-m1"},
 		{name: "missing", namespace: "jane", env: "nope", destNamespace: "web", userErr: userErrorManagedEnvironment},
 		{name: "not connected", namespace: "jane", env: "broken", destNamespace: "web", userErr: userErrorManagedEnvironment},
 		{name: "another namespace's", namespace: "jane", env: "theirs", destNamespace: "web", userErr: userErrorManagedEnvironment},
+		{name: "listed under an earlier object of its name only", namespace: "jane", env: "renamed", destNamespace: "web", userErr: userErrorManagedEnvironment},
+		{name: "no cluster Secret yet", namespace: "jane", env: "fresh", destNamespace: "web", userErr: userErrorManagedEnvironment},
 		{name: "no namespace", namespace: "jane", env: "prod", userErr: userErrorDestinationNamespace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -301,22 +349,44 @@ func TestEnvironmentDestination(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			if want := (argov1alpha1.ApplicationDestination{Name: tc.want, Namespace: tc.destNamespace}); err != nil || got != want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, want)
 			}
 		})
 	}
 
-	app := &argov1alpha1.Application{}
-	for _, tc := range []struct{ namespace, cluster, want string }{
-		{"jane", "managed-env-env-uid", "prod"},
-		{"jane", "managed-env-their-uid", ""}, // never another namespace's environment
-		{"jane", "in-cluster", ""},
-		{"jane", "managed-env-gone", ""},
+	deployments := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
+	for name, envName := range map[string]string{"to-prod": "prod", "to-prod2": "prod2"} {
+		d := &managedv1alpha1.GitOpsDeployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "jane"}}
+		d.Spec.Destination.Environment = envName
+		if err := deployments.Informer().GetIndexer().Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ namespace, deployment, cluster, want string }{
+		{"jane", "", "managed-cluster-aaaa", "prod"}, // two of jane's share it: the first
+		{"jane", "to-prod", "managed-cluster-aaaa", "prod"},
+		{"jane", "to-prod2", "managed-cluster-aaaa", "prod2"},
+		{"other", "", "managed-cluster-aaaa", "theirs"},
+		{"third", "", "managed-cluster-aaaa", ""}, // never another namespace's environment
+		{"jane", "", "managed-cluster-stale", ""}, // nor an earlier object of the name
+		{"jane", "", "managed-cluster-gone", ""},
+		{"jane", "", "managed-env-env-uid", "prod"}, // an earlier agent's Secret
+		{"jane", "", "managed-env-their-uid", ""},
+		{"jane", "", "in-cluster", ""},
+		{"jane", "", "managed-env-gone", ""},
 	} {
+		a.deployments = nil
+		app := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{
+			Labels:      map[string]string{LabelDeploymentNamespace: tc.namespace},
+			Annotations: map[string]string{AnnotationDeploymentName: tc.deployment},
+		}}
+		if tc.deployment != "" {
+			a.deployments = deployments.Lister()
+		}
 		app.Status.Sync.ComparedTo.Destination.Name = tc.cluster
 		if got := a.reconciledEnvironment(tc.namespace, app); got != tc.want {
-			t.Errorf("reconciledEnvironment(%s, %s) = %q, want %q", tc.namespace, tc.cluster, got, tc.want)
+			t.Errorf("reconciledEnvironment(%s, %s of %q) = %q, want %q", tc.namespace, tc.cluster, tc.deployment, got, tc.want)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -146,7 +148,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		return env
 	}
 	clusterSecret := func(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
-		return kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.ClusterSecretName(env.UID), metav1.GetOptions{})
+		return environmentClusterSecret(ctx, env)
 	}
 	clusterConfig := func(s *corev1.Secret) argov1alpha1.ClusterConfig {
 		GinkgoHelper()
@@ -184,8 +186,10 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		s, err := clusterSecret(ctx, env)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "cluster"))
-		Expect(string(s.Data["name"])).To(Equal(agent.ClusterSecretName(env.UID)))
-		Expect(string(s.Data["server"])).To(Equal(remoteURL + "?managedEnvironment=" + string(env.UID)))
+		Expect(s.Name).To(HavePrefix("managed-cluster-"))
+		Expect(string(s.Data["name"])).To(Equal(s.Name))
+		Expect(string(s.Data["server"])).To(Equal(remoteURL + "?managedCluster=" + strings.TrimPrefix(s.Name, "managed-cluster-")))
+		Expect(s.Annotations[agent.AnnotationClusterUsers]).NotTo(ContainSubstring(deployerToken))
 		Expect(string(s.Data["namespaces"])).To(Equal(ns))
 		Expect(string(s.Data["clusterResources"])).To(Equal("false"))
 		cfg := clusterConfig(s)
@@ -216,9 +220,11 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(managedv1alpha1.GitOpsDeploymentDestination{Name: "remote", Namespace: ns}))
 		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: agent.ClusterSecretName(env.UID), Namespace: ns}))
+		s, err = clusterSecret(ctx, env)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: s.Name, Namespace: ns}))
 		Expect(proj.Spec.DestinationServiceAccounts).To(ContainElement(And(
-			HaveField("Server", ContainSubstring(string(env.UID))), HaveField("DefaultServiceAccount", ns+":deployer"))))
+			HaveField("Server", ContainSubstring(strings.TrimPrefix(s.Name, "managed-cluster-"))), HaveField("DefaultServiceAccount", ns+":deployer"))))
 
 		By("deleting the GitOpsDeployment: the remote ConfigMap goes before it")
 		deleteDeploymentAndWait(ctx, ns, "to-remote")
@@ -226,6 +232,89 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 
 		By("deleting the environment: its cluster Secret goes")
 		deleteEnvironment(ctx, env)
+	})
+
+	It("shares one cluster Secret between the environments of two tenants with the same credentials", func(ctx context.Context) {
+		second := ns + "-two"
+		createNamespace(ctx, second)
+		kubeconfig := map[string]string{"kubeconfig": kubeconfigYAML(remoteURL, deployerToken, remoteConfig.CAData)}
+		envs := map[string]*managedv1alpha1.GitOpsDeploymentManagedEnvironment{}
+		for _, tenant := range []string{ns, second} {
+			createSecret(ctx, tenant, "shared-sa", managedv1alpha1.ManagedEnvironmentSecretType, kubeconfig)
+			env, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(tenant).Create(ctx, &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+				ObjectMeta: metav1.ObjectMeta{Name: "shared"},
+				Spec:       managedv1alpha1.ManagedEnvironmentSpec{APIURL: remoteURL, ClusterCredentialsSecret: "shared-sa", Namespaces: []string{ns}},
+			}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			envs[tenant] = env
+		}
+
+		By("both connect, through one cluster Secret that lists both")
+		var shared *corev1.Secret
+		Eventually(func(g Gomega, ctx context.Context) {
+			var names []string
+			for tenant, env := range envs {
+				cur, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(tenant).Get(ctx, env.Name, metav1.GetOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded)).To(BeTrue())
+				s, err := clusterSecret(ctx, env)
+				g.Expect(err).NotTo(HaveOccurred())
+				names = append(names, s.Name)
+				shared = s
+			}
+			g.Expect(names[0]).To(Equal(names[1]))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		Expect(string(shared.Data["namespaces"])).To(Equal(ns))
+		Expect(clusterConfig(shared).BearerToken).To(Equal(deployerToken))
+
+		By("both deploy through it, each through its own environment")
+		paths := map[string]string{ns: "env1", second: "env2"}
+		configMaps := map[string]string{ns: "cm-remote-one", second: "cm-remote-two"}
+		for tenant := range envs {
+			createDeploymentTo(ctx, tenant, "to-shared", repoURL, paths[tenant], managedv1alpha1.ApplicationDestination{Environment: "shared", Namespace: ns}, true)
+		}
+		for tenant := range envs {
+			Eventually(func(g Gomega, ctx context.Context) {
+				st := getDeployment(ctx, tenant, "to-shared").Status
+				g.Expect(st.Sync.Status).To(Equal(managedv1alpha1.SyncStatusCodeSynced), "status: %+v", st)
+				g.Expect(st.Health.Status).To(Equal(managedv1alpha1.HealthStatusCodeHealthy))
+				g.Expect(st.Resources).To(ContainElement(HaveField("Name", configMaps[tenant])))
+				g.Expect(st.ReconciledState.Destination).To(Equal(managedv1alpha1.GitOpsDeploymentDestination{Name: "shared", Namespace: ns}))
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+			Expect(remoteConfigMap(ctx, configMaps[tenant])).To(Succeed())
+			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(tenant), metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: shared.Name, Namespace: ns}))
+		}
+
+		By("deleting the second tenant's deployment and environment: the Secret stays for the first")
+		deleteDeploymentAndWait(ctx, second, "to-shared")
+		Expect(apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-two"))).To(BeTrue(), "the remote ConfigMap outlived its GitOpsDeployment")
+		Expect(gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(second).Delete(ctx, "shared", metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) (string, error) {
+			s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, shared.Name, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return s.Annotations[agent.AnnotationClusterUsers], nil
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(
+			And(ContainSubstring(ns+"/shared/"), Not(ContainSubstring(second+"/shared/"))))
+		Consistently(func(ctx context.Context) error {
+			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, shared.Name, metav1.GetOptions{})
+			return err
+		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
+		st := getDeployment(ctx, ns, "to-shared").Status
+		Expect(st.Sync.Status).To(Equal(managedv1alpha1.SyncStatusCodeSynced))
+		Expect(remoteConfigMap(ctx, "cm-remote-one")).To(Succeed())
+
+		By("deleting the first: the Secret goes")
+		deleteDeploymentAndWait(ctx, ns, "to-shared")
+		Expect(apierrors.IsNotFound(remoteConfigMap(ctx, "cm-remote-one"))).To(BeTrue(), "the remote ConfigMap outlived its GitOpsDeployment")
+		Expect(envClient().Delete(ctx, "shared", metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) bool {
+			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, shared.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(30*time.Second).Should(BeTrue(), "the shared cluster Secret outlived its last environment")
 	})
 
 	It("refuses credentials that are not a ServiceAccount's, which Argo CD could not impersonate", func(ctx context.Context) {
@@ -675,4 +764,21 @@ func createSecret(ctx context.Context, ns, name string, typ corev1.SecretType, d
 		StringData: data,
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
+}
+
+// environmentClusterSecret is the Argo CD cluster Secret that lists env among its users
+// (environments with the same credentials and settings share one).
+func environmentClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
+	list, err := kube.CoreV1().Secrets(argoNamespace).List(ctx, metav1.ListOptions{LabelSelector: agent.LabelManagedCluster})
+	if err != nil {
+		return nil, err
+	}
+	entry := env.Namespace + "/" + env.Name + "/" + string(env.UID)
+	for i := range list.Items {
+		var users []string
+		if err := json.Unmarshal([]byte(list.Items[i].Annotations[agent.AnnotationClusterUsers]), &users); err == nil && slices.Contains(users, entry) {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("secrets"), "cluster Secret of "+entry)
 }

@@ -46,7 +46,9 @@ type httpsGitServer struct {
 	srv   *http.Server
 }
 
-func startHTTPSGitServer(root, username, password string) *httpsGitServer {
+// startHTTPSGitServer serves the repositories under root to username and password; anyone may
+// read those under publicPrefix (none if empty), as on a Git host with public and private ones.
+func startHTTPSGitServer(root, username, password, publicPrefix string) *httpsGitServer {
 	GinkgoHelper()
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	Expect(err).NotTo(HaveOccurred())
@@ -55,6 +57,10 @@ func startHTTPSGitServer(root, username, password string) *httpsGitServer {
 		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
 	auth := func(w http.ResponseWriter, r *http.Request) {
+		if publicPrefix != "" && strings.HasPrefix(path.Clean(r.URL.Path), publicPrefix) {
+			backend.ServeHTTP(w, r)
+			return
+		}
 		u, p, ok := r.BasicAuth()
 		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(username)) != 1 ||
 			subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {

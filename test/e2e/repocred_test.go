@@ -4,15 +4,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/subtle"
-	"crypto/tls"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/cgi"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -52,7 +45,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		})
 		// One server (one CA for 127.0.0.1, which is how Argo CD keys its trust) for the
 		// private repositories and a public one.
-		httpsServer := startHTTPSGitServerWithPublic(root, user, password, "/public/")
+		httpsServer := startHTTPSGitServer(root, user, password, "/public/")
 		DeferCleanup(httpsServer.Close)
 		key, pub := newSSHKey()
 		sshKey = key
@@ -234,7 +227,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		By("the repository Secret of the private repository claims it")
 		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(getCredential(ctx, ns, "https").UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(s.Labels).To(HaveKeyWithValue(claimsRepositoryLabel, "true"))
+		Expect(s.Labels).To(HaveKeyWithValue(agent.LabelClaimsRepository, "true"))
 
 		By("a credential of the other tenant that holds nothing does not open the private repository")
 		createSecret(ctx, other, "empty", managedv1alpha1.RepositoryCredentialSecretType, map[string]string{})
@@ -315,54 +308,12 @@ var _ = Describe("repository credentials", Ordered, func() {
 		for _, cred := range creds {
 			s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(s.Labels).To(HaveKeyWithValue(claimsRepositoryLabel, "false"), cred.Name)
+			Expect(s.Labels).To(HaveKeyWithValue(agent.LabelClaimsRepository, "false"), cred.Name)
 		}
 		createDeployment(ctx, taker, "public-app", publicURL, "app", false)
 		waitSyncedHealthy(ctx, taker, "public-app", "cm-public")
 	})
 })
-
-// claimsRepositoryLabel is agent.LabelClaimsRepository, spelt out: the marker is a contract
-// with the readers of the Argo CD namespace, and the spec also builds against an agent
-// without it.
-const claimsRepositoryLabel = "managed-gitops.redhat.com/claims-repository"
-
-// startHTTPSGitServerWithPublic is startHTTPSGitServer, except that anyone may read the
-// repositories under publicPrefix, as on a Git host with public and private repositories.
-func startHTTPSGitServerWithPublic(root, username, password, publicPrefix string) *httpsGitServer {
-	GinkgoHelper()
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	Expect(err).NotTo(HaveOccurred())
-	backend := &cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	}
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(path.Clean(r.URL.Path), publicPrefix) {
-			backend.ServeHTTP(w, r)
-			return
-		}
-		u, p, ok := r.BasicAuth()
-		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(username)) != 1 ||
-			subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Basic realm="e2e"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}
-	caPEM, cert := selfSignedTLS()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	s := &httpsGitServer{
-		URL:   "https://" + ln.Addr().String(),
-		CAPEM: caPEM,
-		srv: &http.Server{Handler: http.HandlerFunc(handler), ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}},
-	}
-	go func() { _ = s.srv.ServeTLS(ln, "", "") }()
-	return s
-}
 
 func getCredential(ctx context.Context, ns, name string) *managedv1alpha1.GitOpsDeploymentRepositoryCredential {
 	GinkgoHelper()

@@ -1,0 +1,300 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// keyedMutex is a lock per name; an entry lives while someone holds or waits for it.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*refMutex
+}
+
+type refMutex struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks name and returns its unlock.
+func (k *keyedMutex) lock(name string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*refMutex{}
+	}
+	m := k.locks[name]
+	if m == nil {
+		m = &refMutex{}
+		k.locks[name] = m
+	}
+	m.refs++
+	k.mu.Unlock()
+	m.Lock()
+	return func() {
+		m.Unlock()
+		k.mu.Lock()
+		if m.refs--; m.refs == 0 {
+			delete(k.locks, name)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// clusterIndex is the informer index of the Secrets of the Argo CD namespace.
+func (a *Agent) clusterIndex() cache.Indexer {
+	return a.argoKubeInformers.Core().V1().Secrets().Informer().GetIndexer()
+}
+
+// listingClusters is the shared cluster Secrets (in the cache) with an entry of the
+// environment key "namespace/name".
+func (a *Agent) listingClusters(key string) []*corev1.Secret {
+	objs, err := a.clusterIndex().ByIndex(byEnvironmentRef, key)
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Secret, 0, len(objs))
+	for _, o := range objs {
+		if s, ok := o.(*corev1.Secret); ok && s.Namespace == a.argoNamespace {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// environmentClusters is the names of the cluster Secrets (in the cache) that list env, and
+// the Secret of the earlier per-environment scheme if there is one.
+func (a *Agent) environmentClusters(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (shared []string, legacy string) {
+	u := userOf(env)
+	for _, s := range a.listingClusters(u.key()) {
+		if listsUser(s, u) {
+			shared = append(shared, s.Name)
+		}
+	}
+	slices.Sort(shared)
+	if _, err := a.argoSecrets.Secrets(a.argoNamespace).Get(ClusterSecretName(env.UID)); err == nil {
+		legacy = ClusterSecretName(env.UID)
+	}
+	return shared, legacy
+}
+
+// environmentCluster is the Argo CD cluster env deploys to: its shared cluster Secret, or
+// while it has none yet, the one an earlier agent made for it alone.
+func (a *Agent) environmentCluster(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (string, bool) {
+	shared, legacy := a.environmentClusters(env)
+	if name := preferredCluster(shared); name != "" {
+		return name, true
+	}
+	return legacy, legacy != ""
+}
+
+func environmentSource(u clusterUser) managedv1alpha1.OperationSource {
+	return managedv1alpha1.OperationSource{Kind: "GitOpsDeploymentManagedEnvironment", Namespace: u.Namespace, Name: u.Name, UID: string(u.UID)}
+}
+
+// syncClusterMembership lists env on the shared cluster Secret cs, and takes it off every
+// other. An unchanged world costs no request.
+func (e *environments) syncClusterMembership(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, cs clusterSecret) error {
+	u := userOf(env)
+	listing := e.listingClusters(u.key())
+	cur, err := e.argoSecrets.Secrets(e.argoNamespace).Get(cs.Name)
+	if err != nil {
+		cur = nil
+	}
+	if clusterUpToDate(cur, cs, u) && len(listing) == 1 && listing[0].Name == cs.Name {
+		return nil
+	}
+	// Join first: the deployments of env keep a cluster throughout a move.
+	err = e.changeClusterSecret(ctx, cs.Name, environmentSource(u), func(live *corev1.Secret) (*corev1.Secret, secretAction, error) {
+		return joinCluster(live, cs, e.argoNamespace, u)
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range listing {
+		if s.Name == cs.Name {
+			continue
+		}
+		if err := e.leaveClusterSecret(ctx, s.Name, u); err != nil {
+			return err
+		}
+	}
+	e.awaitClusterCache(ctx, u, cs.Name)
+	return nil
+}
+
+// releaseClusters takes the environment key "namespace/name" off every shared cluster Secret
+// that lists it, deleting those it leaves empty.
+func (e *environments) releaseClusters(ctx context.Context, u clusterUser) error {
+	for _, s := range e.listingClusters(u.key()) {
+		if err := e.leaveClusterSecret(ctx, s.Name, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *environments) leaveClusterSecret(ctx context.Context, name string, u clusterUser) error {
+	return e.changeClusterSecret(ctx, name, environmentSource(u), func(live *corev1.Secret) (*corev1.Secret, secretAction, error) {
+		next, action := leaveCluster(live, u.key())
+		return next, action, nil
+	})
+}
+
+// changeClusterSecret carries out change on the cluster Secret name as the API server has it,
+// under the lock of name (the agent's workers) and with its resourceVersion as precondition
+// (anyone else), again if someone wrote in between.
+func (e *environments) changeClusterSecret(ctx context.Context, name string, source managedv1alpha1.OperationSource,
+	change func(live *corev1.Secret) (*corev1.Secret, secretAction, error),
+) error {
+	unlock := e.clusterLocks.lock(name)
+	defer unlock()
+	secrets := e.kube.CoreV1().Secrets(e.argoNamespace)
+	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, func() error {
+		live, err := secrets.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			live = nil
+		} else if err != nil {
+			return err
+		}
+		next, action, err := change(live)
+		if err != nil || action == secretUnchanged {
+			return err
+		}
+		switch action {
+		case secretCreate:
+			_, err = secrets.Create(ctx, next, metav1.CreateOptions{FieldManager: fieldManager})
+		case secretUpdate:
+			_, err = secrets.Update(ctx, next, metav1.UpdateOptions{FieldManager: fieldManager})
+		case secretDelete:
+			err = secrets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{
+				UID: &live.UID, ResourceVersion: &live.ResourceVersion,
+			}})
+			if apierrors.IsNotFound(err) {
+				err = nil
+			}
+		}
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+			return err // retried, not recorded
+		}
+		e.recordChange(managedv1alpha1.OperationResourceTypeManagedEnvironment, "Secret", name, source, action.String(), err)
+		if err != nil {
+			return fmt.Errorf("writing cluster Secret %s (%s): %w", name, action, err)
+		}
+		klog.V(2).InfoS("shared cluster Secret", "secret", name, "action", action.String(), "environment", source.Namespace+"/"+source.Name)
+		return nil
+	})
+}
+
+// awaitClusterCache waits, briefly, until the cache shows u on name alone, so that the status
+// written next sends the environment's deployments to a cluster they can find. The Secret's
+// own events bring them back if it takes longer.
+func (e *environments) awaitClusterCache(ctx context.Context, u clusterUser, name string) {
+	if e.cacheWait <= 0 {
+		return
+	}
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, e.cacheWait, true, func(context.Context) (bool, error) {
+		listing := e.listingClusters(u.key())
+		return len(listing) == 1 && listing[0].Name == name && listsUser(listing[0], u), nil
+	})
+}
+
+// onClusterSecretEvent queues what a change to a Secret of the Argo CD namespace concerns.
+// Shared cluster Secrets: the environments whose entries came or went (or all of its
+// environments when its content changed, or it was deleted: someone else did that, and they
+// put it back), and their deployments, whose cluster it may now be or no longer be.
+// Secrets of the per-environment scheme: their environment, or, when it is gone, their
+// namespace's collection.
+func (e *environments) onClusterSecretEvent(old, obj interface{}, deleted bool, deplIndex cache.Indexer) {
+	obj = unwrapTombstone(obj)
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return
+	}
+	if uid := s.Labels[LabelEnvironmentUID]; uid != "" {
+		envs, _ := e.environmentInformer().GetIndexer().ByIndex(byUID, uid)
+		if len(envs) == 0 || deleted {
+			e.ctl.add(namespaceKey(s.Labels[LabelEnvironmentNamespace]))
+		}
+		for _, env := range envs {
+			e.ctl.enqueue(env)
+		}
+		return
+	}
+	if s.Labels[LabelManagedCluster] == "" {
+		return
+	}
+	users := parseClusterUsers(s)
+	if prev, ok := old.(*corev1.Secret); ok && !deleted && sameClusterContent(prev, s) {
+		users = changedUsers(parseClusterUsers(prev), users)
+	}
+	for _, u := range users {
+		e.ctl.add(u.key())
+		depls, _ := deplIndex.ByIndex(byEnvironment, u.key())
+		for _, d := range depls {
+			e.deploymentCtl.enqueue(d)
+		}
+	}
+}
+
+// sameClusterContent tells whether two versions of a shared cluster Secret differ at most in
+// their list of environments.
+func sameClusterContent(a, b *corev1.Secret) bool {
+	if len(a.Data) != len(b.Data) || len(a.Labels) != len(b.Labels) {
+		return false
+	}
+	for k, v := range a.Data {
+		if string(b.Data[k]) != string(v) {
+			return false
+		}
+	}
+	for k, v := range a.Labels {
+		if b.Labels[k] != v {
+			return false
+		}
+	}
+	for _, k := range []string{annotationImpersonate, annotationClusterKey} {
+		if a.Annotations[k] != b.Annotations[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// environmentApplications counts the Applications of env's namespace that deploy through
+// env's clusters (shared or not).
+func (e *environments) environmentApplications(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) int {
+	shared, legacy := e.environmentClusters(env)
+	if legacy != "" {
+		shared = append(shared, legacy)
+	}
+	if len(shared) == 0 {
+		return 0
+	}
+	apps, err := e.applications.Applications(e.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: env.Namespace}))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, app := range apps {
+		if slices.Contains(shared, app.Spec.Destination.Name) {
+			n++
+		}
+	}
+	return n
+}
