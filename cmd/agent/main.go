@@ -94,8 +94,10 @@ func main() {
 	// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
 	// queues behind the status writes of earlier ones.
 	fs.IntVar(&workers, "workers", 16, "objects of each kind reconciled at once")
-	fs.Float32Var(&qps, "kube-api-qps", 50, "requests per second to the kube-apiserver")
-	fs.IntVar(&burst, "kube-api-burst", 100, "burst of requests to the kube-apiserver")
+	// One agent serves every tenant of its Argo CD instance; the kube-apiserver's priority and
+	// fairness, not a client's bucket, is what protects it.
+	fs.Float32Var(&qps, "kube-api-qps", 200, "requests per second to the kube-apiserver, for each of the agent's clients")
+	fs.IntVar(&burst, "kube-api-burst", 400, "burst of requests to the kube-apiserver, for each of the agent's clients")
 	cmd.SetContext(genericapiserver.SetupSignalContext())
 	os.Exit(cli.Run(cmd))
 }

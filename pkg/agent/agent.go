@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -37,13 +38,19 @@ type Clients struct {
 	GitOps versioned.Interface
 	Argo   argoclient.Interface
 	Kube   kubernetes.Interface
+	// Operations writes the Operation records, with a rate limit of its own, so that
+	// bookkeeping never holds up a reconcile's requests; GitOps when nil.
+	Operations versioned.Interface
 }
 
-// NewClients makes the three clients from one rest config; they share its QPS and burst.
+// NewClients makes the clients from one rest config; each has its QPS and burst.
 func NewClients(cfg *rest.Config) (Clients, error) {
 	var c Clients
 	var err error
 	if c.GitOps, err = versioned.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Operations, err = versioned.NewForConfig(cfg); err != nil {
 		return c, err
 	}
 	if c.Argo, err = argoclient.NewForConfig(cfg); err != nil {
@@ -140,7 +147,7 @@ func New(cfg Config) (*Agent, error) {
 		argoNamespace:            cfg.ArgoNamespace,
 		localServer:              cfg.LocalServer,
 		controllerServiceAccount: cfg.ControllerServiceAccount,
-		ops:                      newOperationRecorder(cfg.GitOps, cfg.ArgoNamespace),
+		ops:                      newOperationRecorder(cmp.Or[versioned.Interface](cfg.Operations, cfg.GitOps), cfg.ArgoNamespace),
 		opsRetention:             cfg.OperationRetention,
 		workers:                  cfg.Workers,
 		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,8 +52,12 @@ func (a *Agent) setupDeployments() error {
 		}
 	}
 	if err := a.addInformer(appInformer.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueueOwner,
-		UpdateFunc: func(_, obj interface{}) { enqueueOwner(obj) },
+		AddFunc: enqueueOwner,
+		UpdateFunc: func(old, obj interface{}) {
+			if applicationChanged(old, obj) {
+				enqueueOwner(obj)
+			}
+		},
 		DeleteFunc: enqueueOwner,
 	}); err != nil {
 		return err
@@ -85,6 +91,28 @@ func (a *Agent) requeueNamespace(namespace string) {
 	for _, d := range depls {
 		a.deploymentCtl.add(deploymentKey(d))
 	}
+}
+
+// applicationChanged tells whether an Application's update carries anything the agent acts
+// on. Argo CD rewrites status.reconciledAt at every refresh of an Application, which, with
+// every Application watching the whole cluster's cache, is often: those updates alone would
+// keep the workers busy while new deployments wait. (reflect.DeepEqual, unlike the API's
+// semantic comparison, copes with the unexported field of ApplicationDestination.)
+func applicationChanged(old, obj interface{}) bool {
+	o, ok1 := old.(*argov1alpha1.Application)
+	n, ok2 := obj.(*argov1alpha1.Application)
+	if !ok1 || !ok2 {
+		return true
+	}
+	if o.ResourceVersion == n.ResourceVersion {
+		return false
+	}
+	os, ns := o.Status, n.Status
+	os.ReconciledAt, ns.ReconciledAt = nil, nil
+	os.ObservedAt, ns.ObservedAt = nil, nil
+	return !reflect.DeepEqual(os, ns) || !reflect.DeepEqual(o.Spec, n.Spec) || !reflect.DeepEqual(o.Operation, n.Operation) ||
+		!reflect.DeepEqual(o.ObjectMeta.Labels, n.ObjectMeta.Labels) || !reflect.DeepEqual(o.Annotations, n.Annotations) ||
+		!slices.Equal(o.Finalizers, n.Finalizers) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 }
 
 // applicationOwner is the key of the GitOpsDeployment an Application (or its tombstone) was
@@ -366,31 +394,38 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 		clusterScoped = clusterScoped || wholeCluster
 		local = local || dest.Server == a.localServer
 	}
+	// The deployer and the project do not depend on one another: a namespace's first
+	// deployment waits for one round trip, not two.
+	g, gctx := errgroup.WithContext(ctx)
 	if local && !t.deployerApplied.Load() {
-		err := a.ensureDeployer(ctx, namespace)
-		switch {
-		case err == nil:
-			t.deployerApplied.Store(true)
-		case !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-			return err
-		}
+		g.Go(func() error {
+			err := a.ensureDeployer(gctx, namespace)
+			switch {
+			case err == nil:
+				t.deployerApplied.Store(true)
+			case !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+				return err
+			}
+			return nil
+		})
 	}
-	want := desiredProject(namespace, a.argoNamespace, repos, in.dests, accounts, clusterScoped)
-	if want.upToDate(cur) {
-		return nil
+	if want := desiredProject(namespace, a.argoNamespace, repos, in.dests, accounts, clusterScoped); !want.upToDate(cur) {
+		g.Go(func() error {
+			body, err := json.Marshal(want)
+			if err != nil {
+				return err
+			}
+			written, err := a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(gctx, name, types.ApplyPatchType, body,
+				metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+			a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "applied", err)
+			if err != nil {
+				return fmt.Errorf("applying AppProject %s: %w", name, err)
+			}
+			t.wrote(cur, written) // the tenant is locked throughout
+			return nil
+		})
 	}
-	body, err := json.Marshal(want)
-	if err != nil {
-		return err
-	}
-	written, err := a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(ctx, name, types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
-	a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "applied", err)
-	if err != nil {
-		return fmt.Errorf("applying AppProject %s: %w", name, err)
-	}
-	t.wrote(cur, written)
-	return nil
+	return g.Wait()
 }
 
 // projectInputs gathers the repositories and destinations a tenant's project must allow.
