@@ -9,14 +9,22 @@
 # above `make run`'s. A stack already running there is reused and left running; otherwise one is
 # started from a clean folder for the benchmark and stopped afterwards (hack/local-up.sh stop,
 # by the PIDs it recorded).
+# The stack it starts has the remote cluster of hack/local-up.sh (GITOPS_LOCAL_REMOTE_CLUSTER=1:
+# a second etcd, kube-apiserver and a token-only kube-controller-manager, some 450 MB RSS and a few
+# seconds at start; nothing of the local stack talks to it until an environment does, so the
+# tenant figures are the same), which `-environments N` (the ManagedEnvironments step) needs;
+# GITOPS_LOCAL_REMOTE_CLUSTER=0 leaves it out. A reused stack must have been started with it for
+# -environments.
 # AGENT_BENCH_SCALE_FLAGS adds to or overrides the defaults, e.g.
 #   make bench-agent-scale AGENT_BENCH_SCALE_FLAGS='-tenants 10,50 -out /tmp/scale.md'
+#   make bench-agent-scale AGENT_BENCH_SCALE_FLAGS='-tenants 10 -environments 5 -out /tmp/envscale.md'
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 export GITOPS_LOCAL_DIR="${GITOPS_SCALE_DIR:-${ROOT}/.local/bench-scale}"
 export GITOPS_LOCAL_PORT_OFFSET="${GITOPS_SCALE_PORT_OFFSET:-500}"
+export GITOPS_LOCAL_REMOTE_CLUSTER="${GITOPS_LOCAL_REMOTE_CLUSTER:-1}"
 STATE="${GITOPS_LOCAL_DIR}"
 
 # shellcheck source=hack/lib.sh

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
@@ -20,7 +21,8 @@ import (
 )
 
 // scaleMain runs "agent-bench scale": T tenants with one automated deployment each, for each
-// T of -tenants, growing from one to the next (pkg/agentbench.RunScale).
+// T of -tenants, growing from one to the next (pkg/agentbench.RunScale); with -environments,
+// then ManagedEnvironments to the stack's remote cluster (pkg/agentbench/scale_env.go).
 func scaleMain(args []string) error {
 	fs := flag.NewFlagSet("agent-bench scale", flag.ExitOnError)
 	var (
@@ -32,9 +34,12 @@ func scaleMain(args []string) error {
 		workers     = fs.Int("workers", 8, "tenants created at once")
 		settle      = fs.Duration("settle", 15*time.Second, "wait before each sample of watches and memory")
 		stepTimeout = fs.Duration("step-timeout", 15*time.Minute, "bound of the wait for each step's Synced (and its probe)")
-		keep        = fs.Bool("keep", false, "leave the tenant namespaces in place at the end")
-		out         = fs.String("out", "", "Markdown report to write (default: stdout only)")
-		invokedAs   = fs.String("invoked-as", "", "the command to show in the report")
+		keep        = fs.Bool("keep", false, "leave the tenant namespaces (and the environments step's objects) in place at the end")
+		envs        = fs.Int("environments", 0, "after the last step, this many ManagedEnvironments to the stack's remote cluster with credentials of their own, "+
+			"then as many more with one shared credential, in existing tenants (the last step needs twice as many); 0: none")
+		remoteKube = fs.String("remote-kubeconfig", "", "admin kubeconfig of the stack's remote cluster, for -environments (default: <local-dir>/remote.kubeconfig)")
+		out        = fs.String("out", "", "Markdown report to write (default: stdout only)")
+		invokedAs  = fs.String("invoked-as", "", "the command to show in the report")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -51,6 +56,28 @@ func scaleMain(args []string) error {
 	steps, err := agentbench.ParseSteps(*tenants)
 	if err != nil {
 		return err
+	}
+	if *envs < 0 {
+		return fmt.Errorf("-environments must not be negative")
+	}
+	if last := steps[len(steps)-1]; 2**envs > last {
+		return fmt.Errorf("-environments %d needs a last step of at least %d tenants (two phases of %d), not %d", *envs, 2**envs, *envs, last)
+	}
+	var remote *agentbench.RemoteCluster
+	if *envs > 0 {
+		if *remoteKube == "" {
+			*remoteKube = *localDir + "/remote.kubeconfig"
+		}
+		rcfg, err := clientcmd.BuildConfigFromFlags("", *remoteKube)
+		if err != nil {
+			return fmt.Errorf("loading %s (-environments needs the stack's remote cluster: hack/local-up.sh with GITOPS_LOCAL_REMOTE_CLUSTER=1): %w", *remoteKube, err)
+		}
+		rcfg.QPS, rcfg.Burst = 200, 400
+		rkube, err := kubernetes.NewForConfig(rcfg)
+		if err != nil {
+			return err
+		}
+		remote = &agentbench.RemoteCluster{Kube: rkube, Server: rcfg.Host, CAData: rcfg.CAData}
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -70,6 +97,7 @@ func scaleMain(args []string) error {
 	res, runErr := agentbench.RunScale(ctx, agentbench.ScaleConfig{
 		Clients: clients, ArgoNamespace: *argoNS, Steps: steps, Probe: *probe, Workers: *workers,
 		Settle: *settle, StepTimeout: *stepTimeout, Keep: *keep, Sample: sampler.Sample,
+		Environments: *envs, Remote: remote,
 		Log: func(format string, args ...interface{}) {
 			fmt.Fprintf(os.Stderr, "agent-bench scale: "+format+"\n", args...)
 		},

@@ -143,18 +143,10 @@ type StackSampler struct {
 // Sample reads the watch count and the two processes' RSS (not Applications).
 func (s StackSampler) Sample(ctx context.Context) (Resources, error) {
 	var r Resources
-	body, err := s.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return r, fmt.Errorf("kube-apiserver /metrics: %w", err)
+	var err error
+	if r.Watches, r.WatchesByResource, err = APIServerWatches(ctx, s.Kube); err != nil {
+		return r, err
 	}
-	samples, err := ParseMetricSamples(string(body), WatchMetric)
-	if err != nil {
-		return r, fmt.Errorf("kube-apiserver /metrics: %w", err)
-	}
-	if len(samples) == 0 {
-		return r, fmt.Errorf("kube-apiserver /metrics has no %s", WatchMetric)
-	}
-	r.Watches, r.WatchesByResource = Watches(samples)
 	if r.ControllerRSS, err = s.rss("argocd-application-controller"); err != nil {
 		return r, err
 	}
@@ -162,6 +154,24 @@ func (s StackSampler) Sample(ctx context.Context) (Resources, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// APIServerWatches reads the WATCH requests in flight from the /metrics of the kube-apiserver
+// of kube (Watches: the total and by resource).
+func APIServerWatches(ctx context.Context, kube kubernetes.Interface) (float64, map[string]float64, error) {
+	body, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("kube-apiserver /metrics: %w", err)
+	}
+	samples, err := ParseMetricSamples(string(body), WatchMetric)
+	if err != nil {
+		return 0, nil, fmt.Errorf("kube-apiserver /metrics: %w", err)
+	}
+	if len(samples) == 0 {
+		return 0, nil, fmt.Errorf("kube-apiserver /metrics has no %s", WatchMetric)
+	}
+	total, byResource := Watches(samples)
+	return total, byResource, nil
 }
 
 func (s StackSampler) rss(name string) (int64, error) {

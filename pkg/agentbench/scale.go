@@ -56,7 +56,12 @@ type ScaleConfig struct {
 	Keep bool
 	// Sample reads the watch count and the processes' memory.
 	Sample func(context.Context) (Resources, error)
-	Log    func(format string, args ...interface{})
+	// Environments, when positive, adds the environments step after the last step (scale_env.go):
+	// that many ManagedEnvironments to Remote with distinct credentials, then as many with one
+	// shared credential; the last step must have at least twice as many tenants.
+	Environments int
+	Remote       *RemoteCluster
+	Log          func(format string, args ...interface{})
 }
 
 // ScaleStep is what was measured at one T.
@@ -79,6 +84,8 @@ type ScaleResult struct {
 	Baseline Resources
 	Steps    []ScaleStep
 	RepoURL  string
+	// Environments is the environments step (nil without one).
+	Environments *EnvironmentsResult
 }
 
 // ParseSteps parses "10,100,1000" into ascending, distinct, positive counts.
@@ -122,6 +129,17 @@ func RunScale(ctx context.Context, cfg ScaleConfig) (*ScaleResult, error) {
 		return nil, fmt.Errorf("%d tenant namespaces of an earlier run exist (%s ...): delete them first (kubectl delete namespace -l %s)",
 			len(old.Items), old.Items[0].Name, selector)
 	}
+	if cfg.Environments > 0 {
+		if cfg.Remote == nil {
+			return nil, fmt.Errorf("the environments step needs the remote cluster")
+		}
+		if last := cfg.Steps[len(cfg.Steps)-1]; 2*cfg.Environments > last {
+			return nil, fmt.Errorf("%d environments in each of two phases need at least %d tenants; the last step has %d", cfg.Environments, 2*cfg.Environments, last)
+		}
+		if err := checkRemoteClean(ctx, cfg.Remote); err != nil {
+			return nil, err
+		}
+	}
 
 	repoDir, err := os.MkdirTemp("", "agentbench-scale-")
 	if err != nil {
@@ -130,7 +148,9 @@ func RunScale(ctx context.Context, cfg ScaleConfig) (*ScaleResult, error) {
 	defer os.RemoveAll(repoDir)
 	// app0000 for the tenants' deployments, app0001 for the probe's: their ConfigMaps differ, so
 	// a tenant's two Applications never own the same object.
-	repoURL, err := fixtureRepository(repoDir, 2)
+	// envSharedPath(k) for the environments step's shared phase, whose deployments all go to
+	// one remote namespace.
+	repoURL, err := fixtureRepository(repoDir, 2+cfg.Environments)
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +224,12 @@ func RunScale(ctx context.Context, cfg ScaleConfig) (*ScaleResult, error) {
 		if step.NotSynced > 0 {
 			logf("T=%d: %d tenants not Synced after %s; not growing further", T, step.NotSynced, cfg.StepTimeout)
 			break
+		}
+	}
+	if cfg.Environments > 0 {
+		res.Environments, err = runEnvironments(ctx, cfg, tr, repoURL, len(namespaces), logf)
+		if err != nil {
+			return res, fmt.Errorf("environments: %w", err)
 		}
 	}
 	return res, nil

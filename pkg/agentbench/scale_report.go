@@ -129,6 +129,9 @@ func RenderScale(res *ScaleResult, info ScaleReportInfo) string {
 	p("\n## Watches by resource\n\nWATCH requests in flight on kube-apiserver by group/resource; the resources whose count changed during the run, then the largest others.\n\n")
 	watchTable(&b, res)
 
+	if res.Environments != nil {
+		environmentsSection(&b, res.Environments, info.Settle)
+	}
 	p("\n## Targets (issue 18)\n\n")
 	targets(&b, res)
 
@@ -280,5 +283,124 @@ func targets(b *bytes.Buffer, res *ScaleResult) {
 	}
 	if !latency {
 		p("- Both latency p99 under %s at T=%d: not measured (no step at T=%d).\n", targetLatencyUnder, targetLatencyAt, targetLatencyAt)
+	}
+}
+
+// perEnvironment is d divided by the environments n, or "–" without any.
+func perEnvironment(d float64, n int, format string) string {
+	if n <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf(format, d/float64(n))
+}
+
+// environmentsSection writes the "Environments to a remote cluster" section.
+func environmentsSection(b *bytes.Buffer, e *EnvironmentsResult, settle time.Duration) {
+	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	p("\n## Environments to a remote cluster\n\n")
+	p("A GitOpsDeploymentManagedEnvironment to a remote cluster has an Argo CD cluster Secret (Argo CD needs the credentials), "+
+		"and Argo CD keeps one cluster cache per cluster Secret: a watch of every resource type the credentials may list, in each "+
+		"namespace the environment names. The agent shares one cluster Secret among environments with the same cluster, credentials "+
+		"and namespaces. After the last step, with the %d tenants in place, against the stack's second kube-apiserver "+
+		"(`GITOPS_LOCAL_REMOTE_CLUSTER=1`), in two phases of %d environments each, every environment in a tenant namespace of its "+
+		"own with one automated GitOpsDeployment through it (one ConfigMap into the remote namespace):\n\n", e.Tenants, e.N)
+	p("- **distinct credentials**: tenants 1..%d each get a ServiceAccount of their own on the remote cluster, with every right in "+
+		"a remote namespace of their own, and an environment limited to that namespace;\n", e.N)
+	p("- **shared credentials**: tenants %d..%d each get an environment of their own, all made from one ServiceAccount token with "+
+		"the same remote namespace.\n\n", e.N+1, 2*e.N)
+	p("Before the first and after each phase (once its deployments are Synced and Healthy, and %s more) it samples the watches on "+
+		"the **remote** kube-apiserver (`apiserver_longrunning_requests{verb=\"WATCH\"}` from its `/metrics`), those on the local one, "+
+		"the RSS of argocd-application-controller and of the agent, and the agent's cluster Secrets. Each environment comes with "+
+		"one Application, whose own cost is in the RSS figures too (the tables above give it per Application).\n\n", settle)
+
+	type row struct {
+		what  string
+		phase *EnvironmentPhase
+		s     EnvironmentSample
+	}
+	rows := []row{{what: "before", s: e.Before}}
+	if e.Distinct != nil {
+		rows = append(rows, row{"distinct credentials", e.Distinct, e.Distinct.Sample})
+	}
+	if e.Shared != nil {
+		rows = append(rows, row{"shared credentials", e.Shared, e.Shared.Sample})
+	}
+	p("| after | environments | all Synced after | not Synced | cluster Secrets | remote watches | controller RSS MiB | agent RSS MiB | kube-apiserver watches | Applications |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|\n")
+	envs := 0
+	for _, r := range rows {
+		synced, notSynced := "", ""
+		if r.phase != nil {
+			envs += r.phase.Environments
+			synced, notSynced = r.phase.Synced.Round(100*time.Millisecond).String(), fmt.Sprint(r.phase.NotSynced)
+		}
+		p("| %s | %d | %s | %s | %d | %.0f | %.1f | %.1f | %.0f | %d |\n", r.what, envs, synced, notSynced, r.s.ClusterSecrets,
+			r.s.RemoteWatches, mib(r.s.ControllerRSS), mib(r.s.AgentRSS), r.s.Watches, r.s.Applications)
+	}
+	if len(rows) == 1 {
+		p("\nThe run ended before the first phase was measured.\n")
+		return
+	}
+
+	p("\n### Per environment\n\nThe growth over the previous sample, in all and divided by the environments the phase added.\n\n")
+	p("| phase | environments | cluster Secrets added | remote watches added | per environment | controller RSS added MiB | per environment KiB | agent RSS added MiB | per environment KiB |\n")
+	p("|---|---|---|---|---|---|---|---|---|\n")
+	type delta struct {
+		n                   int
+		secrets             int
+		watches             float64
+		controller, agentMB float64
+	}
+	var deltas []delta
+	for i := 1; i < len(rows); i++ {
+		prev, cur, n := rows[i-1].s, rows[i].s, rows[i].phase.Environments
+		d := delta{n: n, secrets: cur.ClusterSecrets - prev.ClusterSecrets, watches: cur.RemoteWatches - prev.RemoteWatches,
+			controller: float64(cur.ControllerRSS - prev.ControllerRSS), agentMB: float64(cur.AgentRSS - prev.AgentRSS)}
+		deltas = append(deltas, d)
+		p("| %s | %d | %d | %.0f | %s | %.1f | %s | %.1f | %s |\n", rows[i].what, n, d.secrets, d.watches,
+			perEnvironment(d.watches, n, "%.1f"), d.controller/(1<<20), perEnvironment(d.controller/1024, n, "%.0f"),
+			d.agentMB/(1<<20), perEnvironment(d.agentMB/1024, n, "%.0f"))
+	}
+
+	latency := false
+	for _, r := range rows[1:] {
+		if r.phase.Latency != nil && len(r.phase.Latency.Apply) > 0 {
+			latency = true
+		}
+	}
+	if latency {
+		p("\nLatency of the phases' deployments, measured as for the tenants' (the first one of each environment also waits for its connection).\n\n")
+		p("| phase | samples | missing | apply p50 ms | apply p99 ms | status p50 ms | status p99 ms |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range rows[1:] {
+			l := r.phase.Latency
+			if l == nil {
+				continue
+			}
+			a50, _, a99, _ := Summary(l.Apply)
+			s50, _, s99, _ := Summary(l.Status)
+			p("| %s | %d | %d | %s | %s | %s | %s |\n", r.what, len(l.Apply), l.MissingApply+l.MissingStatus,
+				fmtMS(a50), fmtMS(a99), fmtMS(s50), fmtMS(s99))
+		}
+	}
+
+	p("\n")
+	d := deltas[0]
+	p("- **Distinct credentials cost per environment**: %s cluster Secret(s), %s watches on the remote kube-apiserver, "+
+		"%s KiB of application-controller RSS and %s KiB of agent RSS (%d environments: %d cluster Secrets, %.0f watches, %.1f MiB, %.1f MiB).\n",
+		perEnvironment(float64(d.secrets), d.n, "%.2f"), perEnvironment(d.watches, d.n, "%.1f"),
+		perEnvironment(d.controller/1024, d.n, "%.0f"), perEnvironment(d.agentMB/1024, d.n, "%.0f"),
+		d.n, d.secrets, d.watches, d.controller/(1<<20), d.agentMB/(1<<20))
+	if len(deltas) > 1 {
+		s := deltas[1]
+		p("- **Shared credentials**: the %d environments together added %d cluster Secret(s), %.0f watches on the remote kube-apiserver "+
+			"and %.1f MiB of application-controller RSS (%s watches, %s KiB per environment)", s.n, s.secrets, s.watches,
+			s.controller/(1<<20), perEnvironment(s.watches, s.n, "%.1f"), perEnvironment(s.controller/1024, s.n, "%.0f"))
+		if d.n > 0 && d.watches > 0 {
+			one := d.watches / float64(d.n)
+			p("; that is %.2f times the watches of one environment with credentials of its own (one cluster cache: 1.00)", s.watches/one)
+		}
+		p(".\n")
+	} else {
+		p("- Shared credentials: not measured (the run ended before).\n")
 	}
 }

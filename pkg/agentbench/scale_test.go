@@ -218,3 +218,50 @@ func TestRenderScaleTargetsAt1000(t *testing.T) {
 		t.Errorf("3 not Synced should miss the target:\n%s", md)
 	}
 }
+
+func TestRenderScaleEnvironments(t *testing.T) {
+	res := scaleResult()
+	local := func(ctrl, agentRSS float64, apps int) Resources {
+		return Resources{Watches: 30, ControllerRSS: int64(ctrl * MiB), AgentRSS: int64(agentRSS * MiB), Applications: apps}
+	}
+	res.Environments = &EnvironmentsResult{
+		N: 5, Tenants: 100,
+		Before: EnvironmentSample{Resources: local(150, 60, 100), RemoteWatches: 4},
+		Distinct: &EnvironmentPhase{Environments: 5, Synced: 12300 * time.Millisecond,
+			Sample:  EnvironmentSample{Resources: local(160, 61, 105), RemoteWatches: 204, ClusterSecrets: 5},
+			Latency: &Result{Apply: durations(100, 200), Status: durations(10, 20)}},
+		Shared: &EnvironmentPhase{Environments: 5, Synced: 4 * time.Second, NotSynced: 1,
+			Sample: EnvironmentSample{Resources: local(162, 61.5, 110), RemoteWatches: 244, ClusterSecrets: 6}},
+	}
+	md := RenderScale(res, ScaleReportInfo{Settle: 15 * time.Second})
+	for _, want := range []string{
+		"## Environments to a remote cluster\n",
+		"with the 100 tenants in place",
+		"tenants 1..5 each get a ServiceAccount of their own",
+		"tenants 6..10 each get an environment of their own",
+		"| before | 0 |  |  | 0 | 4 | 150.0 | 60.0 | 30 | 100 |\n",
+		"| distinct credentials | 5 | 12.3s | 0 | 5 | 204 | 160.0 | 61.0 | 30 | 105 |\n",
+		"| shared credentials | 10 | 4s | 1 | 6 | 244 | 162.0 | 61.5 | 30 | 110 |\n",
+		// 200 watches, 10 MiB, 1 MiB over 5 environments.
+		"| distinct credentials | 5 | 5 | 200 | 40.0 | 10.0 | 2048 | 1.0 | 205 |\n",
+		"| shared credentials | 5 | 1 | 40 | 8.0 | 2.0 | 410 | 0.5 | 102 |\n",
+		"| distinct credentials | 2 | 0 | 150 | 199 | 15 | 20 |\n",
+		"- **Distinct credentials cost per environment**: 1.00 cluster Secret(s), 40.0 watches on the remote kube-apiserver, 2048 KiB of application-controller RSS and 205 KiB of agent RSS",
+		"- **Shared credentials**: the 5 environments together added 1 cluster Secret(s), 40 watches on the remote kube-apiserver and 2.0 MiB of application-controller RSS (8.0 watches, 410 KiB per environment); that is 1.00 times the watches of one environment with credentials of its own",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if i, j := strings.Index(md, "## Environments to a remote cluster"), strings.Index(md, "## Targets"); i < 0 || j < i {
+		t.Error("the environments section should come before the targets")
+	}
+	// Without the environments step, no section; with it ended before the first phase, a note.
+	if md := RenderScale(scaleResult(), ScaleReportInfo{}); strings.Contains(md, "Environments to a remote cluster") {
+		t.Error("a section without the environments step")
+	}
+	res.Environments.Distinct, res.Environments.Shared = nil, nil
+	if md := RenderScale(res, ScaleReportInfo{}); !strings.Contains(md, "The run ended before the first phase was measured.") {
+		t.Errorf("no note of the missing phases:\n%s", md)
+	}
+}
