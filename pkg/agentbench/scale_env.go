@@ -2,7 +2,6 @@ package agentbench
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
@@ -310,10 +311,14 @@ func createEnvironment(ctx context.Context, cfg ScaleConfig, repoURL, tenant, rn
 	wrap := func(what string, err error) error {
 		return fmt.Errorf("%s %s/%s: %w", what, tenant, EnvironmentName, err)
 	}
+	kubeconfig, err := tokenKubeconfig(cfg.Remote.Server, token, cfg.Remote.CAData)
+	if err != nil {
+		return nil, wrap("kubeconfig", err)
+	}
 	if _, err := cfg.Kube.CoreV1().Secrets(tenant).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: EnvironmentName},
 		Type:       managedv1alpha1.ManagedEnvironmentSecretType,
-		StringData: map[string]string{"kubeconfig": KubeconfigYAML(cfg.Remote.Server, token, cfg.Remote.CAData)},
+		Data:       map[string][]byte{"kubeconfig": kubeconfig},
 	}, metav1.CreateOptions{}); err != nil {
 		return nil, wrap("Secret", err)
 	}
@@ -334,30 +339,15 @@ func createEnvironment(ctx context.Context, cfg ScaleConfig, repoURL, tenant, rn
 	return created, nil
 }
 
-// KubeconfigYAML is a kubeconfig with one context for server, authenticating with token, and
-// verifying the server with ca when it is given.
-func KubeconfigYAML(server, token string, ca []byte) string {
-	caLine := ""
-	if len(ca) > 0 {
-		caLine = "\n    certificate-authority-data: " + base64.StdEncoding.EncodeToString(ca)
-	}
-	return fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: target
-  cluster:
-    server: %s%s
-users:
-- name: deployer
-  user:
-    token: %s
-contexts:
-- name: deployer@target
-  context:
-    cluster: target
-    user: deployer
-current-context: deployer@target
-`, server, caLine, token)
+// tokenKubeconfig is a kubeconfig with one context for server, authenticating with token and
+// verifying the server with ca.
+func tokenKubeconfig(server, token string, ca []byte) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["target"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos["deployer"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["deployer@target"] = &clientcmdapi.Context{Cluster: "target", AuthInfo: "deployer"}
+	cfg.CurrentContext = "deployer@target"
+	return clientcmd.Write(*cfg)
 }
 
 // cleanupEnvironments deletes the environments' deployments and waits for their Applications

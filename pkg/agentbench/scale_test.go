@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/gitops-service/gitops-service/pkg/bench"
 )
 
@@ -263,5 +265,26 @@ func TestRenderScaleEnvironments(t *testing.T) {
 	res.Environments.Distinct, res.Environments.Shared = nil, nil
 	if md := RenderScale(res, ScaleReportInfo{}); !strings.Contains(md, "The run ended before the first phase was measured.") {
 		t.Errorf("no note of the missing phases:\n%s", md)
+	}
+}
+
+// The environments' kubeconfig must load as the agent loads it (clientcmd.Load), with the
+// server, token and CA given.
+func TestTokenKubeconfig(t *testing.T) {
+	raw, err := tokenKubeconfig("https://127.0.0.1:17043", "tok", []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	if ctx == nil || cfg.Clusters[ctx.Cluster] == nil || cfg.AuthInfos[ctx.AuthInfo] == nil {
+		t.Fatalf("no usable current context: %+v", cfg)
+	}
+	if c, u := cfg.Clusters[ctx.Cluster], cfg.AuthInfos[ctx.AuthInfo]; c.Server != "https://127.0.0.1:17043" ||
+		string(c.CertificateAuthorityData) != "ca" || u.Token != "tok" {
+		t.Errorf("cluster %+v, user %+v", c, u)
 	}
 }
