@@ -185,6 +185,21 @@ func (a *Agent) localDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1
 	return argov1alpha1.ApplicationDestination{Server: a.localServer, Namespace: depl.Namespace}, nil
 }
 
+// legacyClusterSecret is the cluster Secret through which an agent before sync impersonation
+// deployed into namespace: it holds a token of that namespace's old deployer (admin of the
+// namespace, valid for up to a week), which nothing needs any more.
+func legacyClusterSecret(namespace string) string { return "gitops-local-" + namespace }
+
+// removeLegacyDeployer deletes namespace's legacyClusterSecret, if the cache shows one.
+func (a *Agent) removeLegacyDeployer(ctx context.Context, namespace string) error {
+	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(legacyClusterSecret(namespace))
+	if err != nil || s.Labels[LabelTenantNamespace] != namespace {
+		return nil
+	}
+	klog.InfoS("deleting the cluster Secret of an earlier agent's deployer", "namespace", namespace, "secret", s.Name)
+	return a.deleteSecret(ctx, s.Name)
+}
+
 // deployerIdentity is the ServiceAccount Argo CD impersonates to sync into namespace, as the
 // AppProject's destinationServiceAccounts name it.
 func deployerIdentity(namespace string) string { return namespace + ":" + DeployerName }

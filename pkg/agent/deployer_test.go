@@ -342,3 +342,31 @@ func TestEnsureDeployerInTerminatingNamespace(t *testing.T) {
 		t.Errorf("ensureDeployer = %v, want an error with the NamespaceTerminating cause", err)
 	}
 }
+
+// An earlier agent's cluster Secret for a namespace's deployer holds a token with admin rights
+// there: it goes; anything else of that name, or another namespace's, stays.
+func TestRemoveLegacyDeployer(t *testing.T) {
+	legacy := func(name, tenant string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argocd",
+			Labels: map[string]string{LabelTenantNamespace: tenant}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		secret     *corev1.Secret
+		wantDelete bool
+	}{
+		{name: "the namespace's legacy cluster Secret", secret: legacy("gitops-local-jane", "jane"), wantDelete: true},
+		{name: "same name, another tenant's label", secret: legacy("gitops-local-jane", "john")},
+		{name: "another namespace's", secret: legacy("gitops-local-john", "john")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDeployerFixture(t, tc.secret)
+			f.a.argoSecrets = testSecretLister(t, tc.secret)
+			must(t, f.a.removeLegacyDeployer(f.ctx, "jane"))
+			_, err := f.kube.CoreV1().Secrets("argocd").Get(f.ctx, tc.secret.Name, metav1.GetOptions{})
+			if deleted := apierrors.IsNotFound(err); deleted != tc.wantDelete {
+				t.Errorf("deleted = %v, want %v (err %v)", deleted, tc.wantDelete, err)
+			}
+		})
+	}
+}

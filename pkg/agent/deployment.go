@@ -400,6 +400,9 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	if local && !t.deployerApplied.Load() {
 		g.Go(func() error {
 			err := a.ensureDeployer(gctx, namespace)
+			if err == nil {
+				err = a.removeLegacyDeployer(gctx, namespace)
+			}
 			switch {
 			case err == nil:
 				t.deployerApplied.Store(true)
