@@ -422,17 +422,6 @@ func (a *Agent) environmentDestination(depl *managedv1alpha1.GitOpsDeployment) (
 	return argov1alpha1.ApplicationDestination{Name: cluster, Namespace: depl.Spec.Destination.Namespace}, nil
 }
 
-// environmentAllowsClusterScoped tells whether depl deploys through a ManagedEnvironment whose
-// cluster Secret lets Argo CD manage cluster-scoped resources: one for the whole cluster, or
-// with clusterResources (Argo CD's semantics for a cluster Secret's namespaces).
-func (a *Agent) environmentAllowsClusterScoped(depl *managedv1alpha1.GitOpsDeployment) bool {
-	if depl.Spec.Destination.Environment == "" {
-		return false
-	}
-	env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(depl.Namespace).Get(depl.Spec.Destination.Environment)
-	return err == nil && managesWholeCluster(env.Spec)
-}
-
 // managesWholeCluster tells whether Argo CD (and, with createNewServiceAccount, the account
 // the agent installs) manages the environment's whole cluster rather than its namespaces:
 // when it names none, or when it asks for cluster resources as well.

@@ -145,9 +145,14 @@ func emptiedApplication(app *argov1alpha1.Application) *applicationApply {
 // retireApplication takes app one step further towards its deletion; the Application's own
 // events bring its GitOpsDeployment's key back for the next.
 func (a *Agent) retireApplication(ctx context.Context, app *argov1alpha1.Application) error {
-	gone, err := a.destinationGone(ctx, app.Spec.Destination)
-	if err != nil {
-		return err
+	// Only an emptied Application's next step depends on its destination: asking (a namespace
+	// GET) at every event of one still to be emptied would be wasted.
+	gone := false
+	if app.DeletionTimestamp == nil && isEmptied(app.Spec.Source) && !hasArgoFinalizer(app) {
+		var err error
+		if gone, err = a.destinationGone(ctx, app.Spec.Destination); err != nil {
+			return err
+		}
 	}
 	source := deploymentSource(app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName], types.UID(app.Labels[LabelDeploymentUID]))
 	switch planRetirement(app, gone) {
