@@ -73,7 +73,7 @@ func TestLinearizabilityReplica(t *testing.T) {
 	}
 	o := testOptions(t, spec.DSN)
 	// Longer than any run, so that nothing is compacted and every 410 is a violation.
-	o.Postgres.CompactionWindow = 24 * time.Hour
+	o.Postgres.Storage.CompactionWindow = 24 * time.Hour
 	// A replica restarted while PostgreSQL is down waits for it instead of exiting.
 	o.Postgres.ConnectionTimeout = linReplicaStartTimeout
 	ctx := context.Background()

@@ -14,7 +14,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
-// poolCollector exposes the PostgreSQL connection pool and the watch feed's lag on /metrics,
+// poolCollector exposes the PostgreSQL connection pools and the watch feed's lag on /metrics,
 // read at scrape time from the storage of the newest server of the process (there is one
 // outside tests, which run several servers one after another).
 type poolCollector struct {
@@ -28,14 +28,16 @@ type exposedStorage struct {
 }
 
 var (
+	// pool is "requests" (the --postgres-max-conns pool), "committer" or "feed" (one
+	// connection each, see pkg/storage/README.md).
 	poolConnections = metrics.NewDesc("gitops_storage_pool_connections",
-		"PostgreSQL connections of the storage pool, by state (acquired, idle, constructing) and the maximum.",
-		[]string{"state"}, nil, metrics.ALPHA, "")
+		"PostgreSQL connections of the storage's pools, by pool and state (acquired, idle, constructing) and the maximum.",
+		[]string{"pool", "state"}, nil, metrics.ALPHA, "")
 	poolAcquires = metrics.NewDesc("gitops_storage_pool_acquires_total",
-		"Connections acquired from the storage pool; waited counts those that found no idle connection.",
-		[]string{"result"}, nil, metrics.ALPHA, "")
+		"Connections acquired from the storage's pools; waited counts those that found no idle connection.",
+		[]string{"pool", "result"}, nil, metrics.ALPHA, "")
 	poolAcquireWait = metrics.NewDesc("gitops_storage_pool_acquire_wait_seconds_total",
-		"Total time spent waiting for a connection of the storage pool.", nil, nil, metrics.ALPHA, "")
+		"Total time spent waiting for a connection of the storage's pools.", []string{"pool"}, nil, metrics.ALPHA, "")
 	feedLag = metrics.NewDesc("gitops_storage_watch_feed_lag_resource_versions",
 		"How many resourceVersions the database is ahead of what this process's watch feed has dispatched.",
 		nil, nil, metrics.ALPHA, "")
@@ -60,20 +62,26 @@ func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	if cur == nil {
 		return
 	}
-	s := cur.pool.Stat()
-	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.AcquiredConns()), "acquired")
-	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.IdleConns()), "idle")
-	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.ConstructingConns()), "constructing")
-	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.MaxConns()), "max")
-	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.AcquireCount()-s.EmptyAcquireCount()), "immediate")
-	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.EmptyAcquireCount()), "waited")
-	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.CanceledAcquireCount()), "canceled")
-	ch <- metrics.NewLazyConstMetric(poolAcquireWait, metrics.CounterValue, s.AcquireDuration().Seconds())
+	collectPool(ch, "requests", cur.pool.Stat())
+	for _, p := range cur.backend.OwnPoolStats() {
+		collectPool(ch, p.Role, p.Stat)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if lag, err := cur.backend.FeedLag(ctx); err == nil {
 		ch <- metrics.NewLazyConstMetric(feedLag, metrics.GaugeValue, float64(lag))
 	}
+}
+
+func collectPool(ch chan<- metrics.Metric, pool string, s *pgxpool.Stat) {
+	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.AcquiredConns()), pool, "acquired")
+	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.IdleConns()), pool, "idle")
+	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.ConstructingConns()), pool, "constructing")
+	ch <- metrics.NewLazyConstMetric(poolConnections, metrics.GaugeValue, float64(s.MaxConns()), pool, "max")
+	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.AcquireCount()-s.EmptyAcquireCount()), pool, "immediate")
+	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.EmptyAcquireCount()), pool, "waited")
+	ch <- metrics.NewLazyConstMetric(poolAcquires, metrics.CounterValue, float64(s.CanceledAcquireCount()), pool, "canceled")
+	ch <- metrics.NewLazyConstMetric(poolAcquireWait, metrics.CounterValue, s.AcquireDuration().Seconds(), pool)
 }
 
 var (

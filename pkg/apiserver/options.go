@@ -24,6 +24,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
 // DSNEnv is the environment variable the PostgreSQL DSN is read from when no flag names it.
@@ -50,9 +51,11 @@ type PostgresOptions struct {
 	DSN               string
 	DSNFile           string
 	MaxConns          int32
-	CompactionWindow  time.Duration
 	EnableWatchCache  bool
 	ConnectionTimeout time.Duration
+	// Storage holds the compaction window and the session limits the flags set; its other
+	// fields keep the storage's defaults.
+	Storage storage.Options
 }
 
 // NewOptions returns the defaults.
@@ -62,9 +65,9 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 		RecommendedOptions: genericoptions.NewRecommendedOptions("", nil),
 		Postgres: PostgresOptions{
 			MaxConns:          20,
-			CompactionWindow:  5 * time.Minute,
 			EnableWatchCache:  true,
 			ConnectionTimeout: 30 * time.Second,
+			Storage:           storage.DefaultOptions(),
 		},
 		InternalAPIGroups: []string{"system:serviceaccounts:gitops-service"},
 		// 100,000 GitOpsDeployments with a full watch cache event window are about 300 MiB live.
@@ -85,8 +88,24 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"File holding the PostgreSQL connection string, such as a mounted Secret.")
 	fs.Int32Var(&o.Postgres.MaxConns, "postgres-max-conns", o.Postgres.MaxConns,
 		"Largest number of PostgreSQL connections requests use; the storage opens three more of its own (writes, the watch feed, LISTEN).")
-	fs.DurationVar(&o.Postgres.CompactionWindow, "postgres-compaction-window", o.Postgres.CompactionWindow,
+	st := &o.Postgres.Storage
+	fs.DurationVar(&st.CompactionWindow, "postgres-compaction-window", st.CompactionWindow,
 		"How long change history is kept; reads and watches at an older resourceVersion get 410 Gone.")
+	// Session limits: a replica frozen inside a write, or gone without closing its socket, must
+	// not hold the resourceVersion counter lock, and with it every replica's writes, for long.
+	fs.DurationVar(&st.IdleInTransactionTimeout, "postgres-idle-in-transaction-timeout", st.IdleInTransactionTimeout,
+		"PostgreSQL ends a session of ours that stays idle inside a transaction this long (idle_in_transaction_session_timeout), releasing its locks: "+
+			"the longest another replica's writes wait for a frozen one.")
+	fs.DurationVar(&st.LockTimeout, "postgres-lock-timeout", st.LockTimeout,
+		"A statement gives up waiting for a lock after this long (lock_timeout); longer than --postgres-idle-in-transaction-timeout, shorter than the 30s write batch timeout.")
+	fs.DurationVar(&st.KeepaliveIdle, "postgres-tcp-keepalive-idle", st.KeepaliveIdle,
+		"Silence after which PostgreSQL probes a session's TCP connection (tcp_keepalives_idle, whole seconds).")
+	fs.DurationVar(&st.KeepaliveInterval, "postgres-tcp-keepalive-interval", st.KeepaliveInterval,
+		"Time between TCP keepalive probes (tcp_keepalives_interval, whole seconds).")
+	fs.IntVar(&st.KeepaliveCount, "postgres-tcp-keepalive-count", st.KeepaliveCount,
+		"Unanswered keepalive probes after which PostgreSQL ends the session, and with it its locks (tcp_keepalives_count).")
+	fs.DurationVar(&st.TCPUserTimeout, "postgres-tcp-user-timeout", st.TCPUserTimeout,
+		"PostgreSQL ends a session whose sent data stays unacknowledged this long (tcp_user_timeout).")
 	fs.DurationVar(&o.Postgres.ConnectionTimeout, "postgres-connection-timeout", o.Postgres.ConnectionTimeout,
 		"How long start-up waits for PostgreSQL to accept connections.")
 	fs.BoolVar(&o.Postgres.EnableWatchCache, "watch-cache", o.Postgres.EnableWatchCache,
@@ -134,8 +153,32 @@ func (o *Options) Validate() error {
 	if o.Postgres.MaxConns < 1 {
 		errs = append(errs, fmt.Errorf("--postgres-max-conns must be at least 1, got %d", o.Postgres.MaxConns))
 	}
-	if o.Postgres.CompactionWindow < time.Minute {
-		errs = append(errs, fmt.Errorf("--postgres-compaction-window must be at least 1m, got %s", o.Postgres.CompactionWindow))
+	st := o.Postgres.Storage
+	if st.CompactionWindow < time.Minute {
+		errs = append(errs, fmt.Errorf("--postgres-compaction-window must be at least 1m, got %s", st.CompactionWindow))
+	}
+	// The storage reads 0 as "the default"; on the command line it would be a mistake.
+	for _, f := range []struct {
+		flag string
+		d    time.Duration
+	}{
+		{"--postgres-idle-in-transaction-timeout", st.IdleInTransactionTimeout},
+		{"--postgres-lock-timeout", st.LockTimeout},
+		{"--postgres-tcp-keepalive-idle", st.KeepaliveIdle},
+		{"--postgres-tcp-keepalive-interval", st.KeepaliveInterval},
+		{"--postgres-tcp-user-timeout", st.TCPUserTimeout},
+	} {
+		if f.d < time.Millisecond {
+			errs = append(errs, fmt.Errorf("%s must be at least 1ms, got %s", f.flag, f.d))
+		}
+	}
+	if st.KeepaliveCount < 1 {
+		errs = append(errs, fmt.Errorf("--postgres-tcp-keepalive-count must be at least 1, got %d", st.KeepaliveCount))
+	}
+	if len(errs) == 0 {
+		if err := st.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("--postgres-lock-timeout, --postgres-idle-in-transaction-timeout: %w", err))
+		}
 	}
 	if o.Postgres.ConnectionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--postgres-connection-timeout must be positive, got %s", o.Postgres.ConnectionTimeout))

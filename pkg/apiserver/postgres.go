@@ -42,7 +42,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		// pgx's parse errors quote the connection string, password included.
 		return nil, fmt.Errorf("the PostgreSQL connection string is not valid (it is not repeated here because it may hold a password)")
 	}
-	storageOpts := storage.Options{CompactionWindow: opts.CompactionWindow}
+	storageOpts := opts.Storage
 	cfg.MaxConns = opts.MaxConns
 	cfg.ConnConfig.Tracer = queryTracer{}
 	// Session limits: a replica frozen inside a write, or gone without closing its socket,

@@ -154,7 +154,8 @@ func TestServerServesGitOpsDeployments(t *testing.T) {
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
-	for _, want := range []string{`gitops_storage_pool_connections{state="max"} 20`, "apiserver_request_total",
+	for _, want := range []string{`gitops_storage_pool_connections{pool="requests",state="max"} 20`,
+		`gitops_storage_pool_connections{pool="committer",state="max"} 1`, `gitops_storage_pool_connections{pool="feed",state="max"} 1`, "apiserver_request_total",
 		"gitops_storage_watch_feed_lag_resource_versions", `gitops_storage_query_duration_seconds_count{kind="batch"}`,
 		`gitops_storage_query_duration_seconds_count{kind="query"}`} {
 		if !strings.Contains(string(metrics), want) {

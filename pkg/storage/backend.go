@@ -120,6 +120,20 @@ func (o *Options) setDefaults() {
 	}
 }
 
+// DefaultOptions returns the options that zero values select, for callers that show or
+// override them one by one (command-line flags).
+func DefaultOptions() Options {
+	var o Options
+	o.setDefaults()
+	return o
+}
+
+// Validate reports options that contradict each other, as NewBackend would.
+func (o Options) Validate() error {
+	o.setDefaults()
+	return o.validate()
+}
+
 // validate checks the options after setDefaults.
 func (o *Options) validate() error {
 	var errs []error

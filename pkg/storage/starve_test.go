@@ -164,3 +164,24 @@ func waitReadiness(b *Backend, ready bool, within time.Duration) error {
 		return (b.ReadinessCheck() == nil) == ready, nil
 	})
 }
+
+// TestSaturatedRequestPoolStillAnswersALostCreate creates a key that exists while requests
+// hold every pooled connection. The committer learns why the create inserted nothing on its
+// own connection; on the request pool it would wait for a free one, and every write queued
+// behind it with it.
+func TestSaturatedRequestPoolStillAnswersALostCreate(t *testing.T) {
+	b := newTestBackend(t, testOptions)
+	s := newPodStore(b)
+	createWithin(t, s, "taken")
+	holdEveryConnection(t, b.pool)
+
+	ctx, cancel := context.WithTimeout(context.Background(), starveBound)
+	defer cancel()
+	started := time.Now()
+	err := s.Create(ctx, "/pods/ns/taken", stallPod("taken"), nil, 0)
+	if !apistorage.IsExist(err) {
+		t.Fatalf("creating an existing key while the request pool is saturated: got %v after %s, want a key-exists error",
+			err, time.Since(started).Round(time.Millisecond))
+	}
+	createWithin(t, s, "after")
+}

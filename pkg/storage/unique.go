@@ -50,10 +50,12 @@ func (e *uniqueConflictError) Error() string {
 
 // whyCreateLost tells, after a create inserted nothing, whether its key was taken
 // (errKeyExists) or its unique key (*uniqueConflictError); nil means neither holds any more
-// (the winner was deleted meanwhile) and the create may run again.
+// (the winner was deleted meanwhile) and the create may run again. It runs on the committer's
+// own connection, free again once the batch rolled back: with every request connection busy,
+// the request pool would hold up the committer, and every write behind it.
 func (b *Backend) whyCreateLost(ctx context.Context, r record) error {
 	var found bool
-	if err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1)`, r.key).Scan(&found); err != nil {
+	if err := b.writePool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1)`, r.key).Scan(&found); err != nil {
 		return err
 	}
 	if found {
@@ -63,7 +65,7 @@ func (b *Backend) whyCreateLost(ctx context.Context, r record) error {
 		return nil
 	}
 	var holder string
-	err := b.pool.QueryRow(ctx, `SELECT name FROM objects WHERE resource = $1 AND namespace = $2 AND unique_key = $3`,
+	err := b.writePool.QueryRow(ctx, `SELECT name FROM objects WHERE resource = $1 AND namespace = $2 AND unique_key = $3`,
 		r.resource, r.namespace, *r.uniqueKey).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
