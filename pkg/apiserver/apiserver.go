@@ -14,6 +14,9 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/application"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/component"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/componentdetectionquery"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttarget"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclaim"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclass"
@@ -100,6 +103,11 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Optio
 		"deploymenttargets":           bind(deploymenttarget.NewREST),
 		"deploymenttargetclaims":      bind(deploymenttargetclaim.NewREST),
 		"deploymenttargetclasses":     bind(deploymenttargetclass.NewREST),
+		// application-service's kinds: an APIService owns its whole group/version, so their
+		// CRDs cannot be installed beside this server.
+		"applications":              bind(application.NewREST),
+		"components":                bind(component.NewREST),
+		"componentdetectionqueries": bind(componentdetectionquery.NewREST),
 	}, optsGetter)
 	if err != nil {
 		return nil, err

@@ -168,8 +168,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 24 {
-		tb.Fatalf("%d kinds, want the 12 kinds and 12 lists of both groups: %v", len(kinds), kinds)
+	if len(kinds) != 30 {
+		tb.Fatalf("%d kinds, want the 15 kinds and 15 lists of both groups: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -195,8 +195,8 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 			out[reflect.TypeOf(r.New())] = st.Kind
 		}
 	}
-	if len(out) != 12 {
-		tb.Fatalf("%d kinds with a strategy, want 12", len(out))
+	if len(out) != 15 {
+		tb.Fatalf("%d kinds with a strategy, want 15", len(out))
 	}
 	return out
 }
@@ -253,6 +253,9 @@ var fuzzDecodeSeeds = []string{
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"SnapshotEnvironmentBinding","metadata":{"name":"b","namespace":"n"},"spec":{"application":"a","environment":"e","snapshot":"s","components":[{"name":"c","configuration":{"replicas":-1,"resources":{"limits":{"cpu":"1.5","memory":1e3},"requests":{"cpu":"0.0001m","memory":"1Ei"}}}}]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Environment","metadata":{"name":"e","namespace":"n"},"spec":{"deploymentStrategy":"AppStudioAutomated","unstableConfigurationFields":{"kubernetesCredentials":{"targetNamespace":"t","apiURL":"https://k","clusterCredentialsSecret":"s"}}},"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z","reason":"R","message":"m"}]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"DeploymentTargetClass","metadata":{"name":"c"},"spec":{"provisioner":"p"}}`,
+	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Application","metadata":{"name":"a","namespace":"n"},"spec":{"displayName":"A","gitOpsRepository":{"url":""}},"status":{"conditions":null,"devfile":"x"}}`,
+	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Component","metadata":{"name":"c","namespace":"n"},"spec":{"componentName":"c","application":"a","source":{"git":{"url":"/x"}},"replicas":-1,"targetPort":1e3,"env":[{"name":"E","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}],"resources":{"limits":{"cpu":"1"},"requests":{"cpu":"2"}},"build-nudges-ref":["c","c"]},"status":{"gitops":{"resourceGenerationSkipped":true},"build-nudged-by":[]}}`,
+	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"ComponentDetectionQuery","metadata":{"name":"q","namespace":"n"},"spec":{"git":{"url":"https://e/x"}},"status":{"componentDetected":{"":{"componentStub":{"componentName":"","application":"","replicas":null}},"b":null}}}`,
 	`{"apiVersion":"managed-gitops.redhat.com/__internal","kind":"GitOpsDeployment","metadata":{"name":"i"}}`,
 	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"ListOptions","labelSelector":"a=b"}`,
 	`{"apiVersion":"v1","kind":"Status","status":"Failure","code":500}`,

@@ -44,6 +44,9 @@ var _ = Describe("kubectl", func() {
 			`snapshotenvironmentbindings\s+aseb,binding\s+appstudio.redhat.com/v1alpha1\s+true\s+SnapshotEnvironmentBinding\s+\S+\s+gitops`,
 			`promotionruns\s+apr,promotion\s+appstudio.redhat.com/v1alpha1\s+true\s+PromotionRun\s+\S+\s+gitops`,
 			`deploymenttargetclasses\s+appstudio.redhat.com/v1alpha1\s+false\s+DeploymentTargetClass\s+\S+\s+gitops`,
+			`applications\s+hasapp,ha,app\s+appstudio.redhat.com/v1alpha1\s+true\s+Application\s+\S+\s+gitops`,
+			`components\s+hascmp,hc,comp\s+appstudio.redhat.com/v1alpha1\s+true\s+Component\s+\S+\s+gitops`,
+			`componentdetectionqueries\s+hcdq,compdetection\s+appstudio.redhat.com/v1alpha1\s+true\s+ComponentDetectionQuery\s+\S+\s+gitops`,
 		} {
 			Expect(out).To(MatchRegexp(want))
 		}

@@ -82,6 +82,12 @@ func validate(obj runtime.Object) (field.ErrorList, bool) {
 		return appstudiovalidation.ValidateDeploymentTargetClaim(o), true
 	case *appstudio.DeploymentTargetClass:
 		return appstudiovalidation.ValidateDeploymentTargetClass(o), true
+	case *appstudio.Application:
+		return appstudiovalidation.ValidateApplication(o), true
+	case *appstudio.Component:
+		return appstudiovalidation.ValidateComponent(o), true
+	case *appstudio.ComponentDetectionQuery:
+		return appstudiovalidation.ValidateComponentDetectionQuery(o), true
 	}
 	return nil, false
 }
@@ -225,6 +231,7 @@ func TestExamplesDecodeAndValidate(t *testing.T) {
 		"Secret", "GitOpsDeployment", "GitOpsDeploymentManagedEnvironment", "GitOpsDeploymentRepositoryCredential",
 		"GitOpsDeploymentSyncRun", "Operation", "Environment", "Snapshot", "SnapshotEnvironmentBinding", "PromotionRun",
 		"DeploymentTarget", "DeploymentTargetClaim", "DeploymentTargetClass",
+		"Application", "Component", "ComponentDetectionQuery",
 	} {
 		if !kinds[k] {
 			t.Errorf("no valid example of %s", k)

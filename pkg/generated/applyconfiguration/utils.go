@@ -34,6 +34,14 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=appstudio.redhat.com, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("Application"):
+		return &appstudiov1alpha1.ApplicationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApplicationGitRepository"):
+		return &appstudiov1alpha1.ApplicationGitRepositoryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApplicationSpec"):
+		return &appstudiov1alpha1.ApplicationSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApplicationStatus"):
+		return &appstudiov1alpha1.ApplicationStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AutomatedPromotionConfiguration"):
 		return &appstudiov1alpha1.AutomatedPromotionConfigurationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BindingComponent"):
@@ -46,8 +54,22 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.BindingComponentStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BindingStatusGitOpsDeployment"):
 		return &appstudiov1alpha1.BindingStatusGitOpsDeploymentApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Component"):
+		return &appstudiov1alpha1.ComponentApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentDetectionDescription"):
+		return &appstudiov1alpha1.ComponentDetectionDescriptionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentDetectionQuery"):
+		return &appstudiov1alpha1.ComponentDetectionQueryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentDetectionQuerySpec"):
+		return &appstudiov1alpha1.ComponentDetectionQuerySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentDetectionQueryStatus"):
+		return &appstudiov1alpha1.ComponentDetectionQueryStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ComponentSource"):
 		return &appstudiov1alpha1.ComponentSourceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentSpec"):
+		return &appstudiov1alpha1.ComponentSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentStatus"):
+		return &appstudiov1alpha1.ComponentStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTarget"):
 		return &appstudiov1alpha1.DeploymentTargetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTargetClaim"):
@@ -80,6 +102,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.EnvironmentTargetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvVarPair"):
 		return &appstudiov1alpha1.EnvVarPairApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GitOpsStatus"):
+		return &appstudiov1alpha1.GitOpsStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GitSource"):
 		return &appstudiov1alpha1.GitSourceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("KubernetesClusterCredentials"):

@@ -31,13 +31,27 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Application":                                  schema_pkg_apis_appstudio_v1alpha1_Application(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationGitRepository":                     schema_pkg_apis_appstudio_v1alpha1_ApplicationGitRepository(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationList":                              schema_pkg_apis_appstudio_v1alpha1_ApplicationList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationSpec":                              schema_pkg_apis_appstudio_v1alpha1_ApplicationSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationStatus":                            schema_pkg_apis_appstudio_v1alpha1_ApplicationStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.AutomatedPromotionConfiguration":              schema_pkg_apis_appstudio_v1alpha1_AutomatedPromotionConfiguration(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.BindingComponent":                             schema_pkg_apis_appstudio_v1alpha1_BindingComponent(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.BindingComponentConfiguration":                schema_pkg_apis_appstudio_v1alpha1_BindingComponentConfiguration(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.BindingComponentGitOpsRepository":             schema_pkg_apis_appstudio_v1alpha1_BindingComponentGitOpsRepository(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.BindingComponentStatus":                       schema_pkg_apis_appstudio_v1alpha1_BindingComponentStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.BindingStatusGitOpsDeployment":                schema_pkg_apis_appstudio_v1alpha1_BindingStatusGitOpsDeployment(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Component":                                    schema_pkg_apis_appstudio_v1alpha1_Component(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionDescription":                schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionDescription(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQuery":                      schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQuery(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQueryList":                  schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQueryList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQuerySpec":                  schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQuerySpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQueryStatus":                schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQueryStatus(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentList":                                schema_pkg_apis_appstudio_v1alpha1_ComponentList(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSource":                              schema_pkg_apis_appstudio_v1alpha1_ComponentSource(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSpec":                                schema_pkg_apis_appstudio_v1alpha1_ComponentSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentStatus":                              schema_pkg_apis_appstudio_v1alpha1_ComponentStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTarget":                             schema_pkg_apis_appstudio_v1alpha1_DeploymentTarget(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTargetClaim":                        schema_pkg_apis_appstudio_v1alpha1_DeploymentTargetClaim(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTargetClaimConfig":                  schema_pkg_apis_appstudio_v1alpha1_DeploymentTargetClaimConfig(ref),
@@ -60,6 +74,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.EnvironmentSpec":                              schema_pkg_apis_appstudio_v1alpha1_EnvironmentSpec(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.EnvironmentStatus":                            schema_pkg_apis_appstudio_v1alpha1_EnvironmentStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.EnvironmentTarget":                            schema_pkg_apis_appstudio_v1alpha1_EnvironmentTarget(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitOpsStatus":                                 schema_pkg_apis_appstudio_v1alpha1_GitOpsStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitSource":                                    schema_pkg_apis_appstudio_v1alpha1_GitSource(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.KubernetesClusterCredentials":                 schema_pkg_apis_appstudio_v1alpha1_KubernetesClusterCredentials(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ManualPromotionConfiguration":                 schema_pkg_apis_appstudio_v1alpha1_ManualPromotionConfiguration(ref),
@@ -414,6 +429,224 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 	}
 }
 
+func schema_pkg_apis_appstudio_v1alpha1_Application(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Application is a set of Components deployed together. It has the wire format of api/v1alpha1/application_types.go of konflux-ci/application-api at commit 18f545e; application-service reconciles it, this server only stores it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationSpec", "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ApplicationGitRepository(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ApplicationGitRepository is a Git repository of an Application; application-service generates one when URL is empty.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"branch": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"context": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"url"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ApplicationList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ApplicationList is a list of Applications.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Application"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Application", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ApplicationSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ApplicationSpec is what the user asks of an Application. The two repositories are immutable.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"displayName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DisplayName is the name users see; required on create.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"appModelRepository": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AppModelRepository holds the application model (a devfile); generated when empty.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationGitRepository"),
+						},
+					},
+					"gitOpsRepository": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GitOpsRepository holds the generated GitOps resources; generated when empty.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationGitRepository"),
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"displayName"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ApplicationGitRepository"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ApplicationStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ApplicationStatus is written by application-service.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are application-service's observations of the Application.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.Condition"),
+									},
+								},
+							},
+						},
+					},
+					"devfile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Devfile is the devfile model of the Application.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/apis/meta/v1.Condition"},
+	}
+}
+
 func schema_pkg_apis_appstudio_v1alpha1_AutomatedPromotionConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -649,6 +882,324 @@ func schema_pkg_apis_appstudio_v1alpha1_BindingStatusGitOpsDeployment(ref common
 	}
 }
 
+func schema_pkg_apis_appstudio_v1alpha1_Component(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Component is one buildable, deployable part of an Application. It has the wire format of api/v1alpha1/component_types.go of konflux-ci/application-api at commit 18f545e; application-service reconciles it, this server only stores it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSpec", "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionDescription(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentDetectionDescription is one Component found.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"devfileFound": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+					"language": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"projectType": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"componentStub": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSpec"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSpec"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQuery(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentDetectionQuery asks application-service which Components a Git repository holds. It has the wire format of api/v1alpha1/componentdetectionquery_types.go of konflux-ci/application-api at commit 18f545e; this server only stores it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQuerySpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQueryStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQuerySpec", "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQueryStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQueryList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentDetectionQueryList is a list of ComponentDetectionQueries.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQuery"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionQuery", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQuerySpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentDetectionQuerySpec is the repository to look into.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"git": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitSource"),
+						},
+					},
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"generateComponentName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GenerateComponentName asks for random suffixes instead of predictable component names.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"git"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitSource"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentDetectionQueryStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentDetectionQueryStatus is written by application-service.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.Condition"),
+									},
+								},
+							},
+						},
+					},
+					"componentDetected": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionDescription"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentDetectionDescription", "k8s.io/apimachinery/pkg/apis/meta/v1.Condition"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentList is a list of Components.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Component"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Component", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
 func schema_pkg_apis_appstudio_v1alpha1_ComponentSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -666,6 +1217,213 @@ func schema_pkg_apis_appstudio_v1alpha1_ComponentSource(ref common.ReferenceCall
 		},
 		Dependencies: []string{
 			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitSource"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentSpec is what the user asks of a Component. ComponentName, Application and the Git source's URL are immutable.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"componentName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ComponentName is the component's name in its Application, a DNS-1123 label.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"application": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Application is the Application in the same namespace that the Component belongs to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret is the Secret with the token for the Git repository or the pull secret for the image.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the Git repository the Component is built from; without one, ContainerImage is required on create.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSource"),
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/api/core/v1.ResourceRequirements"),
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int32",
+						},
+					},
+					"targetPort": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int32",
+						},
+					},
+					"route": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"env": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("k8s.io/api/core/v1.EnvVar"),
+									},
+								},
+							},
+						},
+					},
+					"containerImage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerImage is the image built, or deployed as it is.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"skipGitOpsResourceGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+					"build-nudges-ref": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "BuildNudgesRef are the Components whose builds a successful build of this one nudges.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"componentName", "application"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSource", "k8s.io/api/core/v1.EnvVar", "k8s.io/api/core/v1.ResourceRequirements"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_ComponentStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentStatus is written by application-service.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.Condition"),
+									},
+								},
+							},
+						},
+					},
+					"webhook": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"containerImage": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"devfile": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"gitops": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitOpsStatus"),
+						},
+					},
+					"lastBuiltCommit": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"build-nudged-by": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "BuildNudgedBy are the Components whose spec.build-nudges-ref names this one.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitOpsStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.Condition"},
 	}
 }
 
@@ -1527,6 +2285,49 @@ func schema_pkg_apis_appstudio_v1alpha1_EnvironmentTarget(ref common.ReferenceCa
 		},
 		Dependencies: []string{
 			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTargetClaimConfig"},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_GitOpsStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitOpsStatus is where application-service keeps a Component's GitOps resources.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"repositoryURL": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"branch": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"context": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"resourceGenerationSkipped": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+					"commitID": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

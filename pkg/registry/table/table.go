@@ -110,3 +110,12 @@ func Wide(c Column) Column {
 	c.Priority = 1
 	return c
 }
+
+// LastCondition is the last of conditions, the one application-api's kinds print as their
+// state (.status.conditions[-1]); the zero Condition when there is none.
+func LastCondition(conditions []metav1.Condition) metav1.Condition {
+	if len(conditions) == 0 {
+		return metav1.Condition{}
+	}
+	return conditions[len(conditions)-1]
+}

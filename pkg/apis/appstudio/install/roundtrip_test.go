@@ -16,6 +16,9 @@ var group = apitesting.Group{
 	Internal:  appstudio.SchemeGroupVersion,
 	Versioned: v1alpha1.SchemeGroupVersion,
 	Kinds: []string{
+		"Application", "ApplicationList",
+		"Component", "ComponentList",
+		"ComponentDetectionQuery", "ComponentDetectionQueryList",
 		"DeploymentTarget", "DeploymentTargetList",
 		"DeploymentTargetClaim", "DeploymentTargetClaimList",
 		"DeploymentTargetClass", "DeploymentTargetClassList",

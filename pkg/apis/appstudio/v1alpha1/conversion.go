@@ -17,6 +17,7 @@ var SelectableFields = map[string][]string{
 	"DeploymentTarget":           {"spec.deploymentTargetClassName", "spec.claimRef", "status.phase"},
 	"DeploymentTargetClaim":      {"spec.deploymentTargetClassName", "spec.targetName", "status.phase"},
 	"DeploymentTargetClass":      {"spec.provisioner"},
+	"Component":                  {"spec.application"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

@@ -32,6 +32,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&DeploymentTarget{}, &DeploymentTargetList{},
 		&DeploymentTargetClaim{}, &DeploymentTargetClaimList{},
 		&DeploymentTargetClass{}, &DeploymentTargetClassList{},
+		&Application{}, &ApplicationList{},
+		&Component{}, &ComponentList{},
+		&ComponentDetectionQuery{}, &ComponentDetectionQueryList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

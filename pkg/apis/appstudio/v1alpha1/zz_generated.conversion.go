@@ -25,8 +25,8 @@ import (
 	unsafe "unsafe"
 
 	appstudio "github.com/gitops-service/gitops-service/pkg/apis/appstudio"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -38,6 +38,56 @@ func init() {
 // RegisterConversions adds conversion functions to the given scheme.
 // Public to allow building arbitrary schemes.
 func RegisterConversions(s *runtime.Scheme) error {
+	if err := s.AddGeneratedConversionFunc((*Application)(nil), (*appstudio.Application)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_Application_To_appstudio_Application(a.(*Application), b.(*appstudio.Application), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.Application)(nil), (*Application)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_Application_To_v1alpha1_Application(a.(*appstudio.Application), b.(*Application), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ApplicationGitRepository)(nil), (*appstudio.ApplicationGitRepository)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository(a.(*ApplicationGitRepository), b.(*appstudio.ApplicationGitRepository), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ApplicationGitRepository)(nil), (*ApplicationGitRepository)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository(a.(*appstudio.ApplicationGitRepository), b.(*ApplicationGitRepository), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ApplicationList)(nil), (*appstudio.ApplicationList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ApplicationList_To_appstudio_ApplicationList(a.(*ApplicationList), b.(*appstudio.ApplicationList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ApplicationList)(nil), (*ApplicationList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ApplicationList_To_v1alpha1_ApplicationList(a.(*appstudio.ApplicationList), b.(*ApplicationList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ApplicationSpec)(nil), (*appstudio.ApplicationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ApplicationSpec_To_appstudio_ApplicationSpec(a.(*ApplicationSpec), b.(*appstudio.ApplicationSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ApplicationSpec)(nil), (*ApplicationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ApplicationSpec_To_v1alpha1_ApplicationSpec(a.(*appstudio.ApplicationSpec), b.(*ApplicationSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ApplicationStatus)(nil), (*appstudio.ApplicationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ApplicationStatus_To_appstudio_ApplicationStatus(a.(*ApplicationStatus), b.(*appstudio.ApplicationStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ApplicationStatus)(nil), (*ApplicationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(a.(*appstudio.ApplicationStatus), b.(*ApplicationStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*AutomatedPromotionConfiguration)(nil), (*appstudio.AutomatedPromotionConfiguration)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_AutomatedPromotionConfiguration_To_appstudio_AutomatedPromotionConfiguration(a.(*AutomatedPromotionConfiguration), b.(*appstudio.AutomatedPromotionConfiguration), scope)
 	}); err != nil {
@@ -98,6 +148,76 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*Component)(nil), (*appstudio.Component)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_Component_To_appstudio_Component(a.(*Component), b.(*appstudio.Component), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.Component)(nil), (*Component)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_Component_To_v1alpha1_Component(a.(*appstudio.Component), b.(*Component), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentDetectionDescription)(nil), (*appstudio.ComponentDetectionDescription)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentDetectionDescription_To_appstudio_ComponentDetectionDescription(a.(*ComponentDetectionDescription), b.(*appstudio.ComponentDetectionDescription), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentDetectionDescription)(nil), (*ComponentDetectionDescription)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentDetectionDescription_To_v1alpha1_ComponentDetectionDescription(a.(*appstudio.ComponentDetectionDescription), b.(*ComponentDetectionDescription), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentDetectionQuery)(nil), (*appstudio.ComponentDetectionQuery)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentDetectionQuery_To_appstudio_ComponentDetectionQuery(a.(*ComponentDetectionQuery), b.(*appstudio.ComponentDetectionQuery), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentDetectionQuery)(nil), (*ComponentDetectionQuery)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentDetectionQuery_To_v1alpha1_ComponentDetectionQuery(a.(*appstudio.ComponentDetectionQuery), b.(*ComponentDetectionQuery), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentDetectionQueryList)(nil), (*appstudio.ComponentDetectionQueryList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentDetectionQueryList_To_appstudio_ComponentDetectionQueryList(a.(*ComponentDetectionQueryList), b.(*appstudio.ComponentDetectionQueryList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentDetectionQueryList)(nil), (*ComponentDetectionQueryList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentDetectionQueryList_To_v1alpha1_ComponentDetectionQueryList(a.(*appstudio.ComponentDetectionQueryList), b.(*ComponentDetectionQueryList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentDetectionQuerySpec)(nil), (*appstudio.ComponentDetectionQuerySpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentDetectionQuerySpec_To_appstudio_ComponentDetectionQuerySpec(a.(*ComponentDetectionQuerySpec), b.(*appstudio.ComponentDetectionQuerySpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentDetectionQuerySpec)(nil), (*ComponentDetectionQuerySpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentDetectionQuerySpec_To_v1alpha1_ComponentDetectionQuerySpec(a.(*appstudio.ComponentDetectionQuerySpec), b.(*ComponentDetectionQuerySpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentDetectionQueryStatus)(nil), (*appstudio.ComponentDetectionQueryStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentDetectionQueryStatus_To_appstudio_ComponentDetectionQueryStatus(a.(*ComponentDetectionQueryStatus), b.(*appstudio.ComponentDetectionQueryStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentDetectionQueryStatus)(nil), (*ComponentDetectionQueryStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentDetectionQueryStatus_To_v1alpha1_ComponentDetectionQueryStatus(a.(*appstudio.ComponentDetectionQueryStatus), b.(*ComponentDetectionQueryStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentList)(nil), (*appstudio.ComponentList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentList_To_appstudio_ComponentList(a.(*ComponentList), b.(*appstudio.ComponentList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentList)(nil), (*ComponentList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentList_To_v1alpha1_ComponentList(a.(*appstudio.ComponentList), b.(*ComponentList), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*ComponentSource)(nil), (*appstudio.ComponentSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_ComponentSource_To_appstudio_ComponentSource(a.(*ComponentSource), b.(*appstudio.ComponentSource), scope)
 	}); err != nil {
@@ -105,6 +225,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentSource)(nil), (*ComponentSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_appstudio_ComponentSource_To_v1alpha1_ComponentSource(a.(*appstudio.ComponentSource), b.(*ComponentSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentSpec)(nil), (*appstudio.ComponentSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec(a.(*ComponentSpec), b.(*appstudio.ComponentSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentSpec)(nil), (*ComponentSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec(a.(*appstudio.ComponentSpec), b.(*ComponentSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ComponentStatus)(nil), (*appstudio.ComponentStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ComponentStatus_To_appstudio_ComponentStatus(a.(*ComponentStatus), b.(*appstudio.ComponentStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ComponentStatus)(nil), (*ComponentStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ComponentStatus_To_v1alpha1_ComponentStatus(a.(*appstudio.ComponentStatus), b.(*ComponentStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -328,6 +468,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*GitOpsStatus)(nil), (*appstudio.GitOpsStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus(a.(*GitOpsStatus), b.(*appstudio.GitOpsStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.GitOpsStatus)(nil), (*GitOpsStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_GitOpsStatus_To_v1alpha1_GitOpsStatus(a.(*appstudio.GitOpsStatus), b.(*GitOpsStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*GitSource)(nil), (*appstudio.GitSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_GitSource_To_appstudio_GitSource(a.(*GitSource), b.(*appstudio.GitSource), scope)
 	}); err != nil {
@@ -531,6 +681,140 @@ func RegisterConversions(s *runtime.Scheme) error {
 	return nil
 }
 
+func autoConvert_v1alpha1_Application_To_appstudio_Application(in *Application, out *appstudio.Application, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ApplicationSpec_To_appstudio_ApplicationSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ApplicationStatus_To_appstudio_ApplicationStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_Application_To_appstudio_Application is an autogenerated conversion function.
+func Convert_v1alpha1_Application_To_appstudio_Application(in *Application, out *appstudio.Application, s conversion.Scope) error {
+	return autoConvert_v1alpha1_Application_To_appstudio_Application(in, out, s)
+}
+
+func autoConvert_appstudio_Application_To_v1alpha1_Application(in *appstudio.Application, out *Application, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_appstudio_ApplicationSpec_To_v1alpha1_ApplicationSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_Application_To_v1alpha1_Application is an autogenerated conversion function.
+func Convert_appstudio_Application_To_v1alpha1_Application(in *appstudio.Application, out *Application, s conversion.Scope) error {
+	return autoConvert_appstudio_Application_To_v1alpha1_Application(in, out, s)
+}
+
+func autoConvert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository(in *ApplicationGitRepository, out *appstudio.ApplicationGitRepository, s conversion.Scope) error {
+	out.URL = in.URL
+	out.Branch = in.Branch
+	out.Context = in.Context
+	return nil
+}
+
+// Convert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository is an autogenerated conversion function.
+func Convert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository(in *ApplicationGitRepository, out *appstudio.ApplicationGitRepository, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository(in, out, s)
+}
+
+func autoConvert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository(in *appstudio.ApplicationGitRepository, out *ApplicationGitRepository, s conversion.Scope) error {
+	out.URL = in.URL
+	out.Branch = in.Branch
+	out.Context = in.Context
+	return nil
+}
+
+// Convert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository is an autogenerated conversion function.
+func Convert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository(in *appstudio.ApplicationGitRepository, out *ApplicationGitRepository, s conversion.Scope) error {
+	return autoConvert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository(in, out, s)
+}
+
+func autoConvert_v1alpha1_ApplicationList_To_appstudio_ApplicationList(in *ApplicationList, out *appstudio.ApplicationList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]appstudio.Application)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ApplicationList_To_appstudio_ApplicationList is an autogenerated conversion function.
+func Convert_v1alpha1_ApplicationList_To_appstudio_ApplicationList(in *ApplicationList, out *appstudio.ApplicationList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ApplicationList_To_appstudio_ApplicationList(in, out, s)
+}
+
+func autoConvert_appstudio_ApplicationList_To_v1alpha1_ApplicationList(in *appstudio.ApplicationList, out *ApplicationList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]Application)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_appstudio_ApplicationList_To_v1alpha1_ApplicationList is an autogenerated conversion function.
+func Convert_appstudio_ApplicationList_To_v1alpha1_ApplicationList(in *appstudio.ApplicationList, out *ApplicationList, s conversion.Scope) error {
+	return autoConvert_appstudio_ApplicationList_To_v1alpha1_ApplicationList(in, out, s)
+}
+
+func autoConvert_v1alpha1_ApplicationSpec_To_appstudio_ApplicationSpec(in *ApplicationSpec, out *appstudio.ApplicationSpec, s conversion.Scope) error {
+	out.DisplayName = in.DisplayName
+	if err := Convert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository(&in.AppModelRepository, &out.AppModelRepository, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ApplicationGitRepository_To_appstudio_ApplicationGitRepository(&in.GitOpsRepository, &out.GitOpsRepository, s); err != nil {
+		return err
+	}
+	out.Description = in.Description
+	return nil
+}
+
+// Convert_v1alpha1_ApplicationSpec_To_appstudio_ApplicationSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ApplicationSpec_To_appstudio_ApplicationSpec(in *ApplicationSpec, out *appstudio.ApplicationSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ApplicationSpec_To_appstudio_ApplicationSpec(in, out, s)
+}
+
+func autoConvert_appstudio_ApplicationSpec_To_v1alpha1_ApplicationSpec(in *appstudio.ApplicationSpec, out *ApplicationSpec, s conversion.Scope) error {
+	out.DisplayName = in.DisplayName
+	if err := Convert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository(&in.AppModelRepository, &out.AppModelRepository, s); err != nil {
+		return err
+	}
+	if err := Convert_appstudio_ApplicationGitRepository_To_v1alpha1_ApplicationGitRepository(&in.GitOpsRepository, &out.GitOpsRepository, s); err != nil {
+		return err
+	}
+	out.Description = in.Description
+	return nil
+}
+
+// Convert_appstudio_ApplicationSpec_To_v1alpha1_ApplicationSpec is an autogenerated conversion function.
+func Convert_appstudio_ApplicationSpec_To_v1alpha1_ApplicationSpec(in *appstudio.ApplicationSpec, out *ApplicationSpec, s conversion.Scope) error {
+	return autoConvert_appstudio_ApplicationSpec_To_v1alpha1_ApplicationSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ApplicationStatus_To_appstudio_ApplicationStatus(in *ApplicationStatus, out *appstudio.ApplicationStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Devfile = in.Devfile
+	return nil
+}
+
+// Convert_v1alpha1_ApplicationStatus_To_appstudio_ApplicationStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ApplicationStatus_To_appstudio_ApplicationStatus(in *ApplicationStatus, out *appstudio.ApplicationStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ApplicationStatus_To_appstudio_ApplicationStatus(in, out, s)
+}
+
+func autoConvert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(in *appstudio.ApplicationStatus, out *ApplicationStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Devfile = in.Devfile
+	return nil
+}
+
+// Convert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus is an autogenerated conversion function.
+func Convert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(in *appstudio.ApplicationStatus, out *ApplicationStatus, s conversion.Scope) error {
+	return autoConvert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(in, out, s)
+}
+
 func autoConvert_v1alpha1_AutomatedPromotionConfiguration_To_appstudio_AutomatedPromotionConfiguration(in *AutomatedPromotionConfiguration, out *appstudio.AutomatedPromotionConfiguration, s conversion.Scope) error {
 	out.InitialEnvironment = in.InitialEnvironment
 	return nil
@@ -580,7 +864,7 @@ func Convert_appstudio_BindingComponent_To_v1alpha1_BindingComponent(in *appstud
 func autoConvert_v1alpha1_BindingComponentConfiguration_To_appstudio_BindingComponentConfiguration(in *BindingComponentConfiguration, out *appstudio.BindingComponentConfiguration, s conversion.Scope) error {
 	out.Env = *(*[]appstudio.EnvVarPair)(unsafe.Pointer(&in.Env))
 	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
-	out.Resources = (*v1.ResourceRequirements)(unsafe.Pointer(in.Resources))
+	out.Resources = (*corev1.ResourceRequirements)(unsafe.Pointer(in.Resources))
 	return nil
 }
 
@@ -592,7 +876,7 @@ func Convert_v1alpha1_BindingComponentConfiguration_To_appstudio_BindingComponen
 func autoConvert_appstudio_BindingComponentConfiguration_To_v1alpha1_BindingComponentConfiguration(in *appstudio.BindingComponentConfiguration, out *BindingComponentConfiguration, s conversion.Scope) error {
 	out.Env = *(*[]EnvVarPair)(unsafe.Pointer(&in.Env))
 	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
-	out.Resources = (*v1.ResourceRequirements)(unsafe.Pointer(in.Resources))
+	out.Resources = (*corev1.ResourceRequirements)(unsafe.Pointer(in.Resources))
 	return nil
 }
 
@@ -685,6 +969,194 @@ func Convert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStatusGi
 	return autoConvert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStatusGitOpsDeployment(in, out, s)
 }
 
+func autoConvert_v1alpha1_Component_To_appstudio_Component(in *Component, out *appstudio.Component, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ComponentStatus_To_appstudio_ComponentStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_Component_To_appstudio_Component is an autogenerated conversion function.
+func Convert_v1alpha1_Component_To_appstudio_Component(in *Component, out *appstudio.Component, s conversion.Scope) error {
+	return autoConvert_v1alpha1_Component_To_appstudio_Component(in, out, s)
+}
+
+func autoConvert_appstudio_Component_To_v1alpha1_Component(in *appstudio.Component, out *Component, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_appstudio_ComponentStatus_To_v1alpha1_ComponentStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_Component_To_v1alpha1_Component is an autogenerated conversion function.
+func Convert_appstudio_Component_To_v1alpha1_Component(in *appstudio.Component, out *Component, s conversion.Scope) error {
+	return autoConvert_appstudio_Component_To_v1alpha1_Component(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentDetectionDescription_To_appstudio_ComponentDetectionDescription(in *ComponentDetectionDescription, out *appstudio.ComponentDetectionDescription, s conversion.Scope) error {
+	out.DevfileFound = in.DevfileFound
+	out.Language = in.Language
+	out.ProjectType = in.ProjectType
+	if err := Convert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec(&in.ComponentStub, &out.ComponentStub, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ComponentDetectionDescription_To_appstudio_ComponentDetectionDescription is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentDetectionDescription_To_appstudio_ComponentDetectionDescription(in *ComponentDetectionDescription, out *appstudio.ComponentDetectionDescription, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentDetectionDescription_To_appstudio_ComponentDetectionDescription(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentDetectionDescription_To_v1alpha1_ComponentDetectionDescription(in *appstudio.ComponentDetectionDescription, out *ComponentDetectionDescription, s conversion.Scope) error {
+	out.DevfileFound = in.DevfileFound
+	out.Language = in.Language
+	out.ProjectType = in.ProjectType
+	if err := Convert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec(&in.ComponentStub, &out.ComponentStub, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_ComponentDetectionDescription_To_v1alpha1_ComponentDetectionDescription is an autogenerated conversion function.
+func Convert_appstudio_ComponentDetectionDescription_To_v1alpha1_ComponentDetectionDescription(in *appstudio.ComponentDetectionDescription, out *ComponentDetectionDescription, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentDetectionDescription_To_v1alpha1_ComponentDetectionDescription(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentDetectionQuery_To_appstudio_ComponentDetectionQuery(in *ComponentDetectionQuery, out *appstudio.ComponentDetectionQuery, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ComponentDetectionQuerySpec_To_appstudio_ComponentDetectionQuerySpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ComponentDetectionQueryStatus_To_appstudio_ComponentDetectionQueryStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ComponentDetectionQuery_To_appstudio_ComponentDetectionQuery is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentDetectionQuery_To_appstudio_ComponentDetectionQuery(in *ComponentDetectionQuery, out *appstudio.ComponentDetectionQuery, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentDetectionQuery_To_appstudio_ComponentDetectionQuery(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentDetectionQuery_To_v1alpha1_ComponentDetectionQuery(in *appstudio.ComponentDetectionQuery, out *ComponentDetectionQuery, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_appstudio_ComponentDetectionQuerySpec_To_v1alpha1_ComponentDetectionQuerySpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_appstudio_ComponentDetectionQueryStatus_To_v1alpha1_ComponentDetectionQueryStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_ComponentDetectionQuery_To_v1alpha1_ComponentDetectionQuery is an autogenerated conversion function.
+func Convert_appstudio_ComponentDetectionQuery_To_v1alpha1_ComponentDetectionQuery(in *appstudio.ComponentDetectionQuery, out *ComponentDetectionQuery, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentDetectionQuery_To_v1alpha1_ComponentDetectionQuery(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentDetectionQueryList_To_appstudio_ComponentDetectionQueryList(in *ComponentDetectionQueryList, out *appstudio.ComponentDetectionQueryList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]appstudio.ComponentDetectionQuery)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ComponentDetectionQueryList_To_appstudio_ComponentDetectionQueryList is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentDetectionQueryList_To_appstudio_ComponentDetectionQueryList(in *ComponentDetectionQueryList, out *appstudio.ComponentDetectionQueryList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentDetectionQueryList_To_appstudio_ComponentDetectionQueryList(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentDetectionQueryList_To_v1alpha1_ComponentDetectionQueryList(in *appstudio.ComponentDetectionQueryList, out *ComponentDetectionQueryList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]ComponentDetectionQuery)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_appstudio_ComponentDetectionQueryList_To_v1alpha1_ComponentDetectionQueryList is an autogenerated conversion function.
+func Convert_appstudio_ComponentDetectionQueryList_To_v1alpha1_ComponentDetectionQueryList(in *appstudio.ComponentDetectionQueryList, out *ComponentDetectionQueryList, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentDetectionQueryList_To_v1alpha1_ComponentDetectionQueryList(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentDetectionQuerySpec_To_appstudio_ComponentDetectionQuerySpec(in *ComponentDetectionQuerySpec, out *appstudio.ComponentDetectionQuerySpec, s conversion.Scope) error {
+	if err := Convert_v1alpha1_GitSource_To_appstudio_GitSource(&in.GitSource, &out.GitSource, s); err != nil {
+		return err
+	}
+	out.Secret = in.Secret
+	out.GenerateComponentName = in.GenerateComponentName
+	return nil
+}
+
+// Convert_v1alpha1_ComponentDetectionQuerySpec_To_appstudio_ComponentDetectionQuerySpec is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentDetectionQuerySpec_To_appstudio_ComponentDetectionQuerySpec(in *ComponentDetectionQuerySpec, out *appstudio.ComponentDetectionQuerySpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentDetectionQuerySpec_To_appstudio_ComponentDetectionQuerySpec(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentDetectionQuerySpec_To_v1alpha1_ComponentDetectionQuerySpec(in *appstudio.ComponentDetectionQuerySpec, out *ComponentDetectionQuerySpec, s conversion.Scope) error {
+	if err := Convert_appstudio_GitSource_To_v1alpha1_GitSource(&in.GitSource, &out.GitSource, s); err != nil {
+		return err
+	}
+	out.Secret = in.Secret
+	out.GenerateComponentName = in.GenerateComponentName
+	return nil
+}
+
+// Convert_appstudio_ComponentDetectionQuerySpec_To_v1alpha1_ComponentDetectionQuerySpec is an autogenerated conversion function.
+func Convert_appstudio_ComponentDetectionQuerySpec_To_v1alpha1_ComponentDetectionQuerySpec(in *appstudio.ComponentDetectionQuerySpec, out *ComponentDetectionQuerySpec, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentDetectionQuerySpec_To_v1alpha1_ComponentDetectionQuerySpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentDetectionQueryStatus_To_appstudio_ComponentDetectionQueryStatus(in *ComponentDetectionQueryStatus, out *appstudio.ComponentDetectionQueryStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.ComponentDetected = *(*appstudio.ComponentDetectionMap)(unsafe.Pointer(&in.ComponentDetected))
+	return nil
+}
+
+// Convert_v1alpha1_ComponentDetectionQueryStatus_To_appstudio_ComponentDetectionQueryStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentDetectionQueryStatus_To_appstudio_ComponentDetectionQueryStatus(in *ComponentDetectionQueryStatus, out *appstudio.ComponentDetectionQueryStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentDetectionQueryStatus_To_appstudio_ComponentDetectionQueryStatus(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentDetectionQueryStatus_To_v1alpha1_ComponentDetectionQueryStatus(in *appstudio.ComponentDetectionQueryStatus, out *ComponentDetectionQueryStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.ComponentDetected = *(*ComponentDetectionMap)(unsafe.Pointer(&in.ComponentDetected))
+	return nil
+}
+
+// Convert_appstudio_ComponentDetectionQueryStatus_To_v1alpha1_ComponentDetectionQueryStatus is an autogenerated conversion function.
+func Convert_appstudio_ComponentDetectionQueryStatus_To_v1alpha1_ComponentDetectionQueryStatus(in *appstudio.ComponentDetectionQueryStatus, out *ComponentDetectionQueryStatus, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentDetectionQueryStatus_To_v1alpha1_ComponentDetectionQueryStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentList_To_appstudio_ComponentList(in *ComponentList, out *appstudio.ComponentList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]appstudio.Component)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ComponentList_To_appstudio_ComponentList is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentList_To_appstudio_ComponentList(in *ComponentList, out *appstudio.ComponentList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentList_To_appstudio_ComponentList(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentList_To_v1alpha1_ComponentList(in *appstudio.ComponentList, out *ComponentList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]Component)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_appstudio_ComponentList_To_v1alpha1_ComponentList is an autogenerated conversion function.
+func Convert_appstudio_ComponentList_To_v1alpha1_ComponentList(in *appstudio.ComponentList, out *ComponentList, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentList_To_v1alpha1_ComponentList(in, out, s)
+}
+
 func autoConvert_v1alpha1_ComponentSource_To_appstudio_ComponentSource(in *ComponentSource, out *appstudio.ComponentSource, s conversion.Scope) error {
 	out.GitSource = (*appstudio.GitSource)(unsafe.Pointer(in.GitSource))
 	return nil
@@ -703,6 +1175,88 @@ func autoConvert_appstudio_ComponentSource_To_v1alpha1_ComponentSource(in *appst
 // Convert_appstudio_ComponentSource_To_v1alpha1_ComponentSource is an autogenerated conversion function.
 func Convert_appstudio_ComponentSource_To_v1alpha1_ComponentSource(in *appstudio.ComponentSource, out *ComponentSource, s conversion.Scope) error {
 	return autoConvert_appstudio_ComponentSource_To_v1alpha1_ComponentSource(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec(in *ComponentSpec, out *appstudio.ComponentSpec, s conversion.Scope) error {
+	out.ComponentName = in.ComponentName
+	out.Application = in.Application
+	out.Secret = in.Secret
+	if err := Convert_v1alpha1_ComponentSource_To_appstudio_ComponentSource(&in.Source, &out.Source, s); err != nil {
+		return err
+	}
+	out.Resources = in.Resources
+	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
+	out.TargetPort = in.TargetPort
+	out.Route = in.Route
+	out.Env = *(*[]corev1.EnvVar)(unsafe.Pointer(&in.Env))
+	out.ContainerImage = in.ContainerImage
+	out.SkipGitOpsResourceGeneration = in.SkipGitOpsResourceGeneration
+	out.BuildNudgesRef = *(*[]string)(unsafe.Pointer(&in.BuildNudgesRef))
+	return nil
+}
+
+// Convert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec(in *ComponentSpec, out *appstudio.ComponentSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentSpec_To_appstudio_ComponentSpec(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec(in *appstudio.ComponentSpec, out *ComponentSpec, s conversion.Scope) error {
+	out.ComponentName = in.ComponentName
+	out.Application = in.Application
+	out.Secret = in.Secret
+	if err := Convert_appstudio_ComponentSource_To_v1alpha1_ComponentSource(&in.Source, &out.Source, s); err != nil {
+		return err
+	}
+	out.Resources = in.Resources
+	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
+	out.TargetPort = in.TargetPort
+	out.Route = in.Route
+	out.Env = *(*[]corev1.EnvVar)(unsafe.Pointer(&in.Env))
+	out.ContainerImage = in.ContainerImage
+	out.SkipGitOpsResourceGeneration = in.SkipGitOpsResourceGeneration
+	out.BuildNudgesRef = *(*[]string)(unsafe.Pointer(&in.BuildNudgesRef))
+	return nil
+}
+
+// Convert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec is an autogenerated conversion function.
+func Convert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec(in *appstudio.ComponentSpec, out *ComponentSpec, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentSpec_To_v1alpha1_ComponentSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ComponentStatus_To_appstudio_ComponentStatus(in *ComponentStatus, out *appstudio.ComponentStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Webhook = in.Webhook
+	out.ContainerImage = in.ContainerImage
+	out.Devfile = in.Devfile
+	if err := Convert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus(&in.GitOps, &out.GitOps, s); err != nil {
+		return err
+	}
+	out.LastBuiltCommit = in.LastBuiltCommit
+	out.BuildNudgedBy = *(*[]string)(unsafe.Pointer(&in.BuildNudgedBy))
+	return nil
+}
+
+// Convert_v1alpha1_ComponentStatus_To_appstudio_ComponentStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ComponentStatus_To_appstudio_ComponentStatus(in *ComponentStatus, out *appstudio.ComponentStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ComponentStatus_To_appstudio_ComponentStatus(in, out, s)
+}
+
+func autoConvert_appstudio_ComponentStatus_To_v1alpha1_ComponentStatus(in *appstudio.ComponentStatus, out *ComponentStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Webhook = in.Webhook
+	out.ContainerImage = in.ContainerImage
+	out.Devfile = in.Devfile
+	if err := Convert_appstudio_GitOpsStatus_To_v1alpha1_GitOpsStatus(&in.GitOps, &out.GitOps, s); err != nil {
+		return err
+	}
+	out.LastBuiltCommit = in.LastBuiltCommit
+	out.BuildNudgedBy = *(*[]string)(unsafe.Pointer(&in.BuildNudgedBy))
+	return nil
+}
+
+// Convert_appstudio_ComponentStatus_To_v1alpha1_ComponentStatus is an autogenerated conversion function.
+func Convert_appstudio_ComponentStatus_To_v1alpha1_ComponentStatus(in *appstudio.ComponentStatus, out *ComponentStatus, s conversion.Scope) error {
+	return autoConvert_appstudio_ComponentStatus_To_v1alpha1_ComponentStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_DeploymentTarget_To_appstudio_DeploymentTarget(in *DeploymentTarget, out *appstudio.DeploymentTarget, s conversion.Scope) error {
@@ -835,7 +1389,7 @@ func Convert_appstudio_DeploymentTargetClaimSpec_To_v1alpha1_DeploymentTargetCla
 
 func autoConvert_v1alpha1_DeploymentTargetClaimStatus_To_appstudio_DeploymentTargetClaimStatus(in *DeploymentTargetClaimStatus, out *appstudio.DeploymentTargetClaimStatus, s conversion.Scope) error {
 	out.Phase = appstudio.DeploymentTargetClaimPhase(in.Phase)
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -846,7 +1400,7 @@ func Convert_v1alpha1_DeploymentTargetClaimStatus_To_appstudio_DeploymentTargetC
 
 func autoConvert_appstudio_DeploymentTargetClaimStatus_To_v1alpha1_DeploymentTargetClaimStatus(in *appstudio.DeploymentTargetClaimStatus, out *DeploymentTargetClaimStatus, s conversion.Scope) error {
 	out.Phase = DeploymentTargetClaimPhase(in.Phase)
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -1051,7 +1605,7 @@ func Convert_appstudio_DeploymentTargetSpec_To_v1alpha1_DeploymentTargetSpec(in 
 
 func autoConvert_v1alpha1_DeploymentTargetStatus_To_appstudio_DeploymentTargetStatus(in *DeploymentTargetStatus, out *appstudio.DeploymentTargetStatus, s conversion.Scope) error {
 	out.Phase = appstudio.DeploymentTargetPhase(in.Phase)
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -1062,7 +1616,7 @@ func Convert_v1alpha1_DeploymentTargetStatus_To_appstudio_DeploymentTargetStatus
 
 func autoConvert_appstudio_DeploymentTargetStatus_To_v1alpha1_DeploymentTargetStatus(in *appstudio.DeploymentTargetStatus, out *DeploymentTargetStatus, s conversion.Scope) error {
 	out.Phase = DeploymentTargetPhase(in.Phase)
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -1210,7 +1764,7 @@ func Convert_appstudio_EnvironmentSpec_To_v1alpha1_EnvironmentSpec(in *appstudio
 }
 
 func autoConvert_v1alpha1_EnvironmentStatus_To_appstudio_EnvironmentStatus(in *EnvironmentStatus, out *appstudio.EnvironmentStatus, s conversion.Scope) error {
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -1220,7 +1774,7 @@ func Convert_v1alpha1_EnvironmentStatus_To_appstudio_EnvironmentStatus(in *Envir
 }
 
 func autoConvert_appstudio_EnvironmentStatus_To_v1alpha1_EnvironmentStatus(in *appstudio.EnvironmentStatus, out *EnvironmentStatus, s conversion.Scope) error {
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -1251,6 +1805,34 @@ func autoConvert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(in *a
 // Convert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget is an autogenerated conversion function.
 func Convert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(in *appstudio.EnvironmentTarget, out *EnvironmentTarget, s conversion.Scope) error {
 	return autoConvert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(in, out, s)
+}
+
+func autoConvert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus(in *GitOpsStatus, out *appstudio.GitOpsStatus, s conversion.Scope) error {
+	out.RepositoryURL = in.RepositoryURL
+	out.Branch = in.Branch
+	out.Context = in.Context
+	out.ResourceGenerationSkipped = in.ResourceGenerationSkipped
+	out.CommitID = in.CommitID
+	return nil
+}
+
+// Convert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus is an autogenerated conversion function.
+func Convert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus(in *GitOpsStatus, out *appstudio.GitOpsStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus(in, out, s)
+}
+
+func autoConvert_appstudio_GitOpsStatus_To_v1alpha1_GitOpsStatus(in *appstudio.GitOpsStatus, out *GitOpsStatus, s conversion.Scope) error {
+	out.RepositoryURL = in.RepositoryURL
+	out.Branch = in.Branch
+	out.Context = in.Context
+	out.ResourceGenerationSkipped = in.ResourceGenerationSkipped
+	out.CommitID = in.CommitID
+	return nil
+}
+
+// Convert_appstudio_GitOpsStatus_To_v1alpha1_GitOpsStatus is an autogenerated conversion function.
+func Convert_appstudio_GitOpsStatus_To_v1alpha1_GitOpsStatus(in *appstudio.GitOpsStatus, out *GitOpsStatus, s conversion.Scope) error {
+	return autoConvert_appstudio_GitOpsStatus_To_v1alpha1_GitOpsStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_GitSource_To_appstudio_GitSource(in *GitSource, out *appstudio.GitSource, s conversion.Scope) error {
@@ -1369,7 +1951,7 @@ func autoConvert_v1alpha1_PromotionRunCondition_To_appstudio_PromotionRunConditi
 	out.Type = appstudio.PromotionRunConditionType(in.Type)
 	out.Message = in.Message
 	out.LastProbeTime = in.LastProbeTime
-	out.LastTransitionTime = (*metav1.Time)(unsafe.Pointer(in.LastTransitionTime))
+	out.LastTransitionTime = (*v1.Time)(unsafe.Pointer(in.LastTransitionTime))
 	out.Status = appstudio.PromotionRunConditionStatus(in.Status)
 	out.Reason = appstudio.PromotionRunReasonType(in.Reason)
 	return nil
@@ -1384,7 +1966,7 @@ func autoConvert_appstudio_PromotionRunCondition_To_v1alpha1_PromotionRunConditi
 	out.Type = PromotionRunConditionType(in.Type)
 	out.Message = in.Message
 	out.LastProbeTime = in.LastProbeTime
-	out.LastTransitionTime = (*metav1.Time)(unsafe.Pointer(in.LastTransitionTime))
+	out.LastTransitionTime = (*v1.Time)(unsafe.Pointer(in.LastTransitionTime))
 	out.Status = PromotionRunConditionStatus(in.Status)
 	out.Reason = PromotionRunReasonType(in.Reason)
 	return nil
@@ -1670,9 +2252,9 @@ func Convert_appstudio_SnapshotEnvironmentBindingSpec_To_v1alpha1_SnapshotEnviro
 func autoConvert_v1alpha1_SnapshotEnvironmentBindingStatus_To_appstudio_SnapshotEnvironmentBindingStatus(in *SnapshotEnvironmentBindingStatus, out *appstudio.SnapshotEnvironmentBindingStatus, s conversion.Scope) error {
 	out.GitOpsDeployments = *(*[]appstudio.BindingStatusGitOpsDeployment)(unsafe.Pointer(&in.GitOpsDeployments))
 	out.Components = *(*[]appstudio.BindingComponentStatus)(unsafe.Pointer(&in.Components))
-	out.GitOpsRepoConditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.GitOpsRepoConditions))
-	out.ComponentDeploymentConditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.ComponentDeploymentConditions))
-	out.BindingConditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.BindingConditions))
+	out.GitOpsRepoConditions = *(*[]v1.Condition)(unsafe.Pointer(&in.GitOpsRepoConditions))
+	out.ComponentDeploymentConditions = *(*[]v1.Condition)(unsafe.Pointer(&in.ComponentDeploymentConditions))
+	out.BindingConditions = *(*[]v1.Condition)(unsafe.Pointer(&in.BindingConditions))
 	return nil
 }
 
@@ -1684,9 +2266,9 @@ func Convert_v1alpha1_SnapshotEnvironmentBindingStatus_To_appstudio_SnapshotEnvi
 func autoConvert_appstudio_SnapshotEnvironmentBindingStatus_To_v1alpha1_SnapshotEnvironmentBindingStatus(in *appstudio.SnapshotEnvironmentBindingStatus, out *SnapshotEnvironmentBindingStatus, s conversion.Scope) error {
 	out.GitOpsDeployments = *(*[]BindingStatusGitOpsDeployment)(unsafe.Pointer(&in.GitOpsDeployments))
 	out.Components = *(*[]BindingComponentStatus)(unsafe.Pointer(&in.Components))
-	out.GitOpsRepoConditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.GitOpsRepoConditions))
-	out.ComponentDeploymentConditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.ComponentDeploymentConditions))
-	out.BindingConditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.BindingConditions))
+	out.GitOpsRepoConditions = *(*[]v1.Condition)(unsafe.Pointer(&in.GitOpsRepoConditions))
+	out.ComponentDeploymentConditions = *(*[]v1.Condition)(unsafe.Pointer(&in.ComponentDeploymentConditions))
+	out.BindingConditions = *(*[]v1.Condition)(unsafe.Pointer(&in.BindingConditions))
 	return nil
 }
 
@@ -1750,7 +2332,7 @@ func Convert_appstudio_SnapshotSpec_To_v1alpha1_SnapshotSpec(in *appstudio.Snaps
 }
 
 func autoConvert_v1alpha1_SnapshotStatus_To_appstudio_SnapshotStatus(in *SnapshotStatus, out *appstudio.SnapshotStatus, s conversion.Scope) error {
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 
@@ -1760,7 +2342,7 @@ func Convert_v1alpha1_SnapshotStatus_To_appstudio_SnapshotStatus(in *SnapshotSta
 }
 
 func autoConvert_appstudio_SnapshotStatus_To_v1alpha1_SnapshotStatus(in *appstudio.SnapshotStatus, out *SnapshotStatus, s conversion.Scope) error {
-	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
 

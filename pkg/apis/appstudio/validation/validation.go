@@ -3,6 +3,9 @@
 package validation
 
 import (
+	"fmt"
+	"net/url"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -378,4 +381,184 @@ func validateDeploymentTargetClassSpec(spec *appstudio.DeploymentTargetClassSpec
 	}
 	return append(errs, fieldvalidation.Enum(specPath.Child("reclaimPolicy"), spec.ReclaimPolicy, true,
 		appstudio.ReclaimPolicyDelete, appstudio.ReclaimPolicyRetain)...)
+}
+
+// The rules of Application, Component and ComponentDetectionQuery are those of
+// application-service's admission webhooks (controllers/webhooks of
+// redhat-appstudio/application-service at e01f1b60, December 2023, which pins application-api
+// 2dde965, whose types of these kinds are those of 18f545e) and of the constraints of
+// application-api's CRDs, with their messages.
+// What the webhooks decided by reading other objects (indirect build-nudges-ref cycles, nudged
+// components of other applications) and what they wrote (status.build-nudged-by) is
+// application-service's business, not this server's.
+
+// The webhooks' words for a name that is not a DNS-1035 label: they say what the rule is to
+// users who never heard of RFC 1035.
+const (
+	applicationNameMessage = "an application resource name must start with a lower case alphabetical character, be under 63 characters, and can only consist of lower case alphanumeric characters or ‘-’"
+	componentNameMessage   = "a component resource name must start with a lower case alphabetical character, be under 63 characters, and can only consist of lower case alphanumeric characters or ‘-’"
+)
+
+func dns1035Name(msg string) apimachineryvalidation.ValidateNameFunc {
+	return func(name string, prefix bool) []string {
+		if len(apimachineryvalidation.NameIsDNS1035Label(name, prefix)) > 0 {
+			return []string{msg}
+		}
+		return nil
+	}
+}
+
+// ValidateApplication checks an Application on create.
+func ValidateApplication(obj *appstudio.Application) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, dns1035Name(applicationNameMessage))
+	// Only on create, as the webhook: the CRD's schema wanted the key, not a value.
+	if obj.Spec.DisplayName == "" {
+		errs = append(errs, field.Required(specPath.Child("displayName"), "display name must be provided when creating an Application"))
+	}
+	return append(errs, validateApplicationSpec(&obj.Spec)...)
+}
+
+// ValidateApplicationUpdate checks an Application on update: its repositories never change.
+func ValidateApplicationUpdate(obj, old *appstudio.Application) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, validateApplicationSpec(&obj.Spec)...)
+	if obj.Spec.AppModelRepository != old.Spec.AppModelRepository {
+		errs = append(errs, field.Forbidden(specPath.Child("appModelRepository"),
+			fmt.Sprintf("app model repository cannot be updated to %+v", obj.Spec.AppModelRepository)))
+	}
+	if obj.Spec.GitOpsRepository != old.Spec.GitOpsRepository {
+		errs = append(errs, field.Forbidden(specPath.Child("gitOpsRepository"),
+			fmt.Sprintf("gitops repository cannot be updated to %+v", obj.Spec.GitOpsRepository)))
+	}
+	return errs
+}
+
+func validateApplicationSpec(spec *appstudio.ApplicationSpec) field.ErrorList {
+	errs := validateApplicationRepository(specPath.Child("appModelRepository"), &spec.AppModelRepository)
+	return append(errs, validateApplicationRepository(specPath.Child("gitOpsRepository"), &spec.GitOpsRepository)...)
+}
+
+// validateApplicationRepository wants the URL that the CRD required of a repository that is
+// given at all; an empty one asks application-service to generate the repository.
+func validateApplicationRepository(fldPath *field.Path, repo *appstudio.ApplicationGitRepository) field.ErrorList {
+	if repo.URL == "" && (repo.Branch != "" || repo.Context != "") {
+		return field.ErrorList{field.Required(fldPath.Child("url"), "the repository whose branch or context is given")}
+	}
+	return nil
+}
+
+// ValidateApplicationStatusUpdate checks a write of an Application's status.
+func ValidateApplicationStatusUpdate(obj, old *appstudio.Application) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+}
+
+// ValidateComponent checks a Component on create.
+func ValidateComponent(obj *appstudio.Component) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, dns1035Name(componentNameMessage))
+	errs = append(errs, validateComponentSpec(&obj.Spec, obj.Name)...)
+	// Only on create, as the webhook. A Git source without URL is refused by itself.
+	if obj.Spec.Source.GitSource == nil && obj.Spec.ContainerImage == "" {
+		errs = append(errs, field.Required(specPath.Child("source"), "a git source or an image source must be specified when creating a component"))
+	}
+	return errs
+}
+
+// ValidateComponentUpdate checks a Component on update: its name, application and Git
+// repository never change.
+func ValidateComponentUpdate(obj, old *appstudio.Component) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	errs = append(errs, validateComponentSpec(&obj.Spec, obj.Name)...)
+	if obj.Spec.ComponentName != old.Spec.ComponentName {
+		errs = append(errs, field.Forbidden(specPath.Child("componentName"),
+			fmt.Sprintf("component name cannot be updated to %s", obj.Spec.ComponentName)))
+	}
+	if obj.Spec.Application != old.Spec.Application {
+		errs = append(errs, field.Forbidden(specPath.Child("application"),
+			fmt.Sprintf("application name cannot be updated to %s", obj.Spec.Application)))
+	}
+	// As the webhook, only a change of URL between two Git sources: adding or dropping the
+	// source is allowed.
+	if g, oldG := obj.Spec.Source.GitSource, old.Spec.Source.GitSource; g != nil && oldG != nil && g.URL != oldG.URL {
+		errs = append(errs, field.Forbidden(specPath.Child("source", "git", "url"),
+			fmt.Sprintf("git source cannot be updated to %+v", *g)))
+	}
+	return errs
+}
+
+// validateComponentSpec checks what application-api's CRD checked (names as DNS-1123 labels,
+// a Git source with a URL, named environment variables) and what the webhook could tell from
+// the object alone (the URL's form, a component nudging itself); non-negative replicas, a
+// valid port and requests within limits are ours, as for a binding's components.
+func validateComponentSpec(spec *appstudio.ComponentSpec, name string) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, fieldvalidation.NamespaceName(specPath.Child("componentName"), spec.ComponentName, true)...)
+	errs = append(errs, fieldvalidation.NamespaceName(specPath.Child("application"), spec.Application, true)...)
+	if g := spec.Source.GitSource; g != nil {
+		errs = append(errs, validateGitSourceURL(specPath.Child("source", "git", "url"), g.URL)...)
+	}
+	errs = append(errs, validateResources(&spec.Resources, specPath.Child("resources"))...)
+	if r := spec.Replicas; r != nil && *r < 0 {
+		errs = append(errs, field.Invalid(specPath.Child("replicas"), *r, "must be greater than or equal to 0"))
+	}
+	if p := spec.TargetPort; p != 0 {
+		for _, msg := range utilvalidation.IsValidPortNum(int(p)) {
+			errs = append(errs, field.Invalid(specPath.Child("targetPort"), p, msg))
+		}
+	}
+	for i, e := range spec.Env {
+		if e.Name == "" {
+			errs = append(errs, field.Required(specPath.Child("env").Index(i).Child("name"), ""))
+		}
+	}
+	for i, ref := range spec.BuildNudgesRef {
+		if ref == name {
+			errs = append(errs, field.Invalid(specPath.Child("build-nudges-ref").Index(i), ref,
+				fmt.Sprintf("cycle detected: component %s cannot reference itself, directly or indirectly, via build-nudges-ref", ref)))
+		}
+	}
+	return errs
+}
+
+// validateGitSourceURL accepts what the webhook accepted: an absolute URL or path.
+func validateGitSourceURL(fldPath *field.Path, value string) field.ErrorList {
+	if value == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	if _, err := url.ParseRequestURI(value); err != nil {
+		return field.ErrorList{field.Invalid(fldPath, value, "gitsource URL must be an absolute URL starting with an 'https/http' scheme")}
+	}
+	return nil
+}
+
+// ValidateComponentStatusUpdate checks a write of a Component's status.
+func ValidateComponentStatusUpdate(obj, old *appstudio.Component) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+}
+
+// ValidateComponentDetectionQuery checks a ComponentDetectionQuery on create. No webhook
+// checked one; its CRD wanted the repository's URL.
+func ValidateComponentDetectionQuery(obj *appstudio.ComponentDetectionQuery) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	return append(errs, validateDetectionQuerySpec(&obj.Spec)...)
+}
+
+// ValidateComponentDetectionQueryUpdate checks a ComponentDetectionQuery on update.
+func ValidateComponentDetectionQueryUpdate(obj, old *appstudio.ComponentDetectionQuery) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateDetectionQuerySpec(&obj.Spec)...)
+}
+
+func validateDetectionQuerySpec(spec *appstudio.ComponentDetectionQuerySpec) field.ErrorList {
+	if spec.GitSource.URL == "" {
+		return field.ErrorList{field.Required(specPath.Child("git", "url"), "")}
+	}
+	return nil
+}
+
+// ValidateComponentDetectionQueryStatusUpdate checks a write of a ComponentDetectionQuery's status.
+func ValidateComponentDetectionQueryStatusUpdate(obj, old *appstudio.ComponentDetectionQuery) field.ErrorList {
+	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
+	return append(errs, validateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
 }

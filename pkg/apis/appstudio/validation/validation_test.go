@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -668,4 +669,216 @@ func TestValidateDeploymentTargetClassUpdate(t *testing.T) {
 	type K = appstudio.DeploymentTargetClass
 	runUpdate(t, validDeploymentTargetClass, ValidateDeploymentTargetClassUpdate,
 		append(deploymentTargetClassSpecCases(), nameImmutable(func(o *K, n string) { o.Name = n })))
+}
+
+// Application
+
+func validApplication() *appstudio.Application {
+	return &appstudio.Application{
+		ObjectMeta: meta("new-demo-app"),
+		Spec: appstudio.ApplicationSpec{
+			DisplayName:      "New demo app",
+			GitOpsRepository: appstudio.ApplicationGitRepository{URL: "https://github.com/org/gitops", Branch: "main"},
+		},
+	}
+}
+
+func TestValidateApplication(t *testing.T) {
+	type A = appstudio.Application
+	cases := []tc[A]{
+		{"valid", func(*A) {}, nil},
+		{"repositories left to application-service", func(o *A) { o.Spec.GitOpsRepository = appstudio.ApplicationGitRepository{} }, nil},
+		{"no display name", func(o *A) { o.Spec.DisplayName = "" }, []apitesting.Want{apitesting.Required("spec.displayName")}},
+		{"branch without repository", func(o *A) { o.Spec.AppModelRepository.Branch = "devel" },
+			[]apitesting.Want{apitesting.Required("spec.appModelRepository.url")}},
+		{"context without repository", func(o *A) { o.Spec.GitOpsRepository = appstudio.ApplicationGitRepository{Context: "gitops"} },
+			[]apitesting.Want{apitesting.Required("spec.gitOpsRepository.url")}},
+		// DNS-1035 labels: no leading digit, no dots, at most 63 characters.
+		{"name starts with a digit", func(o *A) { o.Name = "1st-app" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{"dotted name", func(o *A) { o.Name = "a.b" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{"64 characters", func(o *A) { o.Name = "a" + strings.Repeat("b", 63) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{"no namespace", func(o *A) { o.Namespace = "" }, []apitesting.Want{apitesting.Required("metadata.namespace")}},
+	}
+	run(t, validApplication, ValidateApplication, cases)
+}
+
+func TestApplicationNameMessage(t *testing.T) {
+	obj := validApplication()
+	obj.Name = "My_App"
+	errs := ValidateApplication(obj)
+	if len(errs) != 1 || errs[0].Detail != applicationNameMessage {
+		t.Errorf("got %v, want one error saying %q", errs, applicationNameMessage)
+	}
+}
+
+func TestValidateApplicationUpdate(t *testing.T) {
+	type A = appstudio.Application
+	cases := []tc[A]{
+		{"unchanged", func(*A) {}, nil},
+		{"display name and description may change", func(o *A) { o.Spec.DisplayName = "Renamed"; o.Spec.Description = "d" }, nil},
+		// The webhook asked for a display name on create only.
+		{"display name cleared", func(o *A) { o.Spec.DisplayName = "" }, nil},
+		{"gitops repository branch", func(o *A) { o.Spec.GitOpsRepository.Branch = "devel" }, []apitesting.Want{apitesting.Forbidden("spec.gitOpsRepository")}},
+		{"app model repository set", func(o *A) { o.Spec.AppModelRepository.URL = "https://github.com/org/model" },
+			[]apitesting.Want{apitesting.Forbidden("spec.appModelRepository")}},
+		nameImmutable(func(o *A, n string) { o.Name = n }),
+	}
+	runUpdate(t, validApplication, ValidateApplicationUpdate, cases)
+}
+
+func TestValidateApplicationStatusUpdate(t *testing.T) {
+	type A = appstudio.Application
+	cases := append(conditionCases("status.conditions", func(o *A, c []metav1.Condition) { o.Status.Conditions = c }),
+		tc[A]{"devfile", func(o *A) { o.Status.Devfile = "schemaVersion: 2.2.0" }, nil},
+		nameImmutable(func(o *A, n string) { o.Name = n }))
+	runUpdate(t, validApplication, ValidateApplicationStatusUpdate, cases)
+}
+
+// Component
+
+func validComponent() *appstudio.Component {
+	return &appstudio.Component{
+		ObjectMeta: meta("component-a"),
+		Spec: appstudio.ComponentSpec{
+			ComponentName: "component-a",
+			Application:   "new-demo-app",
+			Source:        appstudio.ComponentSource{GitSource: &appstudio.GitSource{URL: "https://github.com/org/a", Revision: "main"}},
+			Replicas:      ptr.To[int32](1),
+			TargetPort:    8080,
+			Env:           []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}},
+			Resources:     *resources("1", "500m"),
+		},
+	}
+}
+
+// componentSpecCases change what may change after create; the other fields' rules are in
+// TestValidateComponent.
+func componentSpecCases() []tc[appstudio.Component] {
+	type C = appstudio.Component
+	return []tc[C]{
+		{"image instead of Git", func(o *C) { o.Spec.Source.GitSource = nil; o.Spec.ContainerImage = "quay.io/org/a:v1" }, nil},
+		{"nudges another", func(o *C) { o.Spec.BuildNudgesRef = []string{"component-b"} }, nil},
+		{"negative replicas", func(o *C) { o.Spec.Replicas = ptr.To[int32](-1) }, []apitesting.Want{apitesting.Invalid("spec.replicas")}},
+		{"no replicas", func(o *C) { o.Spec.Replicas = nil; o.Spec.TargetPort = 0 }, nil},
+		{"port out of range", func(o *C) { o.Spec.TargetPort = 70000 }, []apitesting.Want{apitesting.Invalid("spec.targetPort")}},
+		{"request above limit", func(o *C) { o.Spec.Resources = *resources("1", "2") }, []apitesting.Want{apitesting.Invalid("spec.resources.requests[cpu]")}},
+		{"unnamed variable", func(o *C) { o.Spec.Env = append(o.Spec.Env, corev1.EnvVar{Value: "x"}) }, []apitesting.Want{apitesting.Required("spec.env[1].name")}},
+		{"nudges itself", func(o *C) { o.Spec.BuildNudgesRef = []string{"component-b", "component-a"} },
+			[]apitesting.Want{apitesting.Invalid("spec.build-nudges-ref[1]")}},
+	}
+}
+
+func TestValidateComponent(t *testing.T) {
+	type C = appstudio.Component
+	cases := append([]tc[C]{
+		{"valid", func(*C) {}, nil},
+		{"neither Git nor image", func(o *C) { o.Spec.Source.GitSource = nil }, []apitesting.Want{apitesting.Required("spec.source")}},
+		{"name starts with a digit", func(o *C) { o.Name = "1st-component" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{"no namespace", func(o *C) { o.Namespace = "" }, []apitesting.Want{apitesting.Required("metadata.namespace")}},
+		{"no component name", func(o *C) { o.Spec.ComponentName = "" }, []apitesting.Want{apitesting.Required("spec.componentName")}},
+		{"component name not a label", func(o *C) { o.Spec.ComponentName = "Component_A" }, []apitesting.Want{apitesting.Invalid("spec.componentName")}},
+		{"no application", func(o *C) { o.Spec.Application = "" }, []apitesting.Want{apitesting.Required("spec.application")}},
+		{"application not a label", func(o *C) { o.Spec.Application = "new.demo.app" }, []apitesting.Want{apitesting.Invalid("spec.application")}},
+		{"Git source without URL", func(o *C) { o.Spec.Source.GitSource.URL = "" }, []apitesting.Want{apitesting.Required("spec.source.git.url")}},
+		{"relative Git URL", func(o *C) { o.Spec.Source.GitSource.URL = "github.com/org/a" }, []apitesting.Want{apitesting.Invalid("spec.source.git.url")}},
+	}, componentSpecCases()...)
+	run(t, validComponent, ValidateComponent, cases)
+}
+
+func TestComponentMessages(t *testing.T) {
+	obj := validComponent()
+	obj.Name = "1st-component"
+	obj.Spec.Source.GitSource = nil
+	errs := ValidateComponent(obj)
+	want := []string{componentNameMessage, "a git source or an image source must be specified when creating a component"}
+	if len(errs) != len(want) {
+		t.Fatalf("got %v, want %d errors", errs, len(want))
+	}
+	for i, e := range errs {
+		if e.Detail != want[i] {
+			t.Errorf("error %d says %q, want %q", i, e.Detail, want[i])
+		}
+	}
+}
+
+func TestValidateComponentUpdate(t *testing.T) {
+	type C = appstudio.Component
+	cases := append([]tc[C]{
+		{"unchanged", func(*C) {}, nil},
+		{"Git revision may change", func(o *C) { o.Spec.Source.GitSource.Revision = "devel" }, nil},
+		// As the webhook: the source may be dropped once a build has set the image.
+		{"Git source dropped", func(o *C) { o.Spec.Source.GitSource = nil }, nil},
+		{"component name", func(o *C) { o.Spec.ComponentName = "component-b" }, []apitesting.Want{apitesting.Forbidden("spec.componentName")}},
+		{"application", func(o *C) { o.Spec.Application = "other-app" }, []apitesting.Want{apitesting.Forbidden("spec.application")}},
+		{"Git URL", func(o *C) { o.Spec.Source.GitSource.URL = "https://github.com/org/b" }, []apitesting.Want{apitesting.Forbidden("spec.source.git.url")}},
+		nameImmutable(func(o *C, n string) { o.Name = n }),
+	}, componentSpecCases()...)
+	runUpdate(t, validComponent, ValidateComponentUpdate, cases)
+}
+
+func TestComponentUpdateMessages(t *testing.T) {
+	old := validComponent()
+	obj := validComponent()
+	obj.Spec.Application = "other-app"
+	obj.Spec.Source.GitSource.URL = "https://github.com/org/b"
+	errs := ValidateComponentUpdate(obj, old)
+	want := []string{
+		"application name cannot be updated to other-app",
+		"git source cannot be updated to {URL:https://github.com/org/b Revision:main Context: DevfileURL: DockerfileURL:}",
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("got %v, want %d errors", errs, len(want))
+	}
+	for i, e := range errs {
+		if e.Detail != want[i] {
+			t.Errorf("error %d says %q, want %q", i, e.Detail, want[i])
+		}
+	}
+}
+
+func TestValidateComponentStatusUpdate(t *testing.T) {
+	type C = appstudio.Component
+	cases := append(conditionCases("status.conditions", func(o *C, c []metav1.Condition) { o.Status.Conditions = c }),
+		tc[C]{"invalid spec is not checked", func(o *C) { o.Spec.ComponentName = "" }, nil},
+		nameImmutable(func(o *C, n string) { o.Name = n }))
+	runUpdate(t, validComponent, ValidateComponentStatusUpdate, cases)
+}
+
+// ComponentDetectionQuery
+
+func validComponentDetectionQuery() *appstudio.ComponentDetectionQuery {
+	return &appstudio.ComponentDetectionQuery{
+		ObjectMeta: meta("detect"),
+		Spec:       appstudio.ComponentDetectionQuerySpec{GitSource: appstudio.GitSource{URL: "https://github.com/org/a"}},
+	}
+}
+
+func TestValidateComponentDetectionQuery(t *testing.T) {
+	type Q = appstudio.ComponentDetectionQuery
+	cases := append([]tc[Q]{
+		{"valid", func(*Q) {}, nil},
+		{"no URL", func(o *Q) { o.Spec.GitSource.URL = "" }, []apitesting.Want{apitesting.Required("spec.git.url")}},
+	}, metaCases(func(o *Q, m metav1.ObjectMeta) { o.ObjectMeta = m })...)
+	run(t, validComponentDetectionQuery, ValidateComponentDetectionQuery, cases)
+}
+
+func TestValidateComponentDetectionQueryUpdate(t *testing.T) {
+	type Q = appstudio.ComponentDetectionQuery
+	cases := []tc[Q]{
+		{"unchanged", func(*Q) {}, nil},
+		{"URL changes", func(o *Q) { o.Spec.GitSource.URL = "https://github.com/org/b" }, nil},
+		{"no URL", func(o *Q) { o.Spec.GitSource.URL = "" }, []apitesting.Want{apitesting.Required("spec.git.url")}},
+		nameImmutable(func(o *Q, n string) { o.Name = n }),
+	}
+	runUpdate(t, validComponentDetectionQuery, ValidateComponentDetectionQueryUpdate, cases)
+}
+
+func TestValidateComponentDetectionQueryStatusUpdate(t *testing.T) {
+	type Q = appstudio.ComponentDetectionQuery
+	cases := append(conditionCases("status.conditions", func(o *Q, c []metav1.Condition) { o.Status.Conditions = c }),
+		tc[Q]{"components detected", func(o *Q) {
+			o.Status.ComponentDetected = appstudio.ComponentDetectionMap{"a": {Language: "Python", ComponentStub: validComponent().Spec}}
+		}, nil},
+		nameImmutable(func(o *Q, n string) { o.Name = n }))
+	runUpdate(t, validComponentDetectionQuery, ValidateComponentDetectionQueryStatusUpdate, cases)
 }

@@ -54,6 +54,12 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=appstudio.redhat.com, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("applications"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().Applications().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("components"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().Components().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("componentdetectionqueries"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().ComponentDetectionQueries().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("deploymenttargets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().DeploymentTargets().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("deploymenttargetclaims"):

@@ -18,6 +18,30 @@ limitations under the License.
 
 package v1alpha1
 
+// ApplicationListerExpansion allows custom methods to be added to
+// ApplicationLister.
+type ApplicationListerExpansion interface{}
+
+// ApplicationNamespaceListerExpansion allows custom methods to be added to
+// ApplicationNamespaceLister.
+type ApplicationNamespaceListerExpansion interface{}
+
+// ComponentListerExpansion allows custom methods to be added to
+// ComponentLister.
+type ComponentListerExpansion interface{}
+
+// ComponentNamespaceListerExpansion allows custom methods to be added to
+// ComponentNamespaceLister.
+type ComponentNamespaceListerExpansion interface{}
+
+// ComponentDetectionQueryListerExpansion allows custom methods to be added to
+// ComponentDetectionQueryLister.
+type ComponentDetectionQueryListerExpansion interface{}
+
+// ComponentDetectionQueryNamespaceListerExpansion allows custom methods to be added to
+// ComponentDetectionQueryNamespaceLister.
+type ComponentDetectionQueryNamespaceListerExpansion interface{}
+
 // DeploymentTargetListerExpansion allows custom methods to be added to
 // DeploymentTargetLister.
 type DeploymentTargetListerExpansion interface{}

@@ -24,6 +24,12 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Applications returns a ApplicationInformer.
+	Applications() ApplicationInformer
+	// Components returns a ComponentInformer.
+	Components() ComponentInformer
+	// ComponentDetectionQueries returns a ComponentDetectionQueryInformer.
+	ComponentDetectionQueries() ComponentDetectionQueryInformer
 	// DeploymentTargets returns a DeploymentTargetInformer.
 	DeploymentTargets() DeploymentTargetInformer
 	// DeploymentTargetClaims returns a DeploymentTargetClaimInformer.
@@ -49,6 +55,21 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// Applications returns a ApplicationInformer.
+func (v *version) Applications() ApplicationInformer {
+	return &applicationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// Components returns a ComponentInformer.
+func (v *version) Components() ComponentInformer {
+	return &componentInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ComponentDetectionQueries returns a ComponentDetectionQueryInformer.
+func (v *version) ComponentDetectionQueries() ComponentDetectionQueryInformer {
+	return &componentDetectionQueryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // DeploymentTargets returns a DeploymentTargetInformer.

@@ -28,6 +28,9 @@ import (
 
 type AppStudioV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	ApplicationsGetter
+	ComponentsGetter
+	ComponentDetectionQueriesGetter
 	DeploymentTargetsGetter
 	DeploymentTargetClaimsGetter
 	DeploymentTargetClassesGetter
@@ -40,6 +43,18 @@ type AppStudioV1alpha1Interface interface {
 // AppStudioV1alpha1Client is used to interact with features provided by the appstudio.redhat.com group.
 type AppStudioV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *AppStudioV1alpha1Client) Applications(namespace string) ApplicationInterface {
+	return newApplications(c, namespace)
+}
+
+func (c *AppStudioV1alpha1Client) Components(namespace string) ComponentInterface {
+	return newComponents(c, namespace)
+}
+
+func (c *AppStudioV1alpha1Client) ComponentDetectionQueries(namespace string) ComponentDetectionQueryInterface {
+	return newComponentDetectionQueries(c, namespace)
 }
 
 func (c *AppStudioV1alpha1Client) DeploymentTargets(namespace string) DeploymentTargetInterface {

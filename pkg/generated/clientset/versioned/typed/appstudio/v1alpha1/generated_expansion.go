@@ -18,6 +18,12 @@ limitations under the License.
 
 package v1alpha1
 
+type ApplicationExpansion interface{}
+
+type ComponentExpansion interface{}
+
+type ComponentDetectionQueryExpansion interface{}
+
 type DeploymentTargetExpansion interface{}
 
 type DeploymentTargetClaimExpansion interface{}

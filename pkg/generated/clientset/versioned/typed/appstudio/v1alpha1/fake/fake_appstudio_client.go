@@ -28,6 +28,18 @@ type FakeAppStudioV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeAppStudioV1alpha1) Applications(namespace string) v1alpha1.ApplicationInterface {
+	return &FakeApplications{c, namespace}
+}
+
+func (c *FakeAppStudioV1alpha1) Components(namespace string) v1alpha1.ComponentInterface {
+	return &FakeComponents{c, namespace}
+}
+
+func (c *FakeAppStudioV1alpha1) ComponentDetectionQueries(namespace string) v1alpha1.ComponentDetectionQueryInterface {
+	return &FakeComponentDetectionQueries{c, namespace}
+}
+
 func (c *FakeAppStudioV1alpha1) DeploymentTargets(namespace string) v1alpha1.DeploymentTargetInterface {
 	return &FakeDeploymentTargets{c, namespace}
 }

@@ -1,0 +1,66 @@
+package appstudio
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Application is a set of Components deployed together. It has the wire format of
+// api/v1alpha1/application_types.go of konflux-ci/application-api at commit 18f545e;
+// application-service reconciles it, this server only stores it.
+type Application struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ApplicationSpec `json:"spec"`
+	// +optional
+	Status ApplicationStatus `json:"status,omitempty"`
+}
+
+// ApplicationSpec is what the user asks of an Application. The two repositories are immutable.
+type ApplicationSpec struct {
+	// DisplayName is the name users see; required on create.
+	DisplayName string `json:"displayName"`
+	// AppModelRepository holds the application model (a devfile); generated when empty.
+	// +optional
+	AppModelRepository ApplicationGitRepository `json:"appModelRepository,omitempty"`
+	// GitOpsRepository holds the generated GitOps resources; generated when empty.
+	// +optional
+	GitOpsRepository ApplicationGitRepository `json:"gitOpsRepository,omitempty"`
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// ApplicationGitRepository is a Git repository of an Application; application-service
+// generates one when URL is empty.
+type ApplicationGitRepository struct {
+	URL string `json:"url"`
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// +optional
+	Context string `json:"context,omitempty"`
+}
+
+// ApplicationStatus is written by application-service.
+type ApplicationStatus struct {
+	// Conditions are application-service's observations of the Application.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions"`
+	// Devfile is the devfile model of the Application.
+	// +optional
+	Devfile string `json:"devfile,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ApplicationList is a list of Applications.
+type ApplicationList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Application `json:"items"`
+}

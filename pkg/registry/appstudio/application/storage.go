@@ -1,0 +1,22 @@
+package application
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
+	"github.com/gitops-service/gitops-service/pkg/registry/store"
+)
+
+// NewREST returns the storage of applications and of their /status.
+func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.New(store.Definition{
+		Kind:             kind(typer),
+		Resource:         appstudio.Resource("applications"),
+		SingularResource: appstudio.Resource("application"),
+		NewFunc:          func() runtime.Object { return &appstudio.Application{} },
+		NewListFunc:      func() runtime.Object { return &appstudio.ApplicationList{} },
+		Columns:          columns,
+		ShortNames:       []string{"hasapp", "ha", "app"},
+	}, optsGetter)
+}
