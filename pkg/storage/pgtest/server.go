@@ -34,6 +34,21 @@ type Server struct {
 // postgresql.conf.
 func StartServer(t testing.TB, extraConf ...string) *Server {
 	t.Helper()
+	s := newServer(t)
+	if out, err := s.command(filepath.Join(s.bin, "initdb"), "--no-sync", "-D", s.DataDir, "-U", "postgres",
+		"--auth=trust", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	s.appendConf(extraConf...)
+	s.Start()
+	return s
+}
+
+// newServer prepares the folder, owned by the user the server runs as, and the free port of a
+// server whose data folder the caller creates; the server is stopped and the folder removed
+// when the test ends.
+func newServer(t testing.TB) *Server {
+	t.Helper()
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
 		t.Fatalf("%s is not set; run the tests as: hack/test-postgres.sh go test ./...", EnvBin)
@@ -62,22 +77,24 @@ func StartServer(t testing.TB, extraConf ...string) *Server {
 		s.asPostgres = []string{"runuser", "-u", "postgres", "--"}
 	}
 	s.Port = freePort(t)
-	if out, err := s.command(filepath.Join(bin, "initdb"), "--no-sync", "-D", s.DataDir, "-U", "postgres",
-		"--auth=trust", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	conf := fmt.Sprintf("listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nmax_connections = 100\nlog_min_messages = warning\n", s.Port, dir)
-	for _, line := range extraConf {
+	return s
+}
+
+// appendConf appends the server's own address, port and socket folder, then lines, to
+// postgresql.conf. Later settings win, so this also replaces those that a base backup copied
+// from its primary.
+func (s *Server) appendConf(lines ...string) {
+	s.t.Helper()
+	conf := fmt.Sprintf("listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nmax_connections = 100\nlog_min_messages = warning\n", s.Port, s.dir)
+	for _, line := range lines {
 		conf += line + "\n"
 	}
 	// Written by the postgres user, who owns the data folder.
 	write := s.command("sh", "-c", `cat >> "$1"`, "sh", filepath.Join(s.DataDir, "postgresql.conf"))
 	write.Stdin = strings.NewReader(conf)
 	if out, err := write.CombinedOutput(); err != nil {
-		t.Fatalf("writing postgresql.conf: %v\n%s", err, out)
+		s.t.Fatalf("writing postgresql.conf: %v\n%s", err, out)
 	}
-	s.Start()
-	return s
 }
 
 // DSN is the superuser DSN of database "postgres".
