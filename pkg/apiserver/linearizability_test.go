@@ -238,6 +238,23 @@ func TestLinearizability(t *testing.T) {
 	if len(report.Violations) > 0 {
 		t.Logf("faults, for comparison with the violations:\n%s", formatFaults(faults))
 	}
+	cluster.failOnDataRaces(t)
+}
+
+// failOnDataRaces fails the test for every data race a replica reported. The replicas are
+// this test binary, built with -race when the test is, but their output goes to their logs,
+// where a race report would otherwise go unread.
+func (c *linCluster) failOnDataRaces(t *testing.T) {
+	for _, r := range c.replicas {
+		log, err := os.ReadFile(r.logPath)
+		if err != nil {
+			t.Errorf("reading replica %d's log: %v", r.id, err)
+			continue
+		}
+		if n := strings.Count(string(log), "WARNING: DATA RACE"); n > 0 {
+			t.Errorf("replica %d reported %d data races; its log is in %s", r.id, n, r.logPath)
+		}
+	}
 }
 
 // checkTimeout shares what is left of the test's deadline, less a minute for the cleanups,
