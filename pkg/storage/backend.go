@@ -327,11 +327,13 @@ func (b *Backend) get(ctx context.Context, key string) (*rawObject, int64, error
 		value   []byte
 		modRV   *int64
 	)
+	mark := b.feed.mark()
 	err := b.pool.QueryRow(ctx, `SELECT (SELECT rv FROM state), o.value, o.mod_rv FROM (SELECT) one LEFT JOIN objects o ON o.key = $1`, key).
 		Scan(&current, &value, &modRV)
 	if err != nil {
 		return nil, 0, err
 	}
+	b.feed.check(mark, current)
 	if modRV == nil {
 		return nil, current, nil
 	}

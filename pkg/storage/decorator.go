@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
@@ -55,8 +57,9 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 		indexers *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
 		store := b.newStoreFor(config, resourcePrefix, newFunc, newListFunc)
+		source := newCacheSource(store)
 		c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-			Storage:        store,
+			Storage:        source,
 			Versioner:      apistorage.APIObjectVersioner{},
 			GroupResource:  config.GroupResource,
 			ResourcePrefix: resourcePrefix,
@@ -72,8 +75,63 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 			return nil, func() {}, err
 		}
 		var once sync.Once
-		return &labelIndexedCache{Cacher: c, store: store, maxRows: selectiveListRows}, func() { once.Do(c.Stop) }, nil
+		return &labelIndexedCache{Cacher: c, store: store, source: source, maxRows: selectiveListRows}, func() { once.Do(c.Stop) }, nil
 	}
+}
+
+// cacheSource is the store as the watch cache of a labelIndexedCache sees it. The cache
+// fills itself with a list, then a watch from the list's RV; that watch is the only one that
+// asks for progress notifications. From it the source learns whether the cache holds the
+// history the database has now: when the feed finds that the database went back
+// (rewindLocked), it ends the watch with 410 and the cache lists again, and until the cache
+// watches again from a list that started after the rewind, what it holds may be lost history.
+type cacheSource struct {
+	*Store
+	// stopped is the rewind epoch when the cache stopped its last watch: it lists again only
+	// after that. serving is the epoch of the watch that fills the cache now.
+	stopped, serving atomic.Int64
+}
+
+func newCacheSource(s *Store) *cacheSource {
+	src := &cacheSource{Store: s}
+	src.stopped.Store(s.b.feed.epoch.Load())
+	src.serving.Store(s.b.feed.epoch.Load())
+	return src
+}
+
+// serves reports whether the cache's content is of the history after the epoch-th rewind.
+func (s *cacheSource) serves(epoch int64) bool {
+	return s.serving.Load() == epoch
+}
+
+// Watch implements storage.Interface. The cache's own watch is refused with 410 when the
+// database went back after the cache stopped its previous one, that is, maybe while it listed.
+func (s *cacheSource) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
+	if !opts.ProgressNotify {
+		return s.Store.Watch(ctx, key, opts)
+	}
+	epoch := s.b.feed.epoch.Load()
+	if s.stopped.Load() != epoch {
+		return &sourceWatch{Interface: goneWatch(), s: s}, nil
+	}
+	w, err := s.Store.watchIn(ctx, key, opts, epoch)
+	if err != nil {
+		return nil, err
+	}
+	s.serving.Store(epoch)
+	return &sourceWatch{Interface: w, s: s}, nil
+}
+
+// sourceWatch records when the cache stops its watch. The cacher's reflector stops every
+// watch before it lists again.
+type sourceWatch struct {
+	watch.Interface
+	s *cacheSource
+}
+
+func (w *sourceWatch) Stop() {
+	w.s.stopped.Store(w.s.b.feed.epoch.Load())
+	w.Interface.Stop()
 }
 
 // selectiveListRows is the most objects a label-selected list takes by key rather than by
@@ -90,14 +148,58 @@ const selectiveListRows = 2000
 // When one is newer (it changed after the snapshot) or gone, the list reads the rows from the
 // store instead, at the latest RV. A first page gets a continue token at the snapshot's RV;
 // the cacher sends continue pages to the store, which reads them at that RV.
+//
+// After the database went back (a restore, a failover: see rewindLocked), the cache holds
+// what may be lost history until it has listed again; meanwhile reads and watches are served
+// by the store, and a read that the cache answered while the feed found the rewind is read
+// again from the store.
 type labelIndexedCache struct {
 	*cacherstorage.Cacher
-	store   *Store
+	store *Store
+	// source is what the cacher reads, nil when the cacher reads the store directly (tests):
+	// the cache is then taken to be current.
+	source  *cacheSource
 	maxRows int64
+}
+
+// current reports whether the cache holds the history after the epoch-th rewind.
+func (c *labelIndexedCache) current(epoch int64) bool {
+	return c.source == nil || c.source.serves(epoch)
+}
+
+// fromCache answers a read with cached, or with stored when the cache may hold lost history,
+// including when the rewind was found while cached ran (the RV probe of a consistent list
+// finds it).
+func (c *labelIndexedCache) fromCache(cached, stored func() error) error {
+	epoch := c.store.b.feed.epoch.Load()
+	if c.current(epoch) {
+		err := cached()
+		if c.store.b.feed.epoch.Load() == epoch {
+			return err
+		}
+	}
+	return stored()
+}
+
+// Get implements storage.Interface.
+func (c *labelIndexedCache) Get(ctx context.Context, key string, opts apistorage.GetOptions, objPtr runtime.Object) error {
+	return c.fromCache(func() error { return c.Cacher.Get(ctx, key, opts, objPtr) },
+		func() error { return c.store.Get(ctx, key, opts, objPtr) })
 }
 
 // GetList implements storage.Interface.
 func (c *labelIndexedCache) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
+	return c.fromCache(func() error { return c.getList(ctx, key, opts, listObj) },
+		func() error {
+			// Without what the cache put there: the store appends.
+			if v, err := itemsOf(listObj); err == nil {
+				v.Set(reflect.Zero(v.Type()))
+			}
+			return c.store.GetList(ctx, key, opts, listObj)
+		})
+}
+
+func (c *labelIndexedCache) getList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
 	if !c.cacheWouldServe(opts) || !requiresLabelValue(opts.Predicate) || opts.Predicate.Limit > c.maxRows {
 		return c.Cacher.GetList(ctx, key, opts, listObj)
 	}

@@ -144,10 +144,12 @@ func (s *Store) GetList(ctx context.Context, key string, opts apistorage.ListOpt
 			q.limit = limit + 1
 			q.withCount = pred.Empty()
 		}
+		mark := s.b.feed.mark()
 		res, err := s.b.rangeRead(ctx, q)
 		if err != nil {
 			return err
 		}
+		s.b.feed.check(mark, res.currentRV)
 		if q.rv != 0 && q.rv < res.compactedRV {
 			return compactedListError(len(pred.Continue) > 0, continueKey, keyPrefix)
 		}
@@ -238,10 +240,12 @@ func (s *Store) matchingKeys(ctx context.Context, key string, opts apistorage.Li
 	if !strings.HasSuffix(key, "/") {
 		key += "/"
 	}
+	mark := s.b.feed.mark()
 	keys, rv, err := s.b.labelKeys(ctx, key, prefixEnd(key), filtersFor(opts.Predicate).labels, maxRows+1)
 	if err != nil {
 		return nil, 0, err
 	}
+	s.b.feed.check(mark, rv)
 	if int64(len(keys)) > maxRows {
 		return nil, 0, errTooManyRows
 	}

@@ -35,13 +35,24 @@ type watcher struct {
 	progress  bool
 	pred      apistorage.SelectionPredicate
 	result    chan watch.Event
-	// lastRV is the RV the client has seen everything up to.
+	// lastRV is the RV the client has seen everything up to, and last what the log held there
+	// when lastRV was the RV of the last change sent.
 	lastRV int64
+	last   anchor
+	// epoch is the number of rewinds the feed had found when the watch started: the watch
+	// ends with 410 once the feed finds another (rewindLocked).
+	epoch int64
 }
 
 // Watch implements storage.Interface with etcd3's semantics for the start RV, initial
 // events and bookmarks.
-func (s *Store) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (_ watch.Interface, err error) {
+func (s *Store) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
+	return s.watchIn(ctx, key, opts, s.b.feed.epoch.Load())
+}
+
+// watchIn starts a watch that ends with 410 if the database's history went back after the
+// epoch-th rewind, which the caller knows the start RV to be from.
+func (s *Store) watchIn(ctx context.Context, key string, opts apistorage.ListOptions, epoch int64) (_ watch.Interface, err error) {
 	defer func() { err = clientError(err) }()
 	key, err = s.prepareKey(key)
 	if err != nil {
@@ -69,6 +80,7 @@ func (s *Store) Watch(ctx context.Context, key string, opts apistorage.ListOptio
 		pred:      opts.Predicate,
 		result:    make(chan watch.Event, resultBuffer),
 		lastRV:    startRV,
+		epoch:     epoch,
 	}
 	if w.pred.Empty() {
 		w.pred = apistorage.Everything
@@ -80,9 +92,13 @@ func (s *Store) Watch(ctx context.Context, key string, opts apistorage.ListOptio
 }
 
 func (s *Store) currentRV(ctx context.Context) (int64, error) {
+	mark := s.b.feed.mark()
 	var rv int64
-	err := s.b.pool.QueryRow(ctx, `SELECT rv FROM state`).Scan(&rv)
-	return rv, err
+	if err := s.b.pool.QueryRow(ctx, `SELECT rv FROM state`).Scan(&rv); err != nil {
+		return 0, err
+	}
+	s.b.feed.check(mark, rv)
+	return rv, nil
 }
 
 // startWatchRV mirrors etcd3: RV 0 means "from now" only for a WatchList request that
@@ -167,10 +183,12 @@ func (w *watcher) sendInitialEvents() error {
 		q.end = prefixEnd(w.key)
 	}
 	for {
+		mark := w.s.b.feed.mark()
 		res, err := w.s.b.rangeRead(w.ctx, q)
 		if err != nil {
 			return err
 		}
+		w.s.b.feed.check(mark, res.currentRV)
 		if q.rv == 0 {
 			q.rv = res.currentRV
 		}
@@ -192,6 +210,11 @@ func (w *watcher) sendInitialEvents() error {
 // because this watch fell behind; the caller then subscribes again and catches up.
 func (w *watcher) follow(sub *subscription) error {
 	defer w.s.b.feed.unsubscribe(sub)
+	// A watch from an RV that a rewind took away, and that the database has not handed out
+	// again, would wait for it and drop the changes of the new history up to it.
+	if sub.epoch != w.epoch || (w.lastRV > sub.from && w.lastRV <= sub.lost) {
+		return errRewound
+	}
 	// Like etcd, a watch from before the compacted RV fails: the client must relist.
 	expired := apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.")
 	if sub.compacted > w.lastRV {
@@ -199,7 +222,8 @@ func (w *watcher) follow(sub *subscription) error {
 	}
 	backoff := readRetryFirst
 	for w.lastRV < sub.from {
-		_, compacted, changes, err := w.s.b.readChanges(w.ctx, changeRange{
+		mark := w.s.b.feed.mark()
+		read, err := w.s.b.readChanges(w.ctx, changeRange{
 			after: w.lastRV, upTo: sub.from, key: w.key, recursive: w.recursive, limit: replayBatch})
 		if kind := classify(err); kind == dbUnavailable || kind == dbTimeout {
 			// The log is still there when PostgreSQL is back: a watch that fell behind during
@@ -216,16 +240,21 @@ func (w *watcher) follow(sub *subscription) error {
 			return err
 		}
 		backoff = readRetryFirst
-		if compacted > w.lastRV {
+		// Changes of another history must not follow those already sent.
+		w.s.b.feed.check(mark, read.current)
+		if w.s.b.feed.epoch.Load() != w.epoch || w.anchor().moved(read.at, read.compacted) {
+			return errRewound
+		}
+		if read.compacted > w.lastRV {
 			return expired
 		}
-		for _, c := range changes {
+		for _, c := range read.changes {
 			if err := w.emit(c); err != nil {
 				return err
 			}
-			w.lastRV = c.rv
+			w.passed(c)
 		}
-		if len(changes) < replayBatch {
+		if len(read.changes) < replayBatch {
 			w.lastRV = sub.from
 		}
 	}
@@ -235,18 +264,14 @@ func (w *watcher) follow(sub *subscription) error {
 			return nil
 		case it, ok := <-sub.ch:
 			switch {
-			case !ok && sub.overflowed:
-				return errOverflow
 			case !ok:
-				return nil
-			case it.err != nil:
-				return it.err
+				return sub.closedWith
 			case it.change != nil:
 				if it.change.rv > w.lastRV {
 					if err := w.emit(it.change); err != nil {
 						return err
 					}
-					w.lastRV = it.change.rv
+					w.passed(it.change)
 				}
 			case it.progress >= w.lastRV && w.progress:
 				if err := w.sendBookmark(it.progress, false); err != nil {
@@ -255,6 +280,19 @@ func (w *watcher) follow(sub *subscription) error {
 			}
 		}
 	}
+}
+
+// passed records that everything up to c has been sent.
+func (w *watcher) passed(c *change) {
+	w.lastRV, w.last = c.rv, anchorAt(c.rv, &c.committedAt)
+}
+
+// anchor is what the log held at lastRV, if the watch knows.
+func (w *watcher) anchor() anchor {
+	if w.last.rv != w.lastRV {
+		return anchor{}
+	}
+	return w.last
 }
 
 // emit turns a change into at most one event for this watch and sends it.

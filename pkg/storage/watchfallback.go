@@ -15,20 +15,32 @@ import (
 // 410 Gone, although the change log still has every change since (only compaction removes
 // them) and the client would have to relist for nothing. Such a watch is served by the store
 // instead, which replays the log; the store answers 410 only when the RV was compacted.
+//
+// A watch of the cache ends with 410 when the feed finds that the database went back: the
+// cacher would only close it once it has listed again, and its client would then resume from
+// an RV of the lost history. While the cache has not listed again, the store serves watches.
 func (c *labelIndexedCache) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
-	w, err := c.Cacher.Watch(ctx, key, opts)
-	if err != nil || opts.ResourceVersion == "" || opts.ResourceVersion == "0" {
-		return w, err
-	}
-	return newFallbackWatch(ctx, w, func(ctx context.Context) (watch.Interface, error) {
+	epoch, rewound := c.store.b.feed.rewindSignal()
+	if !c.current(epoch) {
 		return c.store.Watch(ctx, key, opts)
-	}), nil
+	}
+	w, err := c.Cacher.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	var fromStore func(context.Context) (watch.Interface, error)
+	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		fromStore = func(ctx context.Context) (watch.Interface, error) {
+			return c.store.Watch(ctx, key, opts)
+		}
+	}
+	return newFallbackWatch(ctx, w, fromStore, rewound), nil
 }
 
-// fallbackWatch forwards the events of the cache's watch, unless its first event is a 410:
-// then it forwards those of the store's watch from the same RV. Stop stops the watch being
-// forwarded, whose remaining events are still forwarded until it closes, as the cache's own
-// watchers do.
+// fallbackWatch forwards the events of the cache's watch, unless its first event is a 410
+// and fromStore is set: then it forwards those of the store's watch from the same RV. Stop
+// stops the watch being forwarded, whose remaining events are still forwarded until it
+// closes, as the cache's own watchers do. When rewound closes it ends with 410.
 type fallbackWatch struct {
 	result chan watch.Event
 
@@ -37,13 +49,15 @@ type fallbackWatch struct {
 	stopped bool
 }
 
-func newFallbackWatch(ctx context.Context, cached watch.Interface, fromStore func(context.Context) (watch.Interface, error)) *fallbackWatch {
+func newFallbackWatch(ctx context.Context, cached watch.Interface, fromStore func(context.Context) (watch.Interface, error),
+	rewound <-chan struct{}) *fallbackWatch {
 	f := &fallbackWatch{result: make(chan watch.Event), current: cached}
-	go f.run(ctx, cached, fromStore)
+	go f.run(ctx, cached, fromStore, rewound)
 	return f
 }
 
-func (f *fallbackWatch) run(ctx context.Context, w watch.Interface, fromStore func(context.Context) (watch.Interface, error)) {
+func (f *fallbackWatch) run(ctx context.Context, w watch.Interface, fromStore func(context.Context) (watch.Interface, error),
+	rewound <-chan struct{}) {
 	defer close(f.result)
 	first := true
 	for {
@@ -53,12 +67,16 @@ func (f *fallbackWatch) run(ctx context.Context, w watch.Interface, fromStore fu
 		case <-ctx.Done():
 			f.Stop()
 			return
+		case <-rewound:
+			w.Stop()
+			f.send(ctx, goneEvent())
+			return
 		case ev, ok = <-w.ResultChan():
 			if !ok {
 				return
 			}
 		}
-		if first && isGone(ev) {
+		if first && fromStore != nil && isGone(ev) {
 			w.Stop()
 			stored, err := fromStore(ctx)
 			if err == nil {
@@ -72,12 +90,20 @@ func (f *fallbackWatch) run(ctx context.Context, w watch.Interface, fromStore fu
 			ev = watch.Event{Type: watch.Error, Object: &status}
 		}
 		first = false
-		select {
-		case f.result <- ev:
-		case <-ctx.Done():
+		if !f.send(ctx, ev) {
 			f.Stop()
 			return
 		}
+	}
+}
+
+// send forwards ev unless the context ended first.
+func (f *fallbackWatch) send(ctx context.Context, ev watch.Event) bool {
+	select {
+	case f.result <- ev:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -96,6 +122,20 @@ func (f *fallbackWatch) switchTo(w watch.Interface) watch.Interface {
 func isGone(ev watch.Event) bool {
 	status, ok := ev.Object.(*metav1.Status)
 	return ev.Type == watch.Error && ok && status.Code == http.StatusGone
+}
+
+// goneEvent is the 410 that ends a watch open when the database went back.
+func goneEvent() watch.Event {
+	status := errRewound.Status()
+	return watch.Event{Type: watch.Error, Object: &status}
+}
+
+// goneWatch is a watch that ends with goneEvent at once.
+func goneWatch() watch.Interface {
+	ch := make(chan watch.Event, 1)
+	ch <- goneEvent()
+	close(ch)
+	return watch.NewProxyWatcher(ch)
 }
 
 func (f *fallbackWatch) ResultChan() <-chan watch.Event { return f.result }
