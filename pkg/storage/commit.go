@@ -53,8 +53,14 @@ var (
 
 // The per-write statements. Each takes its RV as the counter's value minus its offset from
 // the end of the batch: the batch's own counter update is visible to its later statements.
+// The label index (object_labels) is the database's business: triggers on objects keep it
+// exact whichever release writes (migration 000006).
 const (
-	bumpSQL = `UPDATE state SET rv = rv + $1 RETURNING rv`
+	// bumpSQL takes the batch's RVs unless the schema requires a newer writer than this
+	// release ($2, schemaVersion); then it takes none and the batch rolls back. The check is
+	// on the counter row that every write locks, so a migration that raises min_writer stops
+	// this release's writes from its commit on, without a gap.
+	bumpSQL = `UPDATE state SET rv = rv + CASE WHEN min_writer <= $2 THEN $1 ELSE 0 END RETURNING rv, min_writer`
 
 	createSQL = `
 WITH s AS (SELECT rv - $8::bigint AS rv FROM state),
@@ -63,8 +69,7 @@ i AS (
 	SELECT $1, $2, $3, $4, $5, $6, s.rv, s.rv, CASE WHEN $7::bigint > 0 THEN now() + $7 * interval '1 second' END, $9 FROM s
 	ON CONFLICT DO NOTHING
 	RETURNING mod_rv),
-l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i),
-li AS (INSERT INTO object_labels (lkey, lvalue, key) SELECT e.key, e.value, $1 FROM i, jsonb_each_text($5) e ON CONFLICT DO NOTHING)
+l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i)
 SELECT mod_rv FROM i`
 
 	updateSQL = `
@@ -77,16 +82,7 @@ u AS (
 	RETURNING o.mod_rv),
 l AS (
 	INSERT INTO changes (rv, key, created, deleted, value, prev_value, prev_labels, prev_namespace, prev_rv)
-	SELECT s.rv, $1, false, false, $5, old.value, old.labels, old.namespace, old.mod_rv FROM s, old),
--- Only the labels that changed: one statement's sub-statements cannot delete a row and insert
--- it again, and most updates change no label at all.
-ld AS (
-	DELETE FROM object_labels ol USING old, jsonb_each_text(old.labels) e
-	WHERE ol.lkey = e.key AND ol.lvalue = e.value AND ol.key = $1 AND NOT $4::jsonb @> jsonb_build_object(e.key, e.value)),
-li AS (
-	INSERT INTO object_labels (lkey, lvalue, key)
-	SELECT e.key, e.value, $1 FROM old, jsonb_each_text($4) e WHERE NOT old.labels @> jsonb_build_object(e.key, e.value)
-	ON CONFLICT DO NOTHING)
+	SELECT s.rv, $1, false, false, $5, old.value, old.labels, old.namespace, old.mod_rv FROM s, old)
 SELECT mod_rv FROM u`
 
 	deleteSQL = `
@@ -94,10 +90,7 @@ WITH s AS (SELECT rv - $2::bigint AS rv FROM state),
 d AS (DELETE FROM objects WHERE key = $1 RETURNING value, labels, namespace, mod_rv),
 l AS (
 	INSERT INTO changes (rv, key, created, deleted, prev_value, prev_labels, prev_namespace, prev_rv)
-	SELECT s.rv, $1, false, true, d.value, d.labels, d.namespace, d.mod_rv FROM s, d),
-ld AS (
-	DELETE FROM object_labels ol USING d, jsonb_each_text(d.labels) e
-	WHERE ol.lkey = e.key AND ol.lvalue = e.value AND ol.key = $1)
+	SELECT s.rv, $1, false, true, d.value, d.labels, d.namespace, d.mod_rv FROM s, d)
 SELECT s.rv FROM s, d`
 
 	// lockSQL locks the rows that updates and deletes are about to replace, in key order so
@@ -241,7 +234,7 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 			return err
 		}
 		batch := &pgx.Batch{}
-		batch.Queue(bumpSQL, len(writes))
+		batch.Queue(bumpSQL, len(writes), schemaVersion)
 		for j, i := range writes {
 			r, offset := ops[i].rec, len(writes)-1-j
 			switch ops[i].kind {
@@ -255,9 +248,16 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 		}
 		batch.Queue(`SELECT pg_notify('` + notifyChannel + `', '')`)
 		br := tx.SendBatch(ctx, batch)
-		if err := br.QueryRow().Scan(&last); err != nil {
+		var minWriter int
+		if err := br.QueryRow().Scan(&last, &minWriter); err != nil {
 			br.Close()
 			return err
+		}
+		if minWriter > schemaVersion {
+			// The statements queued after the bump ran on the old counter; the rollback
+			// undoes them, and what they reported is of no interest.
+			br.Close()
+			return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
 		}
 		for _, i := range writes {
 			err := br.QueryRow().Scan(&results[i].rv)

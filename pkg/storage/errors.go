@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -34,6 +35,14 @@ func clientError(err error) error {
 	if errors.As(err, &status) || errors.As(err, &storageErr) || apistorage.IsInvalidError(err) {
 		return err
 	}
+	// Another replica can take the write: the client's retry may reach one.
+	var tooOld *WriterTooOldError
+	if errors.As(err, &tooOld) {
+		klog.ErrorS(err, "Write refused by the storage schema")
+		e := apierrors.NewServiceUnavailable(tooOld.Error())
+		e.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: retryAfterSeconds}
+		return e
+	}
 	switch kind := classify(err); kind {
 	case dbUnavailable:
 		klog.ErrorS(err, "PostgreSQL is unavailable")
@@ -49,6 +58,18 @@ func clientError(err error) error {
 	default:
 		return err
 	}
+}
+
+// WriterTooOldError is a write the database refused because a migration raised the schema's
+// minimum writer version (state.min_writer) above this release's: the schema changed in a
+// way this release's writes would corrupt, and only replicas of a newer release may write.
+type WriterTooOldError struct {
+	Required, Have int
+}
+
+func (e *WriterTooOldError) Error() string {
+	return fmt.Sprintf("the storage schema requires gitops-apiserver of schema version ≥ %d; this replica has %d: finish the upgrade",
+		e.Required, e.Have)
 }
 
 type dbErrorKind int

@@ -42,6 +42,7 @@ func TestClientError(t *testing.T) {
 		{"statement timeout", &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, http.StatusGatewayTimeout, true},
 		{"lock timeout", &pgconn.PgError{Code: "55P03"}, http.StatusGatewayTimeout, true},
 		{"deadline", fmt.Errorf("acquiring a connection: %w", context.DeadlineExceeded), http.StatusGatewayTimeout, true},
+		{"writer refused by the schema", &WriterTooOldError{Required: 9, Have: 7}, http.StatusServiceUnavailable, true},
 		{"other database error", &pgconn.PgError{Code: "22021", Message: `invalid byte sequence for encoding "UTF8": 0x00`, InternalQuery: "SELECT key FROM objects"}, http.StatusInternalServerError, false},
 		{"API status", invalid, 0, false},
 		{"storage error", notFound, 0, false},

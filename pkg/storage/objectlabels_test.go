@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,7 +48,8 @@ UNION ALL
 
 // TestObjectLabelsFollowWrites runs random creates, label changes, deletes and TTL expiries,
 // some of them concurrent and so committed in one batch, and checks after each round that
-// object_labels holds exactly the labels objects hold.
+// object_labels holds exactly the labels objects hold. The triggers of migration 000006 keep
+// it; the upgrade tests run earlier releases' writers as well.
 func TestObjectLabelsFollowWrites(t *testing.T) {
 	ctx, s := testSetup(t)
 	seed := time.Now().UnixNano()
@@ -150,5 +152,80 @@ func TestObjectLabelsBackfill(t *testing.T) {
 	}
 	if diff := labelRowsDiff(ctx, t, pool); len(diff) > 0 {
 		t.Fatalf("object_labels differs from objects' labels: %v", diff)
+	}
+}
+
+// TestObjectLabelsFollowAnyStatement writes objects with statements of every shape the
+// triggers must follow, none of them the store's: several rows at once, COPY, a label change
+// that keeps some pairs, a key change, and deletes.
+func TestObjectLabelsFollowAnyStatement(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, pgtest.NewDatabase(t), 4)
+	if err := Migrate(pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"objects"}, []string{"key", "resource", "namespace", "name", "labels", "value", "create_rv", "mod_rv"},
+		pgx.CopyFromRows([][]any{{"/pods/n/c", "/pods", "n", "c", map[string]string{"x": "1"}, []byte{}, 1, 1}})); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO objects (key, resource, namespace, name, labels, value, create_rv, mod_rv)
+		 VALUES ('/pods/n/a', '/pods', 'n', 'a', '{"x": "1", "y": "2", "z": "3"}', '', 1, 1),
+		        ('/pods/n/b', '/pods', 'n', 'b', '{}', '', 1, 1),
+		        ('/pods/n/d', '/pods', 'n', 'd', '{"x": "2"}', '', 1, 1)`,
+		`UPDATE objects SET labels = '{"x": "1", "y": "3", "w": "4"}' WHERE key = '/pods/n/a'`,
+		`UPDATE objects SET labels = '{"x": "5"}' WHERE key IN ('/pods/n/b', '/pods/n/c')`,
+		`UPDATE objects SET key = '/pods/n/e', name = 'e' WHERE key = '/pods/n/d'`,
+		`UPDATE objects SET value = 'status' WHERE key = '/pods/n/a'`,
+		`DELETE FROM objects WHERE key = '/pods/n/c'`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+		if diff := labelRowsDiff(ctx, t, pool); len(diff) > 0 {
+			t.Fatalf("after %s: object_labels differs from objects' labels: %v", stmt, diff)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM object_labels`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("%d rows in object_labels (err %v), want 5", n, err)
+	}
+}
+
+// TestObjectLabelsRepair checks that migration 000006 repairs what writers of a release
+// before object_labels left wrong after 000004: the labels of objects they created or
+// relabelled missing, and the label rows of objects they relabelled or deleted left behind.
+func TestObjectLabelsRepair(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, pgtest.NewDatabase(t), 4)
+	m, done, err := newMigrator(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if err := m.Migrate(5); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO objects (key, resource, namespace, name, labels, value, create_rv, mod_rv)
+		 VALUES ('/pods/n/created', '/pods', 'n', 'created', '{"x": "1", "y": "2"}', '', 1, 1),
+		        ('/pods/n/relabelled', '/pods', 'n', 'relabelled', '{"x": "2", "y": "2"}', '', 1, 1),
+		        ('/pods/n/untouched', '/pods', 'n', 'untouched', '{"x": "1"}', '', 1, 1)`,
+		`INSERT INTO object_labels (lkey, lvalue, key)
+		 VALUES ('x', '1', '/pods/n/relabelled'), ('y', '2', '/pods/n/relabelled'),
+		        ('x', '1', '/pods/n/untouched'), ('x', '1', '/pods/n/deleted')`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := labelRowsDiff(ctx, t, pool); len(diff) != 5 {
+		t.Fatalf("the old writers' damage was not set up: %v", diff)
+	}
+	if err := m.Up(); err != nil && err != migrate.ErrNoChange {
+		t.Fatal(err)
+	}
+	if diff := labelRowsDiff(ctx, t, pool); len(diff) > 0 {
+		t.Fatalf("object_labels differs from objects' labels after the repair: %v", diff)
 	}
 }

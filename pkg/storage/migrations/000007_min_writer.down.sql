@@ -1,0 +1,1 @@
+ALTER TABLE state DROP COLUMN min_writer;

@@ -1,0 +1,12 @@
+-- min_writer is the oldest schema version (the newest migration a release embeds) whose
+-- writers this schema still works with. Every write's counter update requires it to be at most
+-- the writer's own version, so a migration that writers of older releases would corrupt raises
+-- it in the same transaction and they are refused from its commit on; they cannot slip a write
+-- in between, because the counter row is what every write locks. 0 admits every writer:
+-- nothing so far needs more (000006 made the older writers' labels the database's business).
+-- Releases before this column cannot be refused by it; the first migration that needs that
+-- comes after a release that has it (see pkg/storage/README.md, "Rolling upgrades").
+--
+-- A migration of its own: adding the column locks state, which writers lock before objects;
+-- taken after 000006's lock on objects, in one transaction, it would deadlock with them.
+ALTER TABLE state ADD COLUMN min_writer integer NOT NULL DEFAULT 0;
