@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -206,6 +207,9 @@ type Backend struct {
 	uniqueMu sync.Mutex
 	unique   map[schema.GroupResource]UniqueIndex
 
+	// refused is the schema's refusal of this release's last write batch (noteRefusal).
+	refused atomic.Pointer[WriterTooOldError]
+
 	// beforeRV and afterRV run inside every write transaction, just before the statements that
 	// take the RVs and just before COMMIT; an error aborts the transaction. Tests use them to
 	// widen race windows and to abort transactions that already hold RVs.
@@ -300,8 +304,12 @@ func (b *Backend) Close() {
 }
 
 // ReadinessCheck reports whether the feed reached PostgreSQL on its last attempt and has
-// completed a read of the change log within FeedStaleAfter.
+// completed a read of the change log within FeedStaleAfter, and whether the schema still
+// takes this release's writes.
 func (b *Backend) ReadinessCheck() error {
+	if tooOld := b.refused.Load(); tooOld != nil {
+		return tooOld
+	}
 	return b.feed.healthy()
 }
 

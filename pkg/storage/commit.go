@@ -191,6 +191,7 @@ func (b *Backend) commitLoop(ctx context.Context) {
 func (b *Backend) commitBatch(ctx context.Context, ops []*writeOp) {
 	for len(ops) > 0 {
 		retry, err := b.tryBatch(ctx, ops)
+		b.noteRefusal(err)
 		if err != nil {
 			for _, op := range ops {
 				op.done <- writeResult{err: err}
@@ -198,6 +199,18 @@ func (b *Backend) commitBatch(ctx context.Context, ops []*writeOp) {
 			return
 		}
 		ops = retry
+	}
+}
+
+// noteRefusal remembers whether the schema refused this release's last batch, for
+// ReadinessCheck: min_writer only goes up, so a refused replica stays refused until it is
+// replaced, and it should leave the rotation rather than answer every write with 503.
+func (b *Backend) noteRefusal(err error) {
+	var tooOld *WriterTooOldError
+	if errors.As(err, &tooOld) {
+		b.refused.Store(tooOld)
+	} else if err == nil {
+		b.refused.Store(nil)
 	}
 }
 

@@ -449,6 +449,9 @@ func TestUpgradeWriterGuard(t *testing.T) {
 	if after := state(); after != before {
 		t.Errorf("refused writes changed the database: %s before, %s after", before, after)
 	}
+	if err := s.b.ReadinessCheck(); err == nil || err.Error() != want {
+		t.Errorf("readiness of a replica whose writes the schema refuses: %v, want %q", err, want)
+	}
 	var tooOld *WriterTooOldError
 	if _, err := NewBackend(ctx, pgtest.NewPool(t, s.b.pool.Config().ConnString(), 2), testOptions); !errors.As(err, &tooOld) {
 		t.Errorf("a new replica started with the minimum writer above its version: %v", err)
@@ -457,6 +460,9 @@ func TestUpgradeWriterGuard(t *testing.T) {
 	setMinWriter(schemaVersion)
 	if err := s.Create(ctx, "/pods/n/admitted", pod("admitted"), nil, 0); err != nil {
 		t.Fatalf("create with the minimum writer at this release: %v", err)
+	}
+	if err := s.b.ReadinessCheck(); err != nil {
+		t.Errorf("readiness once the schema takes this release's writes again: %v", err)
 	}
 	b, err := NewBackend(ctx, pgtest.NewPool(t, s.b.pool.Config().ConnString(), 2), testOptions)
 	if err != nil {
