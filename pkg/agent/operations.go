@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +23,9 @@ import (
 // namespace (internal kind: only the service's own accounts may read it). Unlike the original,
 // the record is not a step of the change: the change is made first, and the record is written
 // afterwards by a goroutine of its own, so keeping the audit trail never slows reconciling and
-// a lost record never blocks a deployment.
+// a lost record never blocks a deployment. The one exception is a SyncRun: an agent killed
+// between its refresh or the start of its sync and the record would lose the record for good,
+// so the agent makes sure of both (ensure) before it writes the SyncRun's outcome.
 
 // change is one write the agent made, or failed to make, in Argo CD.
 type change struct {
@@ -33,6 +36,10 @@ type change struct {
 	Action string
 	Err    error
 	At     time.Time
+	// Name, when set, is the Operation's name, for a change that happens once: recording it
+	// again (a restarted agent does, not knowing whether its predecessor did) finds that
+	// Operation rather than making another.
+	Name string
 }
 
 func (c change) message() string {
@@ -78,6 +85,11 @@ type operationRecorder struct {
 	client    versioned.Interface
 	namespace string
 	shards    []*recorderShard
+
+	// queued counts the changes with a Name handed to record and not yet written, by Name:
+	// ensure leaves those to their writer, which counts the attempt they are.
+	queuedMu sync.Mutex
+	queued   map[string]int
 }
 
 // recorderShards bounds the Operation writes in flight: each change costs two requests (the
@@ -93,7 +105,7 @@ type recorderShard struct {
 }
 
 func newOperationRecorder(client versioned.Interface, namespace string) *operationRecorder {
-	r := &operationRecorder{client: client, namespace: namespace}
+	r := &operationRecorder{client: client, namespace: namespace, queued: map[string]int{}}
 	for i := 0; i < recorderShards; i++ {
 		r.shards = append(r.shards, &recorderShard{
 			changes: make(chan change, 1024),
@@ -110,11 +122,31 @@ func (r *operationRecorder) record(c change) {
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(c.Target.Kind + "/" + c.Target.Name))
+	r.queue(c, 1)
 	select {
 	case r.shards[h.Sum32()%recorderShards].changes <- c:
 	default:
+		r.queue(c, -1)
 		operationsDropped.Inc()
 	}
+}
+
+// queue adds delta to the count of c's Name in queued, for a change with one.
+func (r *operationRecorder) queue(c change, delta int) {
+	if c.Name == "" {
+		return
+	}
+	r.queuedMu.Lock()
+	defer r.queuedMu.Unlock()
+	if r.queued[c.Name] += delta; r.queued[c.Name] <= 0 {
+		delete(r.queued, c.Name)
+	}
+}
+
+func (r *operationRecorder) isQueued(name string) bool {
+	r.queuedMu.Lock()
+	defer r.queuedMu.Unlock()
+	return r.queued[name] > 0
 }
 
 // run writes records until ctx is done, and every retention/10 deletes finished Operations
@@ -132,18 +164,26 @@ func (r *operationRecorder) run(ctx context.Context, retention time.Duration) {
 						operationsDropped.Inc()
 						klog.V(2).InfoS("recording an Operation", "err", err, "target", c.Target.Name)
 					}
+					r.queue(c, -1)
 				}
 			}
 		}(shard)
 	}
 }
 
-func (r *operationRecorder) write(ctx context.Context, shard *recorderShard, c change) error {
-	ops := r.client.ManagedGitopsV1alpha1().Operations(r.namespace)
-	state := managedv1alpha1.OperationStateCompleted
+func (c change) state() managedv1alpha1.OperationStateType {
 	if c.Err != nil {
-		state = managedv1alpha1.OperationStateFailed
+		return managedv1alpha1.OperationStateFailed
 	}
+	return managedv1alpha1.OperationStateCompleted
+}
+
+func (r *operationRecorder) write(ctx context.Context, shard *recorderShard, c change) error {
+	if c.Name != "" {
+		return r.ensure(ctx, c, true)
+	}
+	ops := r.client.ManagedGitopsV1alpha1().Operations(r.namespace)
+	state := c.state()
 	at := metav1.NewTime(c.At)
 	if name, ok := shard.open[c.Target]; ok {
 		delete(shard.open, c.Target)
@@ -179,6 +219,43 @@ func (r *operationRecorder) write(ctx context.Context, shard *recorderShard, c c
 		shard.open[c.Target] = op.Name
 	}
 	return nil
+}
+
+// ensure records a change that has a Name, now: it creates the Operation unless it exists,
+// and writes its status. An Operation without a status is one an agent created and died
+// before completing. The change happened again if again (a write the agent just made): that
+// counts as one more attempt, however the Operation ended before. Otherwise (a record made
+// sure of after the fact) an Operation that says so already is left as it is, and so is one
+// whose record this agent has queued and not yet written: made sure of first, it would count
+// its own record as a second attempt.
+func (r *operationRecorder) ensure(ctx context.Context, c change, again bool) error {
+	if !again && r.isQueued(c.Name) {
+		return nil
+	}
+	if c.At.IsZero() {
+		c.At = time.Now()
+	}
+	ops := r.client.ManagedGitopsV1alpha1().Operations(r.namespace)
+	op, err := ops.Get(ctx, c.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		op, err = ops.Create(ctx, &managedv1alpha1.Operation{
+			ObjectMeta: metav1.ObjectMeta{Name: c.Name},
+			Spec:       managedv1alpha1.OperationSpec{ResourceType: c.ResourceType, Target: c.Target, Source: c.Source},
+		}, metav1.CreateOptions{FieldManager: fieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			op, err = ops.Get(ctx, c.Name, metav1.GetOptions{})
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !again && op.Status.State == c.state() && op.Status.Message == c.message() {
+		return nil
+	}
+	at := metav1.NewTime(c.At)
+	op.Status = managedv1alpha1.OperationStatus{State: c.state(), Message: c.message(), Attempts: op.Status.Attempts + 1, LastStateUpdate: &at}
+	_, err = ops.UpdateStatus(ctx, op, metav1.UpdateOptions{FieldManager: fieldManager})
+	return err
 }
 
 // collect deletes the Operations that finished before cutoff. A failed Operation the agent is

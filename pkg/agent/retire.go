@@ -159,7 +159,7 @@ func (a *Agent) retireApplication(ctx context.Context, app *argov1alpha1.Applica
 	case retireEmpty:
 		// A sync still running on the old spec would keep its resources coming.
 		if st := app.Status.OperationState; st != nil && st.Phase == phaseRunning {
-			if err := a.patchApplication(ctx, app, terminatePatch(), source, "terminated the sync of"); err != nil {
+			if err := a.patchApplication(ctx, app, terminatePatch(), applicationChange(app, source, "terminated the sync of")); err != nil {
 				return err
 			}
 		}

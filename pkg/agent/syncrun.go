@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -243,6 +244,16 @@ func (a *Agent) syncSyncRuns(ctx context.Context, runs cache.Indexer, key string
 	}
 	// Outcomes first: the next operation may start only once the last one's is recorded.
 	for _, st := range plan.statuses {
+		if st.ended != nil {
+			// The refresh and the start were recorded after the fact, by a goroutine that an
+			// agent killed in between never ran. Once the outcome is written nothing looks at
+			// this SyncRun again: make sure of the records before.
+			for _, c := range []change{syncRunRefreshChange(plan.app, st.run), syncStartChange(plan.app, st.run, st.ended.StartedAt.Time)} {
+				if err := a.ops.ensure(ctx, c, false); err != nil {
+					return fmt.Errorf("recording the sync of GitOpsDeploymentSyncRun %s/%s: %w", st.run.Namespace, st.run.Name, err)
+				}
+			}
+		}
 		if err := a.updateSyncRunStatus(ctx, st.run, st.conditions); err != nil {
 			return err
 		}
@@ -258,11 +269,9 @@ func (a *Agent) syncSyncRuns(ctx context.Context, runs cache.Indexer, key string
 
 // patchApplication merge-patches an Application, guarded by the resourceVersion the decision
 // was made on: a concurrent change (Argo CD's or another writer's) fails the patch with a
-// conflict, and the key is reconciled again from fresher state. The write is recorded as an
-// Operation of the SyncRun (a conflict changed nothing, so it is not).
-func (a *Agent) patchApplication(ctx context.Context, app *argov1alpha1.Application, patch map[string]interface{},
-	source managedv1alpha1.OperationSource, action string,
-) error {
+// conflict, and the key is reconciled again from fresher state. The write is recorded as rec,
+// an Operation of the SyncRun (a conflict changed nothing, so it is not).
+func (a *Agent) patchApplication(ctx context.Context, app *argov1alpha1.Application, patch map[string]interface{}, rec change) error {
 	meta, _ := patch["metadata"].(map[string]interface{})
 	if meta == nil {
 		meta = map[string]interface{}{}
@@ -279,12 +288,38 @@ func (a *Agent) patchApplication(ctx context.Context, app *argov1alpha1.Applicat
 		return nil // its delete event requeues the deployment
 	}
 	if !apierrors.IsConflict(err) {
-		a.recordChange(managedv1alpha1.OperationResourceTypeSyncOperation, "Application", app.Name, source, action, err)
+		rec.Err = err
+		a.ops.record(rec)
 	}
 	if err != nil {
-		return fmt.Errorf("%s Application %s: %w", action, app.Name, err)
+		return fmt.Errorf("%s Application %s: %w", rec.Action, app.Name, err)
 	}
 	return nil
+}
+
+// applicationChange is a write to app, as its Operation records it.
+func applicationChange(app *argov1alpha1.Application, source managedv1alpha1.OperationSource, action string) change {
+	return change{
+		ResourceType: managedv1alpha1.OperationResourceTypeSyncOperation,
+		Target:       managedv1alpha1.OperationTarget{Kind: "Application", Namespace: app.Namespace, Name: app.Name},
+		Source:       source, Action: action,
+	}
+}
+
+// syncRunRefreshChange is the refresh of app asked for run, and syncStartChange the start of
+// run's sync on app, at (zero: now). Each happens once for a SyncRun (planSyncRuns starts a
+// sync only after asking for its refresh), so their Operations have names of their own:
+// recording them again finds them.
+func syncRunRefreshChange(app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun) change {
+	c := applicationChange(app, syncRunSource(run), "requested a refresh of")
+	c.Name = "syncrun-" + string(run.UID) + "-refresh"
+	return c
+}
+
+func syncStartChange(app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun, at time.Time) change {
+	c := applicationChange(app, syncRunSource(run), "started a sync of")
+	c.At, c.Name = at, "syncrun-"+string(run.UID)+"-start"
+	return c
 }
 
 func syncRunSource(run *managedv1alpha1.GitOpsDeploymentSyncRun) managedv1alpha1.OperationSource {
@@ -292,7 +327,7 @@ func syncRunSource(run *managedv1alpha1.GitOpsDeploymentSyncRun) managedv1alpha1
 }
 
 func (a *Agent) requestRefresh(ctx context.Context, app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun) error {
-	if err := a.patchApplication(ctx, app, refreshPatch(run), syncRunSource(run), "requested a refresh of"); err != nil {
+	if err := a.patchApplication(ctx, app, refreshPatch(run), syncRunRefreshChange(app, run)); err != nil {
 		return err
 	}
 	klog.V(2).InfoS("refreshing the Application before a sync", "application", app.Name, "syncrun", klog.KObj(run))
@@ -300,7 +335,7 @@ func (a *Agent) requestRefresh(ctx context.Context, app *argov1alpha1.Applicatio
 }
 
 func (a *Agent) startOperation(ctx context.Context, app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun, depl *managedv1alpha1.GitOpsDeployment) error {
-	if err := a.patchApplication(ctx, app, operationPatch(syncOperation(run, depl)), syncRunSource(run), "started a sync of"); err != nil {
+	if err := a.patchApplication(ctx, app, operationPatch(syncOperation(run, depl)), syncStartChange(app, run, time.Time{})); err != nil {
 		return err
 	}
 	klog.V(2).InfoS("started a sync", "application", app.Name, "syncrun", klog.KObj(run), "revision", run.Spec.RevisionID)
@@ -320,7 +355,7 @@ func (a *Agent) terminateOperation(ctx context.Context, app *argov1alpha1.Applic
 			source.Namespace, source.Name = ns, name
 		}
 	}
-	if err := a.patchApplication(ctx, app, terminatePatch(), source, "terminated the sync of"); err != nil {
+	if err := a.patchApplication(ctx, app, terminatePatch(), applicationChange(app, source, "terminated the sync of")); err != nil {
 		return err
 	}
 	klog.V(2).InfoS("terminating the sync of a deleted SyncRun", "application", app.Name, "syncRunUID", uid)

@@ -24,6 +24,8 @@ type syncRunWorld struct {
 type syncRunStatus struct {
 	run        *managedv1alpha1.GitOpsDeploymentSyncRun
 	conditions []managedv1alpha1.GitOpsDeploymentSyncRunCondition
+	// ended is the SyncRun's own operation, when the conditions are its outcome.
+	ended *argov1alpha1.OperationState
 }
 
 // syncRunPlan is what to do about one key, in this order: terminate the operations of deleted
@@ -119,13 +121,14 @@ func planSyncRuns(w syncRunWorld, now metav1.Time) syncRunPlan {
 			continue
 		}
 		var want *managedv1alpha1.GitOpsDeploymentSyncRunCondition
+		var ended *argov1alpha1.OperationState
 		switch {
 		case depl == nil:
 			want = syncRunError(syncRunMissingDeployment(r))
 		case r.UID == running:
 			// Running: nothing to report until it ends.
 		case done != nil && r.UID == syncRunOf(done.Operation.Info):
-			want = syncRunOutcome(done)
+			want, ended = syncRunOutcome(done), done
 		case r.CreationTimestamp.Before(&depl.CreationTimestamp):
 			want = syncRunError(syncRunDeploymentNewer(r))
 		case depl.Spec.Type != managedv1alpha1.GitOpsDeploymentSpecTypeManual:
@@ -135,7 +138,7 @@ func planSyncRuns(w syncRunWorld, now metav1.Time) syncRunPlan {
 			waiting = append(waiting, r)
 		}
 		if conds, changed := syncRunConditions(r.Status.Conditions, want, now); changed {
-			plan.statuses = append(plan.statuses, syncRunStatus{run: r, conditions: conds})
+			plan.statuses = append(plan.statuses, syncRunStatus{run: r, conditions: conds, ended: ended})
 		}
 	}
 

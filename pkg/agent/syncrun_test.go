@@ -1,16 +1,25 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
+	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
 var (
@@ -513,5 +522,143 @@ func TestSyncRunConditions(t *testing.T) {
 				t.Errorf("action %s, want %s", act, tc.action)
 			}
 		})
+	}
+}
+
+// An agent killed after asking for a SyncRun's refresh or starting its sync, before its
+// recorder wrote the Operation (or between creating the Operation and writing its status),
+// leaves that change unrecorded. The agent that takes over records both, once, before it
+// writes the SyncRun's outcome: after that it never looks at the SyncRun again.
+func TestSyncRunIsRecordedBeforeItsOutcome(t *testing.T) {
+	ctx := context.Background()
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	app := appOf(d, inState(run, phaseSucceeded, ""))
+	refresh, start := syncRunRefreshChange(app, run), syncStartChange(app, run, time.Time{})
+	for name, existing := range map[string][]runtime.Object{
+		"no Operation": nil,
+		"Operations with no status": {
+			&managedv1alpha1.Operation{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: refresh.Name},
+				Spec:       managedv1alpha1.OperationSpec{ResourceType: refresh.ResourceType, Target: refresh.Target, Source: refresh.Source},
+			},
+			&managedv1alpha1.Operation{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: start.Name},
+				Spec:       managedv1alpha1.OperationSpec{ResourceType: start.ResourceType, Target: start.Target, Source: start.Source},
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			gitops := gitopsfake.NewSimpleClientset(append(existing, run.DeepCopy())...)
+			// recorded is what the Operations say, by name; from the tracker, as a reactor runs
+			// under the lock of the fake's client.
+			recorded := func() map[string]string {
+				obj, err := gitops.Tracker().List(managedv1alpha1.SchemeGroupVersion.WithResource("operations"),
+					managedv1alpha1.SchemeGroupVersion.WithKind("Operation"), "argocd")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]string{}
+				for _, op := range obj.(*managedv1alpha1.OperationList).Items {
+					if op.Spec.Source != syncRunSource(run) {
+						t.Errorf("Operation %s has source %+v", op.Name, op.Spec.Source)
+					}
+					got[op.Name] = fmt.Sprintf("%s: %s (%d)", op.Status.State, op.Status.Message, op.Status.Attempts)
+				}
+				return got
+			}
+			want := map[string]string{
+				refresh.Name: "Completed: requested a refresh of Application " + app.Name + " (1)",
+				start.Name:   "Completed: started a sync of Application " + app.Name + " (1)",
+			}
+			outcomes := 0
+			gitops.PrependReactor("update", "gitopsdeploymentsyncruns", func(action clienttesting.Action) (bool, runtime.Object, error) {
+				if action.GetSubresource() != "status" {
+					return false, nil, nil
+				}
+				outcomes++
+				if got := recorded(); !reflect.DeepEqual(got, want) {
+					t.Errorf("the outcome is written with Operations %v, want %v", got, want)
+				}
+				return false, nil, nil
+			})
+
+			runs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun})
+			deployments := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byDeployment: deploymentKeyOfApplication})
+			for _, add := range []error{runs.Add(run), deployments.Add(d), apps.Add(app)} {
+				if add != nil {
+					t.Fatal(add)
+				}
+			}
+			a := &Agent{
+				gitops: gitops, deployments: listers.NewGitOpsDeploymentLister(deployments), appIndex: apps,
+				ops: newOperationRecorder(gitops, "argocd"), argoNamespace: "argocd", now: func() time.Time { return srLater.Time },
+			}
+			// Twice, as after a restart between the records and the outcome: nothing more.
+			for i := 0; i < 2; i++ {
+				if err := a.syncSyncRuns(ctx, runs, d.Namespace+"/"+d.Name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if outcomes != 2 {
+				t.Fatalf("%d outcomes written, want 2", outcomes)
+			}
+			if got := recorded(); !reflect.DeepEqual(got, want) {
+				t.Errorf("Operations %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// The start of a SyncRun's sync is recorded by name, so a second start of the same SyncRun
+// shows as a second attempt of its Operation, never as an Operation more or not at all.
+func TestSyncRunStartRecordedAgainIsAnotherAttempt(t *testing.T) {
+	ctx := context.Background()
+	gitops := gitopsfake.NewSimpleClientset()
+	r := newOperationRecorder(gitops, "argocd")
+	run := syncRun("sync", srLater)
+	start := syncStartChange(appOf(manualDeployment()), run, srT0.Time)
+	for i := 0; i < 2; i++ {
+		if err := r.write(ctx, r.shards[0], start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ops, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops.Items) != 1 || ops.Items[0].Status.Attempts != 2 || ops.Items[0].Status.State != managedv1alpha1.OperationStateCompleted {
+		t.Fatalf("Operations %+v", ops.Items)
+	}
+}
+
+// TestSyncRunStartRecordedLateIsOneAttempt makes sure of a SyncRun's start while the record
+// the start queued is still unwritten (the recorder falls behind under load): the Operation
+// must show one attempt once the record is written, not two.
+func TestSyncRunStartRecordedLateIsOneAttempt(t *testing.T) {
+	ctx := context.Background()
+	gitops := gitopsfake.NewSimpleClientset()
+	r := newOperationRecorder(gitops, "argocd")
+	// Now, not srT0: the recorder's run also deletes Operations that ended over its retention ago.
+	start := syncStartChange(appOf(manualDeployment()), syncRun("sync", srLater), time.Now())
+	r.record(start)
+	if err := r.ensure(ctx, start, false); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go r.run(runCtx, time.Hour)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !r.isQueued(start.Name), nil
+	}); err != nil {
+		t.Fatalf("the queued record was not written: %v", err)
+	}
+	ops, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops.Items) != 1 || ops.Items[0].Status.Attempts != 1 {
+		t.Fatalf("Operations %+v, want one with one attempt", ops.Items)
 	}
 }

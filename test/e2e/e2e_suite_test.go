@@ -152,15 +152,29 @@ func deleteAllDeployments(ctx context.Context, ns string) {
 	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 }
 
-// killStackProcess kills a process of the stack with SIGKILL, by the PID hack/local-up.sh
-// recorded.
-func killStackProcess(name string) {
+// stackPID is the PID hack/local-up.sh recorded for a process of the stack.
+func stackPID(name string) int {
 	GinkgoHelper()
 	raw, err := os.ReadFile(filepath.Join(stackDir, "pids", name+".pid"))
 	Expect(err).NotTo(HaveOccurred())
 	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+	return pid
+}
+
+// killStackProcess kills a process of the stack with SIGKILL.
+func killStackProcess(name string) {
+	GinkgoHelper()
+	Expect(syscall.Kill(stackPID(name), syscall.SIGKILL)).To(Succeed())
+}
+
+// restartIfKilled starts a process of the stack again unless it runs, so that a spec failing
+// between killStackProcess and startStackProcess leaves the stack whole for the next.
+func restartIfKilled(name string) {
+	GinkgoHelper()
+	if syscall.Kill(stackPID(name), 0) != nil {
+		startStackProcess(name)
+	}
 }
 
 // startStackProcess has hack/local-up.sh start a process of the stack (gitops-apiserver or

@@ -8,16 +8,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -190,30 +198,136 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 	})
 
 	It("runs each SyncRun once when the agent is killed and restarted", func(ctx context.Context) {
-		restarted := createDeploymentOfType(ctx, ns, "restarted", repoURL, "waves", managedv1alpha1.GitOpsDeploymentSpecTypeManual)
-		Eventually(func(g Gomega, ctx context.Context) { applicationG(ctx, g, restarted) }).
-			WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		By("killing the agent before a SyncRun exists")
-		killStackProcess("agent")
-		first := createSyncRun(ctx, ns, "while-down", "restarted", "")
-		startStackProcess("agent")
-		waitSucceeded(ctx, first)
-		Expect(configMapValue(ctx, "cm-wave-1")).To(Equal("b"))
+		// One commit per SyncRun, each SyncRun syncing its own: the PreSync hook of commit k
+		// makes a ConfigMap labelled k at every sync of it, so the ConfigMaps created count the
+		// sync attempts of each SyncRun, whatever Argo CD's history keeps. They are counted as
+		// they are created: Argo CD names a generateName hook after the second its operation
+		// started, and replaces a hook of the same name.
+		const attemptLabel = "e2e-sync-attempt"
+		var hooked *managedv1alpha1.GitOpsDeployment
+		type syncRun = *managedv1alpha1.GitOpsDeploymentSyncRun
+		names := func(run syncRun) OmegaMatcher {
+			return ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(run.UID)})
+		}
+		// appReaches waits until the Application satisfies cond, polling it quickly so as to
+		// kill the agent as close as can be to the moment it first does.
+		appReaches := func(what string, cond func(g Gomega, app *argov1alpha1.Application, run syncRun)) func(context.Context, syncRun) {
+			return func(ctx context.Context, run syncRun) {
+				GinkgoHelper()
+				Eventually(func(g Gomega, ctx context.Context) { cond(g, applicationG(ctx, g, hooked), run) }).
+					WithContext(ctx).WithTimeout(time.Minute).WithPolling(5*time.Millisecond).Should(Succeed(), what)
+			}
+		}
+		syncEnded := appReaches("the sync to end", func(g Gomega, app *argov1alpha1.Application, run syncRun) {
+			g.Expect(app.Status.OperationState).NotTo(BeNil())
+			g.Expect(app.Status.OperationState.Operation.Info).To(names(run))
+			g.Expect(app.Status.OperationState.Phase.Completed()).To(BeTrue())
+		})
+		// Where the agent is killed in the handling of each SyncRun: at, once the SyncRun is
+		// created (nil: at once); it is started again at once, or once downUntil returns.
+		kills := []struct {
+			what          string
+			at, downUntil func(context.Context, syncRun)
+		}{
+			{"as the SyncRun is created", nil, nil},
+			{"20ms after the SyncRun is created", func(context.Context, syncRun) { time.Sleep(20 * time.Millisecond) }, nil},
+			{"once it has asked Argo CD for a refresh", appReaches("the refresh", func(g Gomega, app *argov1alpha1.Application, run syncRun) {
+				g.Expect(app.Annotations).To(HaveKeyWithValue(agent.AnnotationSyncRunRefresh, string(run.UID)))
+			}), nil},
+			{"once it has set the Application's operation", appReaches("the operation", func(g Gomega, app *argov1alpha1.Application, run syncRun) {
+				g.Expect(app.Operation).NotTo(BeNil())
+				g.Expect(app.Operation.Info).To(names(run))
+			}), nil},
+			{"while the sync runs, until it has ended", appReaches("the sync to run", func(g Gomega, app *argov1alpha1.Application, run syncRun) {
+				g.Expect(app.Status.OperationState).NotTo(BeNil())
+				g.Expect(app.Status.OperationState.Operation.Info).To(names(run))
+				g.Expect(string(app.Status.OperationState.Phase)).To(Equal("Running"))
+			}), syncEnded},
+			{"as soon as the sync has ended", syncEnded, nil},
+		}
 
-		By("killing it again while the next SyncRun's sync runs")
-		second := createSyncRun(ctx, ns, "across-restart", "restarted", "")
-		Eventually(func(g Gomega, ctx context.Context) {
-			st := applicationG(ctx, g, restarted).Status.OperationState
-			g.Expect(st).NotTo(BeNil())
-			g.Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(second.UID)}))
-			g.Expect(string(st.Phase)).To(Equal("Running"))
-		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
-		killStackProcess("agent")
-		startStackProcess("agent")
-		waitSucceeded(ctx, second)
+		dir := GinkgoT().TempDir()
+		var revisions []string
+		for k := range kills {
+			files := map[string]string{
+				"hooked/cm.yaml": configMap("cm-hooked", strconv.Itoa(k)),
+				"hooked/hook.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: attempt-\n"+
+					"  labels:\n    %s: \"%d\"\n  annotations:\n    argocd.argoproj.io/hook: PreSync\n", attemptLabel, k),
+			}
+			if k == 0 {
+				hookedRepo := "file://" + gitRepository(dir, files)
+				revisions = append(revisions, gitIn(dir, "rev-parse", "HEAD"))
+				hooked = createDeploymentOfType(ctx, ns, "hooked", hookedRepo, "hooked", managedv1alpha1.GitOpsDeploymentSpecTypeManual)
+				continue
+			}
+			revisions = append(revisions, gitCommit(dir, files))
+		}
+		Eventually(func(g Gomega, ctx context.Context) { applicationG(ctx, g, hooked) }).
+			WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+
+		hooks := kube.CoreV1().ConfigMaps(ns)
+		list, err := hooks.List(ctx, metav1.ListOptions{LabelSelector: attemptLabel})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list.Items).To(BeEmpty())
+		attempts := watchHookAttempts(ctx, hooks, attemptLabel, list.ResourceVersion)
+
+		DeferCleanup(restartIfKilled, "agent")
+		var runs []*managedv1alpha1.GitOpsDeploymentSyncRun
+		for k, kill := range kills {
+			By(fmt.Sprintf("killing the agent %s (SyncRun %d)", kill.what, k))
+			run := createSyncRun(ctx, ns, fmt.Sprintf("killed-%d", k), "hooked", revisions[k])
+			runs = append(runs, run)
+			if kill.at != nil {
+				kill.at(ctx, run)
+			}
+			killStackProcess("agent")
+			if kill.downUntil != nil {
+				kill.downUntil(ctx, run)
+			}
+			startStackProcess("agent")
+			waitSucceeded(ctx, run)
+		}
+		Expect(configMapValue(ctx, "cm-hooked")).To(Equal(strconv.Itoa(len(kills) - 1)))
+
+		By("counting the sync attempts and the Operations of each SyncRun")
+		app := application(ctx, hooked)
+		wantAttempts := map[string]int{}
+		wantOps := map[string][]string{}
+		for k := range runs {
+			wantAttempts[strconv.Itoa(k)] = 1
+			wantOps[strconv.Itoa(k)] = []string{
+				"Completed: requested a refresh of Application " + app.Name + " (1 attempt)",
+				"Completed: started a sync of Application " + app.Name + " (1 attempt)",
+			}
+		}
+		// opsOf is what the Operations of each SyncRun record, attempts included.
+		opsOf := func(g Gomega, ctx context.Context) map[string][]string {
+			ops, err := gitops.ManagedGitopsV1alpha1().Operations(argoNamespace).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			got := map[string][]string{}
+			for k, run := range runs {
+				for _, op := range ops.Items {
+					if op.Spec.Source.UID == string(run.UID) {
+						got[strconv.Itoa(k)] = append(got[strconv.Itoa(k)],
+							fmt.Sprintf("%s: %s (%d attempt)", op.Status.State, op.Status.Message, op.Status.Attempts))
+					}
+				}
+				sort.Strings(got[strconv.Itoa(k)])
+			}
+			return got
+		}
+		// Operations are recorded after the fact, by a goroutine of the agent.
+		Eventually(opsOf).WithContext(ctx).WithTimeout(30*time.Second).Should(Equal(wantOps), "the Operations of each SyncRun")
 		Consistently(func(g Gomega, ctx context.Context) {
-			g.Expect(applicationG(ctx, g, restarted).Status.History).To(HaveLen(2), "one sync per SyncRun")
+			g.Expect(attempts.count()).To(Equal(wantAttempts), "sync attempts (PreSync hooks run), by SyncRun")
+			g.Expect(opsOf(g, ctx)).To(Equal(wantOps), "the Operations of each SyncRun")
 		}).WithContext(ctx).WithTimeout(5 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		hist := app.Status.History
+		var synced []string
+		for _, h := range hist {
+			synced = append(synced, h.Revision)
+		}
+		Expect(synced).To(Equal(revisions), "Argo CD's history: one sync per SyncRun, in order")
 	})
 
 	It("refuses a SyncRun against an automated deployment", func(ctx context.Context) {
@@ -340,4 +454,63 @@ func gitCommitOn(dir, branch string, files map[string]string) string {
 	gitIn(dir, "commit", "-q", "-m", "change")
 	gitIn(dir, "push", "-q", filepath.Join(dir, "repo.git"), branch)
 	return gitIn(dir, "rev-parse", "HEAD")
+}
+
+// hookAttempts counts the hook ConfigMaps created, by the value of their label: every one, even
+// one deleted, or replaced by another of the same name, since it was created.
+type hookAttempts struct {
+	mu   sync.Mutex
+	uids map[string]map[types.UID]bool
+}
+
+func (h *hookAttempts) count() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := map[string]int{}
+	for v, uids := range h.uids {
+		n[v] = len(uids)
+	}
+	return n
+}
+
+// watchHookAttempts follows the creations of the ConfigMaps labelled label from rv on, until
+// ctx is done.
+func watchHookAttempts(ctx context.Context, client typedcorev1.ConfigMapInterface, label, rv string) *hookAttempts {
+	GinkgoHelper()
+	h := &hookAttempts{uids: map[string]map[types.UID]bool{}}
+	w, err := watchtools.NewRetryWatcher(rv, &cache.ListWatch{WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+		opts.LabelSelector = label
+		return client.Watch(ctx, opts)
+	}})
+	Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer GinkgoRecover()
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.ResultChan():
+				if !ok || ctx.Err() != nil {
+					return
+				}
+				if ev.Type == watch.Error {
+					// Fails the spec: without every creation the counts mean nothing.
+					Fail(fmt.Sprintf("watching the hook ConfigMaps: %v", apierrors.FromObject(ev.Object)))
+				}
+				cm, ok := ev.Object.(*corev1.ConfigMap)
+				if !ok || ev.Type != watch.Added {
+					continue
+				}
+				h.mu.Lock()
+				v := cm.Labels[label]
+				if h.uids[v] == nil {
+					h.uids[v] = map[types.UID]bool{}
+				}
+				h.uids[v][cm.UID] = true
+				h.mu.Unlock()
+			}
+		}
+	}()
+	return h
 }
