@@ -3,8 +3,10 @@
 // Application flows back into the GitOpsDeployment's status. Both directions are driven by
 // informer events, so a change on either side is acted on as soon as it is seen.
 //
-// Each kind has a controller of its own (a work queue and a reconcile function, controller.go);
-// they share the informers of one Agent.
+// Each kind has a controller of its own (a work queue and a reconcile function,
+// pkg/controller/framework); they share the informers of one Agent. The controllers that came
+// after the framework have packages of their own under pkg/controller (the appstudio
+// Environment, SnapshotEnvironmentBinding and PromotionRun controllers); the agent wires them here.
 package agent
 
 import (
@@ -21,12 +23,18 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -101,6 +109,14 @@ type Agent struct {
 	factories         []informerFactory
 	synced            []cache.InformerSynced
 	controllers       []*controller
+	// tenantSecretFactories watch the Secrets of one type each, in every namespace; the
+	// controllers that need Secrets of a type share its informer (tenantSecrets).
+	tenantSecretFactories map[string]informers.SharedInformerFactory
+
+	// events records Kubernetes Events on the objects the controllers act on.
+	events *framework.Events
+	// packaged are the controllers with packages of their own under pkg/controller.
+	packaged []packagedController
 
 	deployments  listers.GitOpsDeploymentLister
 	applications argolisters.ApplicationLister
@@ -153,6 +169,8 @@ func New(cfg Config) (*Agent, error) {
 		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
 		argoInformers:            argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
 		argoKubeInformers:        informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
+		tenantSecretFactories:    map[string]informers.SharedInformerFactory{},
+		events:                   framework.NewEvents(cfg.Kube),
 		now:                      time.Now,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
@@ -181,7 +199,81 @@ func New(cfg Config) (*Agent, error) {
 	if err := a.setupEnvironments(); err != nil {
 		return nil, err
 	}
+	if err := a.setupAppStudioEnvironments(); err != nil {
+		return nil, err
+	}
+	if err := a.setupBindings(); err != nil {
+		return nil, err
+	}
+	if err := a.setupPromotionRuns(); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// packagedController is a controller of a package of its own, and how to run it.
+type packagedController struct {
+	*framework.Controller
+	run func(ctx context.Context, workers int)
+}
+
+// setupAppStudioEnvironments wires the controller that turns appstudio Environments into
+// GitOpsDeploymentManagedEnvironments; it shares the managed-environment Secrets' informer with
+// the ManagedEnvironment controller.
+func (a *Agent) setupAppStudioEnvironments() error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
+	secrets := a.tenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType)
+	envs, err := environment.New(appstudio.Environments(), appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
+		managed.GitOpsDeploymentManagedEnvironments(), secrets, a.gitops, a.kube, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.packaged = append(a.packaged, packagedController{envs.Controller, envs.Run})
+	return a.addInformers(appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(),
+		appstudio.DeploymentTargets().Informer(), managed.GitOpsDeploymentManagedEnvironments().Informer(), secrets.Informer())
+}
+
+// setupBindings wires the controller that generates the GitOpsDeployments of
+// SnapshotEnvironmentBindings.
+func (a *Agent) setupBindings() error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
+	bindings, err := snapshotenvironmentbinding.New(appstudio.SnapshotEnvironmentBindings(), appstudio.Applications(),
+		appstudio.Environments(), appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
+		managed.GitOpsDeployments(), a.gitops, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.packaged = append(a.packaged, packagedController{bindings.Controller, bindings.Run})
+	return a.addInformers(appstudio.SnapshotEnvironmentBindings().Informer(), appstudio.Applications().Informer(),
+		appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
+		managed.GitOpsDeployments().Informer())
+}
+
+// setupPromotionRuns wires the controller that carries PromotionRuns out through
+// SnapshotEnvironmentBindings.
+func (a *Agent) setupPromotionRuns() error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	deployments := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
+	runs, err := promotionrun.New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(),
+		deployments, a.gitops, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.packaged = append(a.packaged, packagedController{runs.Controller, runs.Run})
+	return a.addInformers(appstudio.PromotionRuns().Informer(), appstudio.SnapshotEnvironmentBindings().Informer(),
+		appstudio.Snapshots().Informer(), deployments.Informer())
+}
+
+// addInformers registers informers, without handlers of their own, as addInformer does.
+func (a *Agent) addInformers(infs ...cache.SharedIndexInformer) error {
+	for _, inf := range infs {
+		if err := a.addInformer(inf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addInformer registers an informer whose cache every controller must see filled before it
@@ -208,31 +300,52 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
-	registerMetrics(func() []*controller { return a.controllers })
-	go a.ops.run(ctx, a.opsRetention)
-	klog.InfoS("agent started", "workers", a.workers, "controllers", len(a.controllers))
-	var wg sync.WaitGroup
+	runs := make([]packagedController, 0, len(a.controllers)+len(a.packaged))
 	for _, c := range a.controllers {
+		runs = append(runs, packagedController{c.Controller, c.Run})
+	}
+	runs = append(runs, a.packaged...)
+	framework.RegisterMetrics(func() []*framework.Controller {
+		all := make([]*framework.Controller, len(runs))
+		for i, c := range runs {
+			all[i] = c.Controller
+		}
+		return all
+	})
+	a.events.Start(ctx)
+	go a.ops.run(ctx, a.opsRetention)
+	klog.InfoS("agent started", "workers", a.workers, "controllers", len(runs))
+	var wg sync.WaitGroup
+	for _, c := range runs {
 		wg.Add(1)
-		go func(c *controller) {
+		go func() {
 			defer wg.Done()
 			c.run(ctx, a.workers)
-		}(c)
+		}()
 	}
 	wg.Wait()
 	return nil
 }
 
-// watchTenantSecrets watches the Secrets of one type in every namespace (the agent serves them
-// all; the field selector keeps every other Secret out of its memory, and a Secret that changes
-// to or from the type arrives as an add or a delete) and queues on ctl the objects that users
-// indexes, under index, by the Secret's "namespace/name".
+// tenantSecrets is the informer of the Secrets of one type in every namespace (the agent serves
+// them all; the field selector keeps every other Secret out of its memory, and a Secret that
+// changes to or from the type arrives as an add or a delete).
+func (a *Agent) tenantSecrets(secretType string) coreinformers.SecretInformer {
+	factory, ok := a.tenantSecretFactories[secretType]
+	if !ok {
+		factory = informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("type", secretType).String()
+		}))
+		a.tenantSecretFactories[secretType] = factory
+		a.factories = append(a.factories, factory)
+	}
+	return factory.Core().V1().Secrets()
+}
+
+// watchTenantSecrets watches the Secrets of one type in every namespace (tenantSecrets) and
+// queues on ctl the objects that users indexes, under index, by the Secret's "namespace/name".
 func (a *Agent) watchTenantSecrets(secretType string, users cache.Indexer, index string, ctl *controller) (corelisters.SecretLister, error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("type", secretType).String()
-	}))
-	a.factories = append(a.factories, factory)
-	secrets := factory.Core().V1().Secrets()
+	secrets := a.tenantSecrets(secretType)
 	enqueueUsers := func(obj interface{}) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {

@@ -1,4 +1,4 @@
-package agent
+package framework
 
 import (
 	"sync"
@@ -11,6 +11,8 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 )
 
+// The names keep the agent's prefix that dashboards and docs know, whichever package the
+// controller lives in.
 var (
 	reconcilesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "gitops_agent",
@@ -32,25 +34,27 @@ var (
 
 var registerOnce sync.Once
 
-// registerMetrics adds the agent's metrics to the legacy registry, which cmd/agent serves.
-func registerMetrics(controllers func() []*controller) {
+// RegisterMetrics adds the reconcile metrics of the controllers listed to the legacy registry,
+// which cmd/agent serves. Only the first call registers.
+func RegisterMetrics(controllers func() []*Controller) {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(reconcilesTotal, reconcileDuration)
 		legacyregistry.CustomMustRegister(&oldestCollector{controllers: controllers})
 	})
 }
 
-// pendingSince remembers, per key, when the first change not yet reconciled arrived. A
+// PendingSince remembers, per key, when the first change not yet reconciled arrived. A
 // workqueue forgets that once a key is retried, so its own latency metric cannot tell how long
 // a change has waited across failed attempts.
-type pendingSince struct {
+type PendingSince struct {
 	mu    sync.Mutex
 	since map[string]changeTimes
 }
 
 type changeTimes struct{ first, last time.Time }
 
-func (p *pendingSince) add(key string, now time.Time) {
+// Add records a change of key at now.
+func (p *PendingSince) Add(key string, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.since == nil {
@@ -64,9 +68,9 @@ func (p *pendingSince) add(key string, now time.Time) {
 	p.since[key] = t
 }
 
-// done records a successful reconcile of key that began at started: changes up to then are
+// Done records a successful reconcile of key that began at started: changes up to then are
 // reconciled; one that arrived during the reconcile is still waiting.
-func (p *pendingSince) done(key string, started time.Time) {
+func (p *PendingSince) Done(key string, started time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t, ok := p.since[key]
@@ -79,7 +83,8 @@ func (p *pendingSince) done(key string, started time.Time) {
 	}
 }
 
-func (p *pendingSince) oldest() (time.Time, bool) {
+// Oldest is when the oldest change still waiting arrived; false when none waits.
+func (p *PendingSince) Oldest() (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var oldest time.Time
@@ -93,7 +98,7 @@ func (p *pendingSince) oldest() (time.Time, bool) {
 
 type oldestCollector struct {
 	metrics.BaseStableCollector
-	controllers func() []*controller
+	controllers func() []*Controller
 }
 
 func (c *oldestCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
@@ -104,9 +109,9 @@ func (c *oldestCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	now := time.Now()
 	for _, ctl := range c.controllers() {
 		age := 0.0
-		if t, ok := ctl.pending.oldest(); ok {
+		if t, ok := ctl.pending.Oldest(); ok {
 			age = now.Sub(t).Seconds()
 		}
-		ch <- metrics.NewLazyConstMetric(oldestUnreconciledDesc, metrics.GaugeValue, age, ctl.name)
+		ch <- metrics.NewLazyConstMetric(oldestUnreconciledDesc, metrics.GaugeValue, age, ctl.Name)
 	}
 }

@@ -1,0 +1,404 @@
+package environment
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+const ns = "tenant"
+
+var (
+	now     = metav1.NewTime(time.Unix(2000, 0))
+	earlier = metav1.NewTime(time.Unix(1000, 0))
+)
+
+func environmentWith(mutate func(*appstudiov1alpha1.Environment)) *appstudiov1alpha1.Environment {
+	env := &appstudiov1alpha1.Environment{
+		ObjectMeta: metav1.ObjectMeta{Name: "staging", Namespace: ns, UID: "env-uid"},
+		Spec:       appstudiov1alpha1.EnvironmentSpec{DisplayName: "Staging", DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyManual},
+	}
+	if mutate != nil {
+		mutate(env)
+	}
+	return env
+}
+
+func withCredentials(env *appstudiov1alpha1.Environment) {
+	env.Spec.UnstableConfigurationFields = &appstudiov1alpha1.UnstableEnvironmentConfiguration{
+		KubernetesClusterCredentials: appstudiov1alpha1.KubernetesClusterCredentials{
+			TargetNamespace: "target", APIURL: "https://cluster.example.com:6443", ClusterCredentialsSecret: "creds",
+			AllowInsecureSkipTLSVerify: true, Namespaces: []string{"a", "b"}, ClusterResources: true,
+		},
+	}
+}
+
+func withClaim(env *appstudiov1alpha1.Environment) {
+	env.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName = "claim"
+}
+
+func withConditions(conds ...metav1.Condition) func(*appstudiov1alpha1.Environment) {
+	return func(env *appstudiov1alpha1.Environment) { env.Status.Conditions = conds }
+}
+
+func claim(phase appstudiov1alpha1.DeploymentTargetClaimPhase, target string) *appstudiov1alpha1.DeploymentTargetClaim {
+	return &appstudiov1alpha1.DeploymentTargetClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: ns},
+		Spec:       appstudiov1alpha1.DeploymentTargetClaimSpec{DeploymentTargetClassName: "isolation-level-namespace", TargetName: target},
+		Status:     appstudiov1alpha1.DeploymentTargetClaimStatus{Phase: phase},
+	}
+}
+
+func target(name, claimRef, defaultNamespace string) *appstudiov1alpha1.DeploymentTarget {
+	return &appstudiov1alpha1.DeploymentTarget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appstudiov1alpha1.DeploymentTargetSpec{
+			DeploymentTargetClassName: "isolation-level-namespace",
+			ClaimRef:                  claimRef,
+			KubernetesClusterCredentials: appstudiov1alpha1.DeploymentTargetKubernetesClusterCredentials{
+				DefaultNamespace: defaultNamespace, APIURL: "https://sandbox.example.com:6443", ClusterCredentialsSecret: "space-secret",
+			},
+		},
+	}
+}
+
+func secret(name string, typ corev1.SecretType, data string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)},
+		Type:       typ,
+		Data:       map[string][]byte{"kubeconfig": []byte(data)},
+	}
+}
+
+func ownerOf(env *appstudiov1alpha1.Environment) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "managed-gitops.redhat.com/v1alpha1", Kind: "Environment", Name: env.Name, UID: env.UID}
+}
+
+func managedEnvironment(owner metav1.OwnerReference, spec managedv1alpha1.ManagedEnvironmentSpec) *managedv1alpha1.GitOpsDeploymentManagedEnvironment {
+	return &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+		ObjectMeta: metav1.ObjectMeta{Name: "managed-environment-staging", Namespace: ns, UID: "me-uid", ResourceVersion: "7",
+			OwnerReferences: []metav1.OwnerReference{owner}},
+		Spec: spec,
+	}
+}
+
+var (
+	credentialsSpec = managedv1alpha1.ManagedEnvironmentSpec{
+		APIURL: "https://cluster.example.com:6443", ClusterCredentialsSecret: "creds", AllowInsecureSkipTLSVerify: true,
+		Namespaces: []string{"a", "b"}, ClusterResources: true,
+	}
+	targetSpec = managedv1alpha1.ManagedEnvironmentSpec{
+		APIURL: "https://sandbox.example.com:6443", ClusterCredentialsSecret: "space-secret", Namespaces: []string{"space"},
+	}
+	copiedSpec = managedv1alpha1.ManagedEnvironmentSpec{
+		APIURL: "https://sandbox.example.com:6443", ClusterCredentialsSecret: "managed-environment-secret-staging", Namespaces: []string{"space"},
+	}
+)
+
+func copyOf(env *appstudiov1alpha1.Environment, data string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "managed-environment-secret-staging", Namespace: ns,
+			Labels: map[string]string{"appstudio.openshift.io/environment-secret": env.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "appstudio.redhat.com/v1alpha1", Kind: "Environment",
+				Name: env.Name, UID: env.UID, Controller: ptr.To(true)}},
+		},
+		Type: managedv1alpha1.ManagedEnvironmentSecretType,
+		Data: map[string][]byte{"kubeconfig": []byte(data)},
+	}
+}
+
+func problemConds(reason, msg string) []metav1.Condition {
+	return []metav1.Condition{
+		{Type: "ErrorOccurred", Status: metav1.ConditionTrue, Reason: "ErrorOccurred", Message: msg, LastTransitionTime: now},
+		{Type: "Reconciled", Status: metav1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now},
+	}
+}
+
+func earlierProblem(reason, msg string) []metav1.Condition {
+	conds := problemConds(reason, msg)
+	for i := range conds {
+		conds[i].LastTransitionTime = earlier
+	}
+	return conds
+}
+
+func resolvedConds(reason string) []metav1.Condition {
+	return []metav1.Condition{
+		{Type: "ErrorOccurred", Status: metav1.ConditionFalse, Reason: "ErrorOccurredResolved", LastTransitionTime: now},
+		{Type: "Reconciled", Status: metav1.ConditionTrue, Reason: reason + "Resolved", LastTransitionTime: now},
+	}
+}
+
+const secretNotFoundMsg = "the secret creds referenced by the Environment resource was not found"
+
+func TestPlanEnvironment(t *testing.T) {
+	credentialsEnv := environmentWith(withCredentials)
+	claimEnv := environmentWith(withClaim)
+	managed := corev1.SecretType(managedv1alpha1.ManagedEnvironmentSecretType)
+	for _, tc := range []struct {
+		name  string
+		state state
+		want  plan
+	}{
+		{
+			name:  "credentials: the ManagedEnvironment is created, owned in the original's group, with no condition",
+			state: state{env: credentialsEnv, secret: secret("creds", managed, "k")},
+			want: plan{managedEnvironment: &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+				ObjectMeta: metav1.ObjectMeta{Name: "managed-environment-staging", Namespace: ns,
+					OwnerReferences: []metav1.OwnerReference{ownerOf(credentialsEnv)}},
+				Spec: credentialsSpec,
+			}},
+		},
+		{
+			name: "credentials: an up-to-date ManagedEnvironment is left alone",
+			state: state{env: credentialsEnv, secret: secret("creds", managed, "k"),
+				managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec)},
+		},
+		{
+			name: "credentials: a changed field updates the ManagedEnvironment",
+			state: state{env: credentialsEnv, secret: secret("creds", managed, "k"),
+				managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), targetSpec)},
+			want: plan{managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec)},
+		},
+		{
+			name: "credentials: empty and missing namespaces are the same",
+			state: state{env: environmentWith(func(e *appstudiov1alpha1.Environment) {
+				withCredentials(e)
+				e.Spec.UnstableConfigurationFields.KubernetesClusterCredentials.Namespaces = []string{}
+			}), secret: secret("creds", managed, "k"),
+				managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), func() managedv1alpha1.ManagedEnvironmentSpec {
+					s := credentialsSpec
+					s.Namespaces = nil
+					return s
+				}())},
+		},
+		{
+			name: "credentials: the ManagedEnvironment of an earlier Environment of the name is taken over",
+			state: state{env: credentialsEnv, secret: secret("creds", managed, "k"),
+				managedEnvironment: managedEnvironment(metav1.OwnerReference{APIVersion: "managed-gitops.redhat.com/v1alpha1", Kind: "Environment",
+					Name: "staging", UID: "old-uid"}, credentialsSpec)},
+			want: plan{managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec)},
+		},
+		{
+			name:  "credentials: a missing Secret is SecretNotFound, with the original's message",
+			state: state{env: credentialsEnv, managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec)},
+			want: plan{conditions: problemConds("SecretNotFound", secretNotFoundMsg),
+				problem: &problem{"SecretNotFound", secretNotFoundMsg}},
+		},
+		{
+			name: "credentials: a problem already reported is not reported again",
+			state: state{env: environmentWith(func(e *appstudiov1alpha1.Environment) {
+				withCredentials(e)
+				e.Status.Conditions = earlierProblem("SecretNotFound", secretNotFoundMsg)
+			})},
+		},
+		{
+			name: "credentials: the Secret appears: SecretNotFoundResolved, with no message",
+			state: state{env: environmentWith(func(e *appstudiov1alpha1.Environment) {
+				withCredentials(e)
+				e.Status.Conditions = earlierProblem("SecretNotFound", secretNotFoundMsg)
+			}), secret: secret("creds", managed, "k"), managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec)},
+			want: plan{conditions: resolvedConds("SecretNotFound")},
+		},
+		{
+			name: "credentials: another problem replaces the one reported",
+			state: state{env: environmentWith(func(e *appstudiov1alpha1.Environment) {
+				withClaim(e)
+				e.Status.Conditions = earlierProblem("SecretNotFound", secretNotFoundMsg)
+			})},
+			want: plan{
+				conditions: []metav1.Condition{
+					{Type: "ErrorOccurred", Status: metav1.ConditionTrue, Reason: "ErrorOccurred", Message: msgClaimNotFound, LastTransitionTime: earlier},
+					{Type: "Reconciled", Status: metav1.ConditionFalse, Reason: "DeploymentTargetClaimNotFound", Message: msgClaimNotFound, LastTransitionTime: earlier},
+				},
+				problem: &problem{"DeploymentTargetClaimNotFound", msgClaimNotFound},
+			},
+		},
+		{
+			name: "both a claim and credentials: InvalidEnvironment, and the ManagedEnvironment stays",
+			state: state{env: environmentWith(func(e *appstudiov1alpha1.Environment) { withClaim(e); withCredentials(e) }),
+				secret: secret("creds", managed, "k"), managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), targetSpec)},
+			want: plan{conditions: problemConds("InvalidEnvironment", msgInvalidEnvironment),
+				problem: &problem{"InvalidEnvironment", msgInvalidEnvironment}},
+		},
+		{
+			name:  "claim: missing is DeploymentTargetClaimNotFound",
+			state: state{env: claimEnv},
+			want: plan{conditions: problemConds("DeploymentTargetClaimNotFound", msgClaimNotFound),
+				problem: &problem{"DeploymentTargetClaimNotFound", msgClaimNotFound}},
+		},
+		{
+			name: "claim: not Bound yet waits, and an earlier problem is resolved",
+			state: state{env: environmentWith(func(e *appstudiov1alpha1.Environment) {
+				withClaim(e)
+				e.Status.Conditions = earlierProblem("DeploymentTargetClaimNotFound", msgClaimNotFound)
+			}), claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhasePending, "")},
+			want: plan{conditions: resolvedConds("DeploymentTargetClaimNotFound")},
+		},
+		{
+			name:  "claim: not Bound, no problem before: nothing to do",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhasePending, "")},
+		},
+		{
+			name:  "claim: Bound without a target is DeploymentTargetNotFound with the lookup's message",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"), targetProblem: msgTargetMissing},
+			want: plan{conditions: problemConds("DeploymentTargetNotFound", msgTargetMissing),
+				problem: &problem{"DeploymentTargetNotFound", msgTargetMissing}},
+		},
+		{
+			name: "claim: a managed-environment Secret of the target is used as it is, with the target's namespace",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), secret: secret("space-secret", managed, "k")},
+			want: plan{managedEnvironment: &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+				ObjectMeta: metav1.ObjectMeta{Name: "managed-environment-staging", Namespace: ns,
+					OwnerReferences: []metav1.OwnerReference{ownerOf(claimEnv)}},
+				Spec: targetSpec,
+			}},
+		},
+		{
+			name: "claim: a target without a default namespace limits no namespace",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", ""), secret: secret("space-secret", managed, "k"),
+				managedEnvironment: managedEnvironment(ownerOf(claimEnv), func() managedv1alpha1.ManagedEnvironmentSpec {
+					s := targetSpec
+					s.Namespaces = nil
+					return s
+				}())},
+		},
+		{
+			name: "claim: an Opaque Secret is copied, and the ManagedEnvironment points at the copy",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), secret: secret("space-secret", corev1.SecretTypeOpaque, "k")},
+			want: plan{
+				copy: copyOf(claimEnv, "k"),
+				managedEnvironment: &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+					ObjectMeta: metav1.ObjectMeta{Name: "managed-environment-staging", Namespace: ns,
+						OwnerReferences: []metav1.OwnerReference{ownerOf(claimEnv)}},
+					Spec: copiedSpec,
+				},
+			},
+		},
+		{
+			name: "claim: the copy follows the Secret",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), secret: secret("space-secret", corev1.SecretTypeOpaque, "new"),
+				copy: copyOf(claimEnv, "old"), managedEnvironment: managedEnvironment(ownerOf(claimEnv), copiedSpec)},
+			want: plan{copy: copyOf(claimEnv, "new")},
+		},
+		{
+			name: "claim: an up-to-date copy is left alone",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), secret: secret("space-secret", corev1.SecretTypeOpaque, "k"),
+				copy: copyOf(claimEnv, "k"), managedEnvironment: managedEnvironment(ownerOf(claimEnv), copiedSpec)},
+		},
+		{
+			name: "claim: the Secret gone is SecretNotFound, and the copy goes too",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), copy: copyOf(claimEnv, "k"), managedEnvironment: managedEnvironment(ownerOf(claimEnv), copiedSpec)},
+			want: plan{deleteCopy: true,
+				conditions: problemConds("SecretNotFound", msgSecretNotFound("space-secret")),
+				problem:    &problem{"SecretNotFound", msgSecretNotFound("space-secret")}},
+		},
+		{
+			name: "claim: a copy is no longer used once the target's Secret has the managed-environment type",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), secret: secret("space-secret", managed, "k"),
+				copy: copyOf(claimEnv, "k"), managedEnvironment: managedEnvironment(ownerOf(claimEnv), copiedSpec)},
+			want: plan{deleteCopy: true, managedEnvironment: managedEnvironment(ownerOf(claimEnv), targetSpec)},
+		},
+		{
+			name: "neither: no ManagedEnvironment; one made before goes, with its copy",
+			state: state{env: environmentWith(nil), copy: copyOf(claimEnv, "k"),
+				managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec)},
+			want: plan{deleteManagedEnvironment: true, deleteCopy: true},
+		},
+		{
+			name:  "neither: a ManagedEnvironment of the name that no Environment made is not touched",
+			state: state{env: environmentWith(nil), managedEnvironment: managedEnvironment(metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "staging"}, credentialsSpec)},
+		},
+		{
+			name:  "neither: an earlier problem is resolved",
+			state: state{env: environmentWith(withConditions(earlierProblem("InvalidEnvironment", msgInvalidEnvironment)...))},
+			want:  plan{conditions: resolvedConds("InvalidEnvironment")},
+		},
+		{
+			name: "Environment gone: its ManagedEnvironment and copy are deleted",
+			state: state{name: "staging", managedEnvironment: managedEnvironment(ownerOf(credentialsEnv), credentialsSpec),
+				copy: copyOf(claimEnv, "k")},
+			want: plan{deleteManagedEnvironment: true, deleteCopy: true},
+		},
+		{
+			name:  "Environment gone: a ManagedEnvironment made for another Environment stays",
+			state: state{name: "staging", managedEnvironment: managedEnvironment(ownerOf(environmentWith(func(e *appstudiov1alpha1.Environment) { e.Name = "prod" })), credentialsSpec)},
+		},
+		{
+			name:  "Environment gone, nothing left: nothing to do",
+			state: state{name: "staging"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.state.name == "" && tc.state.env != nil {
+				tc.state.name = tc.state.env.Name
+			}
+			got := planEnvironment(tc.state, now)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("plan\n got %s\nwant %s", describe(got), describe(tc.want))
+			}
+		})
+	}
+}
+
+func TestBoundTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		targetName  string
+		targets     []*appstudiov1alpha1.DeploymentTarget
+		want        string
+		wantProblem string
+	}{
+		{name: "named and claiming it", targetName: "dt", targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "claim", "")}, want: "dt"},
+		{name: "named, claiming nothing", targetName: "dt", targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "", "")}, want: "dt"},
+		{name: "named, missing", targetName: "dt", wantProblem: msgTargetMissing},
+		{name: "named, claiming another claim", targetName: "dt", targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "other", "")},
+			wantProblem: msgTargetConflict},
+		{name: "named one wins over others claiming the claim", targetName: "dt",
+			targets: []*appstudiov1alpha1.DeploymentTarget{target("stray", "claim", ""), target("dt", "claim", "")}, want: "dt"},
+		{name: "unnamed, one claiming it", targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "claim", "")}, want: "dt"},
+		{name: "unnamed, none claiming it", wantProblem: msgTargetNotBound},
+		{name: "unnamed, two claiming it",
+			targets:     []*appstudiov1alpha1.DeploymentTarget{target("a", "claim", ""), target("b", "claim", "")},
+			wantProblem: msgTargetConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, problem := boundTarget(claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, tc.targetName), tc.targets)
+			name := ""
+			if got != nil {
+				name = got.Name
+			}
+			if name != tc.want || problem != tc.wantProblem {
+				t.Errorf("boundTarget = %q, %q; want %q, %q", name, problem, tc.want, tc.wantProblem)
+			}
+		})
+	}
+}
+
+// describe is p as JSON, for failure messages.
+func describe(p plan) string {
+	out := map[string]interface{}{"copy": p.copy, "deleteCopy": p.deleteCopy, "managedEnvironment": p.managedEnvironment,
+		"deleteManagedEnvironment": p.deleteManagedEnvironment, "conditions": p.conditions}
+	if p.problem != nil {
+		out["problem"] = []string{p.problem.reason, p.problem.message}
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return string(b)
+}

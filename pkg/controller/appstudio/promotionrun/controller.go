@@ -1,0 +1,362 @@
+// Package promotionrun is the PromotionRun controller: a manual PromotionRun points the
+// SnapshotEnvironmentBinding of its Application and Environment (generated when there is none)
+// at its Snapshot, and completes once every GitOpsDeployment of the binding is Synced and
+// Healthy at the Snapshot's commit, or fails ten minutes after it started (reference §3.8).
+//
+// It watches PromotionRuns, bindings, Snapshots and GitOpsDeployments, so a promotion moves as
+// soon as what it waits for changes; the only timer is the timeout's.
+package promotionrun
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	appstudioinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/appstudio/v1alpha1"
+	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
+	appstudiolisters "github.com/gitops-service/gitops-service/pkg/generated/listers/appstudio/v1alpha1"
+	managedlisters "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
+)
+
+// Name is the controller's name in logs and metrics.
+const Name = "promotionruns"
+
+// fieldManager is the field manager of the controller's writes.
+const fieldManager = "gitops-service-agent"
+
+// Informer indexes, named after the controller: other controllers share the informers.
+const (
+	// byApplication: PromotionRuns by "namespace/application".
+	byApplication = "promotionrun.appstudio/application"
+	// byTarget: PromotionRuns by "namespace/application/environment" they promote into;
+	// SnapshotEnvironmentBindings by the same key of theirs.
+	byTarget = "promotionrun.appstudio/target"
+	// bySnapshot: PromotionRuns by "namespace/snapshot".
+	bySnapshot = "promotionrun.appstudio/snapshot"
+	// byGeneratedName: PromotionRuns by the "namespace/name" of the binding they would
+	// generate, which another binding may hold.
+	byGeneratedName = "promotionrun.appstudio/generatedName"
+)
+
+// Controller carries PromotionRuns out.
+type Controller struct {
+	*framework.Controller
+
+	gitops   versioned.Interface
+	recorder record.EventRecorder
+
+	runs         appstudiolisters.PromotionRunLister
+	runIndex     cache.Indexer
+	bindings     appstudiolisters.SnapshotEnvironmentBindingLister
+	bindingIndex cache.Indexer
+	snapshots    appstudiolisters.SnapshotLister
+	deployments  managedlisters.GitOpsDeploymentLister
+
+	now func() time.Time
+}
+
+// New wires the controller's handlers and indexes into the informers.
+func New(
+	runs appstudioinformers.PromotionRunInformer,
+	bindings appstudioinformers.SnapshotEnvironmentBindingInformer,
+	snapshots appstudioinformers.SnapshotInformer,
+	deployments managedinformers.GitOpsDeploymentInformer,
+	gitops versioned.Interface,
+	recorder record.EventRecorder,
+) (*Controller, error) {
+	c := &Controller{
+		gitops:       gitops,
+		recorder:     recorder,
+		runs:         runs.Lister(),
+		runIndex:     runs.Informer().GetIndexer(),
+		bindings:     bindings.Lister(),
+		bindingIndex: bindings.Informer().GetIndexer(),
+		snapshots:    snapshots.Lister(),
+		deployments:  deployments.Lister(),
+		now:          time.Now,
+	}
+	c.Controller = framework.NewController(Name, c.sync)
+
+	if err := runs.Informer().AddIndexers(cache.Indexers{byApplication: applicationOfRun, byTarget: targetOfRun, bySnapshot: snapshotOfRun,
+		byGeneratedName: generatedNameOfRun}); err != nil {
+		return nil, err
+	}
+	if err := bindings.Informer().AddIndexers(cache.Indexers{byTarget: targetOfBinding}); err != nil {
+		return nil, err
+	}
+
+	if _, err := runs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.Enqueue,
+		UpdateFunc: func(old, obj interface{}) {
+			c.Enqueue(obj)
+			// A run that completes lets the next of its application start.
+			if old.(*appstudiov1alpha1.PromotionRun).Status.State != appstudiov1alpha1.PromotionRunStateComplete &&
+				obj.(*appstudiov1alpha1.PromotionRun).Status.State == appstudiov1alpha1.PromotionRunStateComplete {
+				c.onRunGone(obj)
+			}
+		},
+		DeleteFunc: c.onRunGone,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := bindings.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.onBinding,
+		UpdateFunc: func(_, obj interface{}) { c.onBinding(obj) },
+		DeleteFunc: c.onBinding,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := snapshots.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.onSnapshot,
+		UpdateFunc: func(_, obj interface{}) { c.onSnapshot(obj) },
+		DeleteFunc: c.onSnapshot,
+	}); err != nil {
+		return nil, err
+	}
+	// Only a GitOpsDeployment's status tells whether a promotion is done.
+	if _, err := deployments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.onDeployment,
+		UpdateFunc: func(old, obj interface{}) {
+			if o, n := old.(*managedv1alpha1.GitOpsDeployment), obj.(*managedv1alpha1.GitOpsDeployment); o.Status.Sync != n.Status.Sync ||
+				o.Status.Health.Status != n.Status.Health.Status {
+				c.onDeployment(obj)
+			}
+		},
+		DeleteFunc: c.onDeployment,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func applicationOfRun(obj interface{}) ([]string, error) {
+	run, ok := obj.(*appstudiov1alpha1.PromotionRun)
+	if !ok {
+		return nil, nil
+	}
+	return []string{run.Namespace + "/" + run.Spec.Application}, nil
+}
+
+func targetOfRun(obj interface{}) ([]string, error) {
+	run, ok := obj.(*appstudiov1alpha1.PromotionRun)
+	if !ok || run.Spec.ManualPromotion.TargetEnvironment == "" {
+		return nil, nil
+	}
+	return []string{targetKey(run.Namespace, run.Spec.Application, run.Spec.ManualPromotion.TargetEnvironment)}, nil
+}
+
+func snapshotOfRun(obj interface{}) ([]string, error) {
+	run, ok := obj.(*appstudiov1alpha1.PromotionRun)
+	if !ok {
+		return nil, nil
+	}
+	return []string{run.Namespace + "/" + run.Spec.Snapshot}, nil
+}
+
+func generatedNameOfRun(obj interface{}) ([]string, error) {
+	run, ok := obj.(*appstudiov1alpha1.PromotionRun)
+	if !ok || run.Spec.ManualPromotion.TargetEnvironment == "" {
+		return nil, nil
+	}
+	return []string{run.Namespace + "/" + BindingName(run.Spec.Application, run.Spec.ManualPromotion.TargetEnvironment)}, nil
+}
+
+func targetOfBinding(obj interface{}) ([]string, error) {
+	b, ok := obj.(*appstudiov1alpha1.SnapshotEnvironmentBinding)
+	if !ok {
+		return nil, nil
+	}
+	return []string{targetKey(b.Namespace, b.Spec.Application, b.Spec.Environment)}, nil
+}
+
+func targetKey(namespace, application, environment string) string {
+	return namespace + "/" + application + "/" + environment
+}
+
+// enqueueRuns queues the PromotionRuns under key in index that are not Complete; a Complete
+// one has nothing left to do.
+func (c *Controller) enqueueRuns(index, key string) {
+	runs, _ := c.runIndex.ByIndex(index, key)
+	for _, obj := range runs {
+		if obj.(*appstudiov1alpha1.PromotionRun).Status.State != appstudiov1alpha1.PromotionRunStateComplete {
+			c.Enqueue(obj)
+		}
+	}
+}
+
+// onRunGone queues the runs of the application of a run that no longer holds it up.
+func (c *Controller) onRunGone(obj interface{}) {
+	run, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.PromotionRun)
+	if !ok {
+		return
+	}
+	c.enqueueRuns(byApplication, run.Namespace+"/"+run.Spec.Application)
+}
+
+func (c *Controller) onBinding(obj interface{}) {
+	b, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.SnapshotEnvironmentBinding)
+	if !ok {
+		return
+	}
+	c.enqueueRuns(byTarget, targetKey(b.Namespace, b.Spec.Application, b.Spec.Environment))
+	c.enqueueRuns(byGeneratedName, b.Namespace+"/"+b.Name)
+}
+
+func (c *Controller) onSnapshot(obj interface{}) {
+	s, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Snapshot)
+	if !ok {
+		return
+	}
+	c.enqueueRuns(bySnapshot, s.Namespace+"/"+s.Name)
+}
+
+// onDeployment queues the runs that promote into the application and Environment of a
+// binding's GitOpsDeployment, which the binding controller labels with them.
+func (c *Controller) onDeployment(obj interface{}) {
+	gd, ok := framework.UnwrapTombstone(obj).(*managedv1alpha1.GitOpsDeployment)
+	if !ok {
+		return
+	}
+	app, env := gd.Labels[appstudiov1alpha1.ApplicationLabel], gd.Labels[appstudiov1alpha1.EnvironmentLabel]
+	if app == "" || env == "" {
+		return
+	}
+	c.enqueueRuns(byTarget, targetKey(gd.Namespace, app, env))
+}
+
+// sync carries one PromotionRun key a step further.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	s, err := c.observe(namespace, name)
+	if err != nil {
+		return err
+	}
+	p := planPromotion(s, metav1.NewTime(c.now()))
+	if err := c.act(ctx, s, p); err != nil {
+		return err
+	}
+	if p.recheckAfter > 0 {
+		c.Queue.AddAfter(key, p.recheckAfter)
+	}
+	return nil
+}
+
+// observe gathers the state of one PromotionRun from the informers' caches.
+func (c *Controller) observe(namespace, name string) (state, error) {
+	var s state
+	var err error
+	if s.run, err = orNil(c.runs.PromotionRuns(namespace).Get(name)); err != nil || s.run == nil {
+		return s, err
+	}
+	run := s.run
+	siblings, err := c.runIndex.ByIndex(byApplication, namespace+"/"+run.Spec.Application)
+	if err != nil {
+		return s, err
+	}
+	for _, obj := range siblings {
+		s.siblings = append(s.siblings, obj.(*appstudiov1alpha1.PromotionRun))
+	}
+	if s.snapshot, err = orNil(c.snapshots.Snapshots(namespace).Get(run.Spec.Snapshot)); err != nil {
+		return s, err
+	}
+	env := run.Spec.ManualPromotion.TargetEnvironment
+	if env == "" {
+		return s, nil
+	}
+	bindings, err := c.bindingIndex.ByIndex(byTarget, targetKey(namespace, run.Spec.Application, env))
+	if err != nil {
+		return s, err
+	}
+	// The storage keeps one binding per application and Environment; should an older object
+	// break that, the choice is at least stable.
+	sort.Slice(bindings, func(i, j int) bool {
+		return bindings[i].(*appstudiov1alpha1.SnapshotEnvironmentBinding).Name < bindings[j].(*appstudiov1alpha1.SnapshotEnvironmentBinding).Name
+	})
+	if len(bindings) == 0 {
+		s.occupant, err = orNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(BindingName(run.Spec.Application, env)))
+		return s, err
+	}
+	s.binding = bindings[0].(*appstudiov1alpha1.SnapshotEnvironmentBinding)
+	s.deployments = map[string]*managedv1alpha1.GitOpsDeployment{}
+	for _, d := range s.binding.Status.GitOpsDeployments {
+		gd, err := orNil(c.deployments.GitOpsDeployments(namespace).Get(d.GitOpsDeployment))
+		if err != nil {
+			return s, err
+		}
+		if gd != nil {
+			s.deployments[gd.Name] = gd
+		}
+	}
+	return s, nil
+}
+
+// act carries out p for the PromotionRun of s, recording an Event on it for each write.
+func (c *Controller) act(ctx context.Context, s state, p plan) error {
+	run := s.run
+	ns := run.Namespace
+	bindings := c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
+	if p.createBinding != nil {
+		_, err := bindings.Create(ctx, p.createBinding, metav1.CreateOptions{FieldManager: fieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			// The cache has yet to show it; its add event brings the run back, whichever
+			// application and Environment it binds.
+			klog.V(2).InfoS("binding exists already", "promotionRun", klog.KObj(run), "binding", p.createBinding.Name)
+			return nil
+		}
+		if err != nil {
+			c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingCreateFailed, "Creating SnapshotEnvironmentBinding %s: %v", p.createBinding.Name, err)
+			return fmt.Errorf("creating SnapshotEnvironmentBinding %s/%s: %w", ns, p.createBinding.Name, err)
+		}
+		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingCreated, "Created SnapshotEnvironmentBinding %s for Snapshot %s",
+			p.createBinding.Name, run.Spec.Snapshot)
+	}
+	if p.updateBinding != nil {
+		if _, err := bindings.Update(ctx, p.updateBinding, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			if !apierrors.IsConflict(err) {
+				c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingUpdateFailed, "Pointing SnapshotEnvironmentBinding %s at Snapshot %s: %v",
+					p.updateBinding.Name, run.Spec.Snapshot, err)
+			}
+			return fmt.Errorf("updating SnapshotEnvironmentBinding %s/%s: %w", ns, p.updateBinding.Name, err)
+		}
+		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingUpdated, "Pointed SnapshotEnvironmentBinding %s at Snapshot %s",
+			p.updateBinding.Name, run.Spec.Snapshot)
+	}
+	if p.status != nil {
+		upd := run.DeepCopy()
+		upd.Status = *p.status
+		_, err := c.gitops.AppStudioV1alpha1().PromotionRuns(ns).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+		if apierrors.IsNotFound(err) {
+			return nil // nothing is left to report to
+		}
+		if err != nil {
+			return fmt.Errorf("updating the status of PromotionRun %s/%s: %w", ns, run.Name, err)
+		}
+		for _, e := range p.events {
+			c.recorder.Event(run, e.eventType, e.reason, e.message)
+		}
+	}
+	return nil
+}
+
+// orNil is obj, or nil for NotFound.
+func orNil[T any](obj *T, err error) (*T, error) {
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}

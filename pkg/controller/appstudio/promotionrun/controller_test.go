@@ -1,0 +1,341 @@
+package promotionrun
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
+	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+)
+
+// fixture is the controller over a fake clientset, with its informers running; tests call
+// sync directly, once the caches show what they wrote.
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	gitops *fake.Clientset
+	events *record.FakeRecorder
+	c      *Controller
+	clock  time.Time
+}
+
+func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &fixture{t: t, ctx: ctx, gitops: fake.NewSimpleClientset(objs...), events: record.NewFakeRecorder(100), clock: now.Time}
+	factory := externalversions.NewSharedInformerFactory(f.gitops, 0)
+	appstudio := factory.AppStudio().V1alpha1()
+	var err error
+	f.c, err = New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(),
+		factory.ManagedGitops().V1alpha1().GitOpsDeployments(), f.gitops, f.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c.now = func() time.Time { return f.clock }
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("cache of %v did not sync", typ)
+		}
+	}
+	return f
+}
+
+// eventually waits for cond, which reads the caches.
+func (f *fixture) eventually(what string, cond func() bool) {
+	f.t.Helper()
+	if err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	}); err != nil {
+		f.t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func (f *fixture) sync(name string) {
+	f.t.Helper()
+	if err := f.c.sync(f.ctx, ns+"/"+name); err != nil {
+		f.t.Fatalf("sync: %v", err)
+	}
+}
+
+// drain empties the queue and returns the keys it held, once the handlers have run.
+func (f *fixture) drain() []string {
+	time.Sleep(50 * time.Millisecond) // the handlers run on the informers' goroutines
+	var keys []string
+	for f.c.Queue.Len() > 0 {
+		k, _ := f.c.Queue.Get()
+		f.c.Queue.Done(k)
+		f.c.Queue.Forget(k)
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// awaitQueued waits until the handlers queue key, and empties the queue.
+func (f *fixture) awaitQueued(key string) {
+	f.t.Helper()
+	var seen []string
+	f.eventually(key+" queued", func() bool {
+		for f.c.Queue.Len() > 0 {
+			k, _ := f.c.Queue.Get()
+			f.c.Queue.Done(k)
+			f.c.Queue.Forget(k)
+			seen = append(seen, k)
+		}
+		for _, k := range seen {
+			if k == key {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func (f *fixture) run(name string) *appstudiov1alpha1.PromotionRun {
+	f.t.Helper()
+	r, err := f.gitops.AppStudioV1alpha1().PromotionRuns(ns).Get(f.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+// awaitRunCache waits for the cache to show the run as the server has it.
+func (f *fixture) awaitRunCache(name string) {
+	f.t.Helper()
+	want := f.run(name)
+	f.eventually("the PromotionRun in the cache", func() bool {
+		got, err := f.c.runs.PromotionRuns(ns).Get(name)
+		return err == nil && jsonEqual(got.Status, want.Status)
+	})
+}
+
+func (f *fixture) binding(name string) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+	f.t.Helper()
+	b, err := f.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).Get(f.ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// expectEvents checks the Events recorded since the last call.
+func (f *fixture) expectEvents(want ...string) {
+	f.t.Helper()
+	var got []string
+	for {
+		select {
+		case e := <-f.events.Events:
+			got = append(got, e)
+			continue
+		default:
+		}
+		break
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		f.t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestPromotionThroughAGeneratedBinding(t *testing.T) {
+	f := newFixture(t, promotionRun(), snapshot("api"))
+	key := ns + "/promote"
+
+	step := t.Log
+	step("no binding: one is generated from the Snapshot, and the step starts")
+	f.sync("promote")
+	b := f.binding("app-staging-generated-binding")
+	if b == nil {
+		t.Fatal("no binding generated")
+	}
+	if b.Spec.Application != "app" || b.Spec.Environment != "staging" || b.Spec.Snapshot != "snap-2" ||
+		len(b.Spec.Components) != 1 || b.Spec.Components[0].Name != "api" ||
+		b.Labels["appstudio.application"] != "app" || b.Labels["appstudio.environment"] != "staging" || len(b.OwnerReferences) != 0 {
+		t.Errorf("binding %+v", b)
+	}
+	r := f.run("promote")
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateActive || strings.Join(r.Status.ActiveBindings, ",") != "app-staging-generated-binding" ||
+		!r.Status.PromotionStartTime.Equal(&now) || len(r.Status.EnvironmentStatus) != 1 ||
+		r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForDeployments+" (step started "+nowText+")" {
+		t.Errorf("status %+v", r.Status)
+	}
+	f.expectEvents(
+		"Normal BindingCreated Created SnapshotEnvironmentBinding app-staging-generated-binding for Snapshot snap-2",
+		"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-generated-binding")
+	f.awaitQueued(key) // the binding's add, the run's update
+
+	step("the binding controller and application-service report; the GitOpsDeployment syncs but is not yet Healthy")
+	b.Status = binding("snap-2", "api").Status
+	b.Status.GitOpsRepoConditions[0].ObservedGeneration = b.Generation
+	if _, err := f.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).UpdateStatus(f.ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitQueued(key)
+	gd := deployment("api", synced, degraded, "new-api")
+	if _, err := f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(f.ctx, gd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitQueued(key)
+	f.awaitRunCache("promote")
+	f.sync("promote")
+	r = f.run("promote")
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateWaiting ||
+		r.Status.EnvironmentStatus[0].DisplayStatus != "Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api (step started "+nowText+")" {
+		t.Errorf("status %+v", r.Status)
+	}
+	f.expectEvents()
+
+	step("the GitOpsDeployment becomes Healthy: its event brings the run back, which succeeds")
+	f.awaitQueued(key) // the run's own update
+	f.clock = now.Add(2 * time.Minute)
+	gd.Status.Health.Status = healthy
+	if _, err := f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).UpdateStatus(f.ctx, gd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitQueued(key)
+	f.awaitRunCache("promote")
+	f.sync("promote")
+	r = f.run("promote")
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateComplete || r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess ||
+		r.Status.EnvironmentStatus[0].Status != appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess ||
+		r.Status.EnvironmentStatus[0].DisplayStatus != "All GitOpsDeployments are Synced/Healthy (step started "+nowText+", ended 2026-01-02T03:03:00Z)" {
+		t.Errorf("status %+v", r.Status)
+	}
+	f.expectEvents(
+		"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+		"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging")
+
+	step("Complete: ignored")
+	f.awaitRunCache("promote")
+	f.sync("promote")
+	f.expectEvents()
+	if got := f.run("promote"); got.ResourceVersion != r.ResourceVersion {
+		t.Error("a Complete run was written")
+	}
+}
+
+func TestExistingBindingIsPointedAndTimesOut(t *testing.T) {
+	old := binding("snap-1", "api")
+	f := newFixture(t, promotionRun(), snapshot("api"), old, deployment("api", synced, healthy, "new-api"))
+
+	f.sync("promote")
+	if b := f.binding("app-staging-binding"); b.Spec.Snapshot != "snap-2" {
+		t.Errorf("binding at %q, want snap-2", b.Spec.Snapshot)
+	}
+	// Synced and Healthy, but at the commits generated before the binding was pointed.
+	r := f.run("promote")
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateActive ||
+		r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForRepository("app-staging-binding", "snap-2")+" (step started "+nowText+")" {
+		t.Errorf("status %+v", r.Status)
+	}
+	f.expectEvents(
+		"Normal BindingUpdated Pointed SnapshotEnvironmentBinding app-staging-binding at Snapshot snap-2",
+		"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding")
+
+	// Ten minutes on, the timer brings the run back.
+	f.awaitRunCache("promote")
+	f.eventually("the binding in the cache", func() bool {
+		b, err := f.c.bindings.SnapshotEnvironmentBindings(ns).Get("app-staging-binding")
+		return err == nil && b.Spec.Snapshot == "snap-2"
+	})
+	f.clock = now.Add(Timeout)
+	f.sync("promote")
+	r = f.run("promote")
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateComplete || r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultFailure ||
+		len(r.Status.Conditions) != 1 || r.Status.Conditions[0].Message != msgTimedOut {
+		t.Errorf("status %+v", r.Status)
+	}
+	f.expectEvents(
+		"Warning StepEnded Step 1 (Environment staging) failed: Promotion Failed. Could not be completed in 10 Minutes.",
+		"Warning PromotionFailed Promotion Failed. Could not be completed in 10 Minutes.")
+}
+
+func TestOneActivePromotionPerApplicationPerNamespace(t *testing.T) {
+	second := promotionRun(func(r *appstudiov1alpha1.PromotionRun) { r.Name, r.CreationTimestamp = "second", now })
+	elsewhere := promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+		r.Name, r.Namespace, r.CreationTimestamp = "second", "elsewhere", now
+	})
+	f := newFixture(t, promotionRun(), second, elsewhere, snapshot("api"), binding("snap-2", "api"))
+
+	f.sync("second")
+	if c := f.run("second").Status.Conditions; len(c) != 1 || c[0].Message != msgActivePromotion || c[0].Status != "True" {
+		t.Errorf("conditions %+v", c)
+	}
+	f.expectEvents("Warning ActivePromotionExists PromotionRun promote of Application app is still active; only one PromotionRun per Application may be")
+
+	// The run of another namespace is not held up by this one's: it goes on to look for its
+	// Snapshot, of which its namespace has none.
+	if err := f.c.sync(f.ctx, "elsewhere/second"); err != nil {
+		t.Fatal(err)
+	}
+	f.expectEvents("Warning SnapshotNotFound Snapshot: snap-2 referred in Binding: app-staging-generated-binding does not exist.")
+
+	// The first completes: its update brings the second back.
+	f.drain()
+	first := f.run("promote")
+	first.Status.State = appstudiov1alpha1.PromotionRunStateComplete
+	if _, err := f.gitops.AppStudioV1alpha1().PromotionRuns(ns).UpdateStatus(f.ctx, first, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitQueued(ns + "/second")
+	f.awaitRunCache("promote")
+	f.awaitRunCache("second")
+	f.sync("second")
+	if r := f.run("second"); r.Status.State == "" || r.Status.Conditions[0].Status != "False" {
+		t.Errorf("the second run did not proceed: %+v", r.Status)
+	}
+}
+
+func TestEventsQueueTheRunsThatWaitOnThem(t *testing.T) {
+	done := promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+		r.Name, r.Status.State = "done", appstudiov1alpha1.PromotionRunStateComplete
+	})
+	other := promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+		r.Name, r.Spec.Application, r.Spec.Snapshot = "other", "other", "other-snap"
+	})
+	f := newFixture(t, promotionRun(), done, other)
+	f.drain() // the adds of the start
+	otherBinding := binding("snap-2", "api")
+	otherBinding.Spec.Application = "third"
+	unlabelled := deployment("api", synced, healthy, "")
+	unlabelled.Labels = nil
+	for _, tc := range []struct {
+		name  string
+		event func(*Controller)
+		want  string
+	}{
+		{"the binding of the run's application and Environment", func(c *Controller) { c.onBinding(binding("snap-1", "api")) }, ns + "/promote"},
+		{"a deleted binding, as a tombstone", func(c *Controller) {
+			c.onBinding(cache.DeletedFinalStateUnknown{Key: ns + "/app-staging-binding", Obj: binding("snap-1", "api")})
+		}, ns + "/promote"},
+		{"another application's binding", func(c *Controller) { c.onBinding(otherBinding) }, ""},
+		{"another application's binding of the name the run would generate", func(c *Controller) {
+			occupant := otherBinding.DeepCopy()
+			occupant.Name = "app-staging-generated-binding"
+			c.onBinding(occupant)
+		}, ns + "/promote"},
+		{"the run's Snapshot", func(c *Controller) { c.onSnapshot(snapshot()) }, ns + "/promote"},
+		{"a GitOpsDeployment of the binding", func(c *Controller) { c.onDeployment(deployment("api", synced, healthy, "")) }, ns + "/promote"},
+		{"a GitOpsDeployment of no binding", func(c *Controller) { c.onDeployment(unlabelled) }, ""},
+		{"a run of the application that is gone", func(c *Controller) { c.onRunGone(done) }, ns + "/promote"},
+	} {
+		tc.event(f.c)
+		if got := strings.Join(f.drain(), ","); got != tc.want {
+			t.Errorf("%s queued %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,453 @@
+package promotionrun
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// Timeout is how long a promotion may take from the moment its binding is pointed at the
+// Snapshot (PromotionRunTimeOutLimit of the original).
+const Timeout = 10 * time.Minute
+
+// The labels of a generated binding, as the original service and application-service set them.
+const (
+	bindingApplicationLabel = "appstudio.application"
+	bindingEnvironmentLabel = "appstudio.environment"
+)
+
+// The messages of the PromotionRun's status, as the original service wrote them.
+const (
+	msgActivePromotion       = "Error occurred while checking for existing active promotions."
+	msgAutomatedPromotion    = "Automated promotion are not yet supported."
+	msgInvalidTarget         = "Target Environment has invalid value."
+	msgWaitingForDeployments = "Waiting for the environment binding to create all of the expected GitOpsDeployments."
+	msgSucceeded             = "All GitOpsDeployments are Synced/Healthy"
+)
+
+var msgTimedOut = fmt.Sprintf("Promotion Failed. Could not be completed in %d Minutes.", int(Timeout/time.Minute))
+
+func msgBindingChanged(old, binding string) string {
+	return "The binding changed after the PromotionRun first start. The .spec fields of the PromotionRun are immutable, " +
+		"and should not be changed after being created. old-binding: " + old + ", new-binding: " + binding
+}
+
+func msgSnapshotMissing(snapshot, binding string) string {
+	return "Snapshot: " + snapshot + " referred in Binding: " + binding + " does not exist."
+}
+
+func msgWaitingFor(deployments []string) string {
+	return "Waiting for following GitOpsDeployments to be Synced/Healthy: " + strings.Join(deployments, ", ")
+}
+
+// Messages of rules the original did not have.
+
+func msgSnapshotOfOtherApplication(snapshot, application string) string {
+	return "Snapshot: " + snapshot + " does not belong to Application: " + application + "."
+}
+
+func msgSnapshotWithoutComponents(snapshot string) string {
+	return "Snapshot: " + snapshot + " has no components to deploy."
+}
+
+func msgBindingNameTaken(binding string) string {
+	return "Binding: " + binding + " exists for another Application or Environment."
+}
+
+func msgWaitingForRepository(binding, snapshot string) string {
+	return "Waiting for the GitOps repository of Binding: " + binding + " to be generated for Snapshot: " + snapshot + "."
+}
+
+// Event reasons. Problems are Warnings.
+const (
+	EventBindingCreated        = "BindingCreated"
+	EventBindingUpdated        = "BindingUpdated"
+	EventBindingCreateFailed   = "BindingCreateFailed"
+	EventBindingUpdateFailed   = "BindingUpdateFailed"
+	EventStepStarted           = "StepStarted"
+	EventStepEnded             = "StepEnded"
+	EventPromotionSucceeded    = "PromotionSucceeded"
+	EventPromotionFailed       = "PromotionFailed"
+	EventActivePromotionExists = "ActivePromotionExists"
+	EventUnsupportedPromotion  = "UnsupportedPromotion"
+	EventInvalidTarget         = "InvalidTargetEnvironment"
+	EventBindingChanged        = "BindingChanged"
+	EventBindingNameTaken      = "BindingNameTaken"
+	EventSnapshotNotFound      = "SnapshotNotFound"
+	EventSnapshotNotDeployable = "SnapshotNotDeployable"
+)
+
+// BindingName is the name of the SnapshotEnvironmentBinding a PromotionRun generates for
+// application and environment when there is none.
+func BindingName(application, environment string) string {
+	name := strings.ToLower(application + "-" + environment + "-generated-binding")
+	if len(name) > 250 {
+		sum := sha256.Sum256([]byte(name))
+		name = "generated-environment-binding-" + hex.EncodeToString(sum[:])
+	}
+	return name
+}
+
+// state is what the controller sees of one PromotionRun key.
+type state struct {
+	// run is nil once the PromotionRun is gone.
+	run *appstudiov1alpha1.PromotionRun
+	// siblings are the other PromotionRuns of run's namespace and application.
+	siblings []*appstudiov1alpha1.PromotionRun
+	// binding is the SnapshotEnvironmentBinding of run's application and target Environment,
+	// nil when there is none; occupant is the binding of the generated name when binding is
+	// nil (one of another application or Environment).
+	binding, occupant *appstudiov1alpha1.SnapshotEnvironmentBinding
+	// snapshot is run's Snapshot, nil when missing.
+	snapshot *appstudiov1alpha1.Snapshot
+	// deployments are the GitOpsDeployments that binding's status names, by name; one missing
+	// from the cache is absent.
+	deployments map[string]*managedv1alpha1.GitOpsDeployment
+}
+
+// event is a Kubernetes Event to record on the PromotionRun once its status is written.
+type event struct{ eventType, reason, message string }
+
+// plan is what to write for one PromotionRun, in this order: the binding, the PromotionRun's
+// status; then when to look again.
+type plan struct {
+	// createBinding is the binding to generate; updateBinding the existing one pointed at the
+	// Snapshot.
+	createBinding, updateBinding *appstudiov1alpha1.SnapshotEnvironmentBinding
+	// status is the PromotionRun's new status; nil leaves it as it is.
+	status *appstudiov1alpha1.PromotionRunStatus
+	// events are recorded once status is written.
+	events []event
+	// recheckAfter is when the promotion times out: the only thing no watch reports.
+	recheckAfter time.Duration
+}
+
+// planPromotion decides, from what the controller sees, what to write for one PromotionRun.
+// It is pure, so every rule can be tested without a cluster.
+//
+// The rules are the original service's (reference §3.8), checked in its order: a Complete
+// run is left alone; only the earliest run not Complete of an application in a namespace
+// proceeds; automated promotion and an empty target Environment are errors. The run then
+// finds the binding of its application and Environment, or generates one, points it at the
+// Snapshot, and waits until every GitOpsDeployment of the binding is Synced and Healthy at the
+// GitOps repository commit of the Snapshot: Success; or, ten minutes after it pointed the
+// binding, Failure. Errors are reported in the ErrorOccurred condition and leave the run where
+// it is.
+//
+// Beyond the original: the active-promotion check is per namespace (the original's spanned
+// every namespace); an OutOfSync GitOpsDeployment is waited for as one that is Synced but not
+// Healthy is (the original counted OutOfSync as deployed); one deployed at a commit older than
+// the Snapshot's is waited for too (deployedAt); the generated binding's components are the
+// Snapshot's (the original's were the Application's Components); the timeout also covers
+// the wait for the binding's GitOpsDeployments to appear; and the step's display status
+// records when the step started and ended.
+func planPromotion(s state, now metav1.Time) plan {
+	var p plan
+	run := s.run
+	if run == nil || run.Status.State == appstudiov1alpha1.PromotionRunStateComplete {
+		return p
+	}
+	st := run.Status.DeepCopy()
+	// write completes p with st, when it differs from what the run has.
+	write := func(events ...event) plan {
+		if !apiequality.Semantic.DeepEqual(*st, run.Status) {
+			p.status = st
+			p.events = events
+		}
+		return p
+	}
+	fail := func(reason, message, eventMessage string) plan {
+		if !setErrorCondition(st, message, now) {
+			return write() // already reported
+		}
+		return write(event{corev1.EventTypeWarning, reason, eventMessage})
+	}
+
+	if first := earliestActive(run, s.siblings); first != nil {
+		return fail(EventActivePromotionExists, msgActivePromotion, fmt.Sprintf(
+			"PromotionRun %s of Application %s is still active; only one PromotionRun per Application may be", first.Name, run.Spec.Application))
+	}
+	if run.Spec.AutomatedPromotion.InitialEnvironment != "" {
+		return fail(EventUnsupportedPromotion, msgAutomatedPromotion, msgAutomatedPromotion)
+	}
+	env := run.Spec.ManualPromotion.TargetEnvironment
+	if env == "" {
+		return fail(EventInvalidTarget, msgInvalidTarget, msgInvalidTarget)
+	}
+
+	binding := s.binding
+	if binding == nil {
+		name := BindingName(run.Spec.Application, env)
+		if s.occupant != nil {
+			return fail(EventBindingNameTaken, msgBindingNameTaken(name), msgBindingNameTaken(name))
+		}
+		if problem := snapshotProblem(run, s.snapshot, name); problem != "" {
+			return fail(snapshotEventReason(s.snapshot), problem, problem)
+		}
+		binding = generatedBinding(run, s.snapshot)
+		p.createBinding = binding
+	}
+	st.State = appstudiov1alpha1.PromotionRunStateActive
+	for _, old := range st.ActiveBindings {
+		if old != binding.Name {
+			p.createBinding = nil
+			return fail(EventBindingChanged, msgBindingChanged(old, binding.Name), msgBindingChanged(old, binding.Name))
+		}
+	}
+	if problem := snapshotProblem(run, s.snapshot, binding.Name); problem != "" {
+		return fail(snapshotEventReason(s.snapshot), problem, problem)
+	}
+	pointed := false
+	if binding.Spec.Snapshot != run.Spec.Snapshot {
+		binding = binding.DeepCopy()
+		binding.Spec.Snapshot = run.Spec.Snapshot
+		p.updateBinding = binding
+		pointed = true
+	}
+	if st.PromotionStartTime.IsZero() {
+		st.PromotionStartTime = now
+	}
+	st.ActiveBindings = []string{binding.Name}
+
+	var events []event
+	step, started := setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, "")
+	if started {
+		events = append(events, event{corev1.EventTypeNormal, EventStepStarted,
+			fmt.Sprintf("Step %d started: promoting Snapshot %s into Environment %s through Binding %s", step, run.Spec.Snapshot, env, binding.Name)})
+	}
+	start := st.PromotionStartTime
+	deadline := start.Add(Timeout)
+
+	waiting, onDeployments := waitingFor(binding, pointed || p.createBinding != nil, run.Spec.Snapshot, s.deployments)
+	switch {
+	case !now.Time.Before(deadline):
+		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
+		setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, ended(msgTimedOut, start, now))
+		setErrorCondition(st, msgTimedOut, now)
+		events = append(events,
+			event{corev1.EventTypeWarning, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) failed: %s", step, env, msgTimedOut)},
+			event{corev1.EventTypeWarning, EventPromotionFailed, msgTimedOut})
+	case waiting != "":
+		if onDeployments {
+			st.State = appstudiov1alpha1.PromotionRunStateWaiting
+		}
+		setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, inProgress(waiting, start))
+		clearErrorCondition(st, now)
+		p.recheckAfter = deadline.Sub(now.Time)
+	default:
+		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultSuccess
+		setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, ended(msgSucceeded, start, now))
+		clearErrorCondition(st, now)
+		events = append(events,
+			event{corev1.EventTypeNormal, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) succeeded: %s", step, env, msgSucceeded)},
+			event{corev1.EventTypeNormal, EventPromotionSucceeded, fmt.Sprintf("Promoted Snapshot %s into Environment %s", run.Spec.Snapshot, env)})
+	}
+	return write(events...)
+}
+
+// earliestActive is the PromotionRun among siblings, not Complete, that was created before run
+// (the earlier name first among those created in the same second), or nil.
+func earliestActive(run *appstudiov1alpha1.PromotionRun, siblings []*appstudiov1alpha1.PromotionRun) *appstudiov1alpha1.PromotionRun {
+	var first *appstudiov1alpha1.PromotionRun
+	for _, o := range siblings {
+		if o.Namespace != run.Namespace || o.Spec.Application != run.Spec.Application || o.Name == run.Name ||
+			o.Status.State == appstudiov1alpha1.PromotionRunStateComplete || !createdBefore(o, run) {
+			continue
+		}
+		if first == nil || createdBefore(o, first) {
+			first = o
+		}
+	}
+	return first
+}
+
+func createdBefore(a, b *appstudiov1alpha1.PromotionRun) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// snapshotProblem is why run cannot deploy snapshot through the binding named binding, or "".
+func snapshotProblem(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot, binding string) string {
+	switch {
+	case snapshot == nil:
+		return msgSnapshotMissing(run.Spec.Snapshot, binding)
+	case snapshot.Spec.Application != run.Spec.Application:
+		return msgSnapshotOfOtherApplication(snapshot.Name, run.Spec.Application)
+	case len(snapshot.Spec.Components) == 0:
+		return msgSnapshotWithoutComponents(snapshot.Name)
+	}
+	return ""
+}
+
+func snapshotEventReason(snapshot *appstudiov1alpha1.Snapshot) string {
+	if snapshot == nil {
+		return EventSnapshotNotFound
+	}
+	return EventSnapshotNotDeployable
+}
+
+// generatedBinding is the binding that deploys run's Snapshot into its Environment: one
+// component per component of the Snapshot, which is what is promoted. It has no owner: the
+// deployment must outlive the run.
+func generatedBinding(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+	app, env := run.Spec.Application, run.Spec.ManualPromotion.TargetEnvironment
+	labels := map[string]string{}
+	// A name too long for a label value cannot be a label; the original failed to create the
+	// binding then.
+	for k, v := range map[string]string{bindingApplicationLabel: app, bindingEnvironmentLabel: env} {
+		if len(validation.IsValidLabelValue(v)) == 0 {
+			labels[k] = v
+		}
+	}
+	b := &appstudiov1alpha1.SnapshotEnvironmentBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: BindingName(app, env), Namespace: run.Namespace, Labels: labels},
+		Spec: appstudiov1alpha1.SnapshotEnvironmentBindingSpec{
+			Application: app,
+			Environment: env,
+			Snapshot:    run.Spec.Snapshot,
+			Components:  []appstudiov1alpha1.BindingComponent{},
+		},
+	}
+	for _, c := range snapshot.Spec.Components {
+		b.Spec.Components = append(b.Spec.Components, appstudiov1alpha1.BindingComponent{Name: c.Name})
+	}
+	return b
+}
+
+// waitingFor is what the promotion through binding still waits for, "" when every
+// GitOpsDeployment of the binding runs snapshot; onDeployments tells whether it waits for
+// GitOpsDeployments to sync. pointed means binding is being pointed at snapshot now.
+//
+// A GitOpsDeployment runs the Snapshot when it is Synced and Healthy at the commit that
+// application-service generated for its component from the Snapshot: its status.sync.revision
+// equals the binding's status.components[component].gitopsRepository.commitID. That commit is
+// the Snapshot's only once application-service has generated the repository for the binding's
+// current spec, which it reports in the last of the binding's gitopsRepoConditions: True, with
+// observedGeneration at least the binding's generation. Until then the commit IDs are those of
+// the Snapshot deployed before, at which the GitOpsDeployments may well be Synced and Healthy.
+// The GitOpsDeployments themselves are read, not the binding's copy of their status
+// (status.gitopsDeployments), which lags them; the copy only names them.
+func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed bool, snapshot string,
+	deployments map[string]*managedv1alpha1.GitOpsDeployment) (waiting string, onDeployments bool) {
+	byComponent := map[string]appstudiov1alpha1.BindingStatusGitOpsDeployment{}
+	for _, d := range binding.Status.GitOpsDeployments {
+		byComponent[d.ComponentName] = d
+	}
+	for _, c := range binding.Spec.Components {
+		if _, ok := byComponent[c.Name]; !ok {
+			return msgWaitingForDeployments, false
+		}
+	}
+	if len(binding.Status.GitOpsDeployments) != len(binding.Spec.Components) {
+		return msgWaitingForDeployments, false
+	}
+	conds := binding.Status.GitOpsRepoConditions
+	if pointed || len(conds) == 0 || conds[len(conds)-1].Status != metav1.ConditionTrue ||
+		conds[len(conds)-1].ObservedGeneration < binding.Generation {
+		return msgWaitingForRepository(binding.Name, snapshot), false
+	}
+	commits := map[string]string{}
+	for _, c := range binding.Status.Components {
+		commits[c.Name] = c.GitOpsRepository.CommitID
+	}
+	var names []string
+	for _, d := range binding.Status.GitOpsDeployments {
+		if !deployedAt(deployments[d.GitOpsDeployment], commits[d.ComponentName]) {
+			names = append(names, d.GitOpsDeployment)
+		}
+	}
+	if len(names) == 0 {
+		return "", false
+	}
+	sort.Strings(names)
+	return msgWaitingFor(names), true
+}
+
+// deployedAt tells whether gd is Synced and Healthy at commit. OutOfSync is not deployed,
+// whatever its health.
+func deployedAt(gd *managedv1alpha1.GitOpsDeployment, commit string) bool {
+	return gd != nil && commit != "" &&
+		gd.Status.Sync.Status == managedv1alpha1.SyncStatusCodeSynced &&
+		gd.Status.Health.Status == managedv1alpha1.HealthStatusCodeHealthy &&
+		gd.Status.Sync.Revision == commit
+}
+
+// setEnvironmentStatus sets the status of env's step in st; displayStatus "" keeps the one it
+// has. A new step is numbered after the highest; started tells whether it is new.
+func setEnvironmentStatus(st *appstudiov1alpha1.PromotionRunStatus, env string, status appstudiov1alpha1.PromotionRunEnvironmentStatusField,
+	displayStatus string) (step int32, started bool) {
+	for i := range st.EnvironmentStatus {
+		if e := &st.EnvironmentStatus[i]; e.EnvironmentName == env {
+			e.Status = status
+			if displayStatus != "" {
+				e.DisplayStatus = displayStatus
+			}
+			return e.Step, false
+		}
+	}
+	for _, e := range st.EnvironmentStatus {
+		step = max(step, e.Step)
+	}
+	step++
+	st.EnvironmentStatus = append(st.EnvironmentStatus, appstudiov1alpha1.PromotionRunEnvironmentStatus{
+		Step: step, EnvironmentName: env, Status: status, DisplayStatus: displayStatus,
+	})
+	return step, true
+}
+
+// The API has no fields for when a step started and ended, so the display status says.
+
+func inProgress(message string, start metav1.Time) string {
+	return fmt.Sprintf("%s (step started %s)", message, start.UTC().Format(time.RFC3339))
+}
+
+func ended(message string, start, end metav1.Time) string {
+	return fmt.Sprintf("%s (step started %s, ended %s)", message, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))
+}
+
+// setErrorCondition reports message in st's ErrorOccurred condition; false when it already
+// did.
+func setErrorCondition(st *appstudiov1alpha1.PromotionRunStatus, message string, now metav1.Time) bool {
+	return setCondition(st, appstudiov1alpha1.PromotionRunConditionStatusTrue, appstudiov1alpha1.PromotionRunReasonErrorOccurred, message, now)
+}
+
+// clearErrorCondition sets st's ErrorOccurred condition False, with no reason or message, as
+// the original did once a run proceeded.
+func clearErrorCondition(st *appstudiov1alpha1.PromotionRunStatus, now metav1.Time) {
+	setCondition(st, appstudiov1alpha1.PromotionRunConditionStatusFalse, "", "", now)
+}
+
+// setCondition sets st's ErrorOccurred condition; false when it already was so. Its probe
+// time moves only with a change: refreshing it on every look would write the status forever.
+func setCondition(st *appstudiov1alpha1.PromotionRunStatus, status appstudiov1alpha1.PromotionRunConditionStatus,
+	reason appstudiov1alpha1.PromotionRunReasonType, message string, now metav1.Time) bool {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if c.Type != appstudiov1alpha1.PromotionRunConditionErrorOccurred {
+			continue
+		}
+		if c.Status == status && c.Reason == reason && c.Message == message {
+			return false
+		}
+		c.Status, c.Reason, c.Message, c.LastProbeTime, c.LastTransitionTime = status, reason, message, now, now.DeepCopy()
+		return true
+	}
+	st.Conditions = append(st.Conditions, appstudiov1alpha1.PromotionRunCondition{
+		Type: appstudiov1alpha1.PromotionRunConditionErrorOccurred, Status: status, Reason: reason, Message: message,
+		LastProbeTime: now, LastTransitionTime: now.DeepCopy(),
+	})
+	return true
+}

@@ -1,0 +1,546 @@
+package promotionrun
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+const ns = "tenant"
+
+var (
+	started = metav1.NewTime(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+	now     = metav1.NewTime(started.Add(time.Minute))
+	late    = metav1.NewTime(started.Add(Timeout))
+	earlier = metav1.NewTime(started.Add(-time.Hour))
+)
+
+const (
+	startedText = "2026-01-02T03:00:00Z"
+	nowText     = "2026-01-02T03:01:00Z"
+	lateText    = "2026-01-02T03:10:00Z"
+)
+
+func promotionRun(mutate ...func(*appstudiov1alpha1.PromotionRun)) *appstudiov1alpha1.PromotionRun {
+	r := &appstudiov1alpha1.PromotionRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "promote", Namespace: ns, UID: "run-uid", CreationTimestamp: earlier},
+		Spec: appstudiov1alpha1.PromotionRunSpec{
+			Snapshot: "snap-2", Application: "app",
+			ManualPromotion: appstudiov1alpha1.ManualPromotionConfiguration{TargetEnvironment: "staging"},
+		},
+	}
+	for _, m := range mutate {
+		m(r)
+	}
+	return r
+}
+
+// underway is a run that pointed its binding at the Snapshot at started.
+func underway(r *appstudiov1alpha1.PromotionRun) {
+	r.Status = appstudiov1alpha1.PromotionRunStatus{
+		State:              appstudiov1alpha1.PromotionRunStateActive,
+		ActiveBindings:     []string{"app-staging-binding"},
+		PromotionStartTime: started,
+		EnvironmentStatus: []appstudiov1alpha1.PromotionRunEnvironmentStatus{{
+			Step: 1, EnvironmentName: "staging", Status: appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress,
+			DisplayStatus: msgWaitingForDeployments + " (step started " + startedText + ")",
+		}},
+	}
+}
+
+func snapshot(components ...string) *appstudiov1alpha1.Snapshot {
+	s := &appstudiov1alpha1.Snapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: "snap-2", Namespace: ns},
+		Spec:       appstudiov1alpha1.SnapshotSpec{Application: "app"},
+	}
+	for _, c := range components {
+		s.Spec.Components = append(s.Spec.Components, appstudiov1alpha1.SnapshotComponent{Name: c, ContainerImage: "quay.io/" + c + ":2"})
+	}
+	return s
+}
+
+// binding is the binding of app and staging at snap, with a GitOpsDeployment and a commit of
+// generation 3 per component.
+func binding(snap string, components ...string) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+	b := &appstudiov1alpha1.SnapshotEnvironmentBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "app-staging-binding", Namespace: ns, Generation: 3, ResourceVersion: "5"},
+		Spec:       appstudiov1alpha1.SnapshotEnvironmentBindingSpec{Application: "app", Environment: "staging", Snapshot: snap},
+		Status: appstudiov1alpha1.SnapshotEnvironmentBindingStatus{
+			GitOpsRepoConditions: []metav1.Condition{{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionTrue, Reason: "OK", ObservedGeneration: 3}},
+		},
+	}
+	for _, c := range components {
+		b.Spec.Components = append(b.Spec.Components, appstudiov1alpha1.BindingComponent{Name: c})
+		b.Status.GitOpsDeployments = append(b.Status.GitOpsDeployments, appstudiov1alpha1.BindingStatusGitOpsDeployment{
+			ComponentName: c, GitOpsDeployment: "gd-" + c,
+		})
+		b.Status.Components = append(b.Status.Components, appstudiov1alpha1.BindingComponentStatus{
+			Name: c, GitOpsRepository: appstudiov1alpha1.BindingComponentGitOpsRepository{URL: "https://git.example.com/gitops", CommitID: "new-" + c},
+		})
+	}
+	return b
+}
+
+func deployment(component string, sync managedv1alpha1.SyncStatusCode, health managedv1alpha1.HealthStatusCode, revision string) *managedv1alpha1.GitOpsDeployment {
+	return &managedv1alpha1.GitOpsDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "gd-" + component, Namespace: ns, Labels: map[string]string{
+			appstudiov1alpha1.ApplicationLabel: "app", appstudiov1alpha1.EnvironmentLabel: "staging", appstudiov1alpha1.ComponentLabel: component,
+		}},
+		Status: managedv1alpha1.GitOpsDeploymentStatus{
+			Sync:   managedv1alpha1.SyncStatus{Status: sync, Revision: revision},
+			Health: managedv1alpha1.HealthStatus{Status: health},
+		},
+	}
+}
+
+func deployments(gds ...*managedv1alpha1.GitOpsDeployment) map[string]*managedv1alpha1.GitOpsDeployment {
+	m := map[string]*managedv1alpha1.GitOpsDeployment{}
+	for _, gd := range gds {
+		m[gd.Name] = gd
+	}
+	return m
+}
+
+const (
+	synced    = managedv1alpha1.SyncStatusCodeSynced
+	outOfSync = managedv1alpha1.SyncStatusCodeOutOfSync
+	healthy   = managedv1alpha1.HealthStatusCodeHealthy
+	degraded  = managedv1alpha1.HealthStatusCodeProgressing
+)
+
+func errorCondition(msg string, at metav1.Time) []appstudiov1alpha1.PromotionRunCondition {
+	return []appstudiov1alpha1.PromotionRunCondition{{
+		Type: "ErrorOccurred", Status: "True", Reason: "ErrorOccurred", Message: msg, LastProbeTime: at, LastTransitionTime: at.DeepCopy(),
+	}}
+}
+
+func clearCondition(at metav1.Time) []appstudiov1alpha1.PromotionRunCondition {
+	return []appstudiov1alpha1.PromotionRunCondition{{Type: "ErrorOccurred", Status: "False", LastProbeTime: at, LastTransitionTime: at.DeepCopy()}}
+}
+
+func environmentStatus(step int32, status appstudiov1alpha1.PromotionRunEnvironmentStatusField, display string) []appstudiov1alpha1.PromotionRunEnvironmentStatus {
+	return []appstudiov1alpha1.PromotionRunEnvironmentStatus{{Step: step, EnvironmentName: "staging", Status: status, DisplayStatus: display}}
+}
+
+func inProgressStatus(msg string) appstudiov1alpha1.PromotionRunStatus {
+	return appstudiov1alpha1.PromotionRunStatus{
+		State:              appstudiov1alpha1.PromotionRunStateActive,
+		ActiveBindings:     []string{"app-staging-binding"},
+		PromotionStartTime: started,
+		EnvironmentStatus:  environmentStatus(1, "In Progress", msg+" (step started "+startedText+")"),
+		Conditions:         clearCondition(now),
+	}
+}
+
+func waitingStatus(msg string) appstudiov1alpha1.PromotionRunStatus {
+	st := inProgressStatus(msg)
+	st.State = appstudiov1alpha1.PromotionRunStateWaiting
+	return st
+}
+
+func TestPlanPromotion(t *testing.T) {
+	allDeployed := deployments(deployment("api", synced, healthy, "new-api"), deployment("web", synced, healthy, "new-web"))
+	for _, tc := range []struct {
+		name  string
+		state state
+		now   metav1.Time
+		// want is the plan's status, nil for no write.
+		want          *appstudiov1alpha1.PromotionRunStatus
+		wantEvents    []string
+		wantCreate    *appstudiov1alpha1.SnapshotEnvironmentBinding
+		wantUpdate    string // the snapshot the binding is pointed at
+		wantRecheck   time.Duration
+		checkStatus   func(*testing.T, *appstudiov1alpha1.PromotionRunStatus)
+		skipWantCheck bool
+	}{
+		{
+			name:  "a deleted run: nothing",
+			state: state{},
+		},
+		{
+			name: "a Complete run is ignored, whatever it sees",
+			state: state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.State = appstudiov1alpha1.PromotionRunStateComplete
+			}), snapshot: snapshot("api")},
+		},
+		{
+			name: "an earlier run of the application in the namespace that is not Complete: the run waits its turn",
+			state: state{run: promotionRun(), siblings: []*appstudiov1alpha1.PromotionRun{promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Name, r.CreationTimestamp = "first", metav1.NewTime(earlier.Add(-time.Second))
+			})}, snapshot: snapshot("api")},
+			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition(msgActivePromotion, now)},
+			wantEvents: []string{"Warning ActivePromotionExists PromotionRun first of Application app is still active; only one PromotionRun per Application may be"},
+		},
+		{
+			name: "the same error again: nothing written",
+			state: state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.Conditions = errorCondition(msgActivePromotion, earlier)
+			}), siblings: []*appstudiov1alpha1.PromotionRun{promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Name, r.CreationTimestamp = "first", metav1.NewTime(earlier.Add(-time.Second))
+			})}, snapshot: snapshot("api")},
+		},
+		{
+			name: "created in the same second: the earlier name goes first",
+			state: state{run: promotionRun(), siblings: []*appstudiov1alpha1.PromotionRun{promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Name = "a-first"
+			})}, snapshot: snapshot("api")},
+			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition(msgActivePromotion, now)},
+			wantEvents: []string{"Warning ActivePromotionExists PromotionRun a-first of Application app is still active; only one PromotionRun per Application may be"},
+		},
+		{
+			name: "later, Complete, another application's or another namespace's runs do not hold the run up",
+			state: state{run: promotionRun(), siblings: []*appstudiov1alpha1.PromotionRun{
+				promotionRun(func(r *appstudiov1alpha1.PromotionRun) { r.Name, r.CreationTimestamp = "later", now }),
+				promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+					r.Name, r.CreationTimestamp, r.Status.State = "done", metav1.NewTime(earlier.Add(-time.Second)), appstudiov1alpha1.PromotionRunStateComplete
+				}),
+				promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+					r.Name, r.CreationTimestamp, r.Spec.Application = "other-app", metav1.NewTime(earlier.Add(-time.Second)), "other"
+				}),
+				promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+					r.Name, r.CreationTimestamp, r.Namespace = "other-namespace", metav1.NewTime(earlier.Add(-time.Second)), "elsewhere"
+				}),
+			}, binding: binding("snap-2", "api"), snapshot: snapshot("api"),
+				deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.State != appstudiov1alpha1.PromotionRunStateComplete {
+					t.Errorf("status %+v, want the run to proceed", st)
+				}
+			},
+			// The binding was at the Snapshot already, and deployed: done at once.
+			wantEvents: []string{
+				"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding",
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "automated promotion: the error",
+			state: state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Spec.ManualPromotion.TargetEnvironment, r.Spec.AutomatedPromotion.InitialEnvironment = "", "dev"
+			}), snapshot: snapshot("api")},
+			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition(msgAutomatedPromotion, now)},
+			wantEvents: []string{"Warning UnsupportedPromotion Automated promotion are not yet supported."},
+		},
+		{
+			name:       "no target Environment: the error",
+			state:      state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) { r.Spec.ManualPromotion.TargetEnvironment = "" }), snapshot: snapshot("api")},
+			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition(msgInvalidTarget, now)},
+			wantEvents: []string{"Warning InvalidTargetEnvironment Target Environment has invalid value."},
+		},
+		{
+			name:  "no binding: one is generated from the Snapshot's components, at the Snapshot, and the step starts",
+			state: state{run: promotionRun(), snapshot: snapshot("api", "web")},
+			now:   started,
+			wantCreate: &appstudiov1alpha1.SnapshotEnvironmentBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "app-staging-generated-binding", Namespace: ns,
+					Labels: map[string]string{"appstudio.application": "app", "appstudio.environment": "staging"}},
+				Spec: appstudiov1alpha1.SnapshotEnvironmentBindingSpec{Application: "app", Environment: "staging", Snapshot: "snap-2",
+					Components: []appstudiov1alpha1.BindingComponent{{Name: "api"}, {Name: "web"}}},
+			},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State: appstudiov1alpha1.PromotionRunStateActive, ActiveBindings: []string{"app-staging-generated-binding"}, PromotionStartTime: started,
+				EnvironmentStatus: environmentStatus(1, "In Progress", msgWaitingForDeployments+" (step started "+startedText+")"),
+				Conditions:        clearCondition(started),
+			},
+			wantEvents:  []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-generated-binding"},
+			wantRecheck: Timeout,
+		},
+		{
+			name:  "no binding and no Snapshot to take its components from: the message, with the binding's name",
+			state: state{run: promotionRun()},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				Conditions: errorCondition("Snapshot: snap-2 referred in Binding: app-staging-generated-binding does not exist.", now),
+			},
+			wantEvents: []string{"Warning SnapshotNotFound Snapshot: snap-2 referred in Binding: app-staging-generated-binding does not exist."},
+		},
+		{
+			name:       "no binding and a Snapshot without components: nothing to bind",
+			state:      state{run: promotionRun(), snapshot: snapshot()},
+			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition("Snapshot: snap-2 has no components to deploy.", now)},
+			wantEvents: []string{"Warning SnapshotNotDeployable Snapshot: snap-2 has no components to deploy."},
+		},
+		{
+			name: "the generated name is another application's binding",
+			state: state{run: promotionRun(), snapshot: snapshot("api"), occupant: &appstudiov1alpha1.SnapshotEnvironmentBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "app-staging-generated-binding", Namespace: ns},
+			}},
+			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition("Binding: app-staging-generated-binding exists for another Application or Environment.", now)},
+			wantEvents: []string{"Warning BindingNameTaken Binding: app-staging-generated-binding exists for another Application or Environment."},
+		},
+		{
+			name:  "an existing binding is pointed at the Snapshot, and waits for its repository",
+			state: state{run: promotionRun(), binding: binding("snap-1", "api"), snapshot: snapshot("api"), deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			now:   started,
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State: appstudiov1alpha1.PromotionRunStateActive, ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
+				EnvironmentStatus: environmentStatus(1, "In Progress", msgWaitingForRepository("app-staging-binding", "snap-2")+" (step started "+startedText+")"),
+				Conditions:        clearCondition(started),
+			},
+			wantUpdate:  "snap-2",
+			wantEvents:  []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck: Timeout,
+		},
+		{
+			name: "the binding changed since the run started: the error",
+			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) { r.Status.ActiveBindings = []string{"old-binding"} }),
+				binding: binding("snap-2", "api"), snapshot: snapshot("api")},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				want := "The binding changed after the PromotionRun first start. The .spec fields of the PromotionRun are immutable, and should not be changed after being created. old-binding: old-binding, new-binding: app-staging-binding"
+				if st == nil || len(st.Conditions) != 1 || st.Conditions[0].Message != want || st.Conditions[0].Status != "True" {
+					t.Errorf("status %+v, want the error %q", st, want)
+				}
+			},
+			wantEvents: []string{"Warning BindingChanged The binding changed after the PromotionRun first start. The .spec fields of the PromotionRun are immutable, and should not be changed after being created. old-binding: old-binding, new-binding: app-staging-binding"},
+		},
+		{
+			name:  "the Snapshot is missing: the message, and the binding is left alone",
+			state: state{run: promotionRun(), binding: binding("snap-1", "api")},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State:      appstudiov1alpha1.PromotionRunStateActive,
+				Conditions: errorCondition("Snapshot: snap-2 referred in Binding: app-staging-binding does not exist.", now),
+			},
+			wantEvents: []string{"Warning SnapshotNotFound Snapshot: snap-2 referred in Binding: app-staging-binding does not exist."},
+		},
+		{
+			name: "a Snapshot of another application is not deployed",
+			state: state{run: promotionRun(), binding: binding("snap-1", "api"), snapshot: func() *appstudiov1alpha1.Snapshot {
+				s := snapshot("api")
+				s.Spec.Application = "other"
+				return s
+			}()},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State:      appstudiov1alpha1.PromotionRunStateActive,
+				Conditions: errorCondition("Snapshot: snap-2 does not belong to Application: app.", now),
+			},
+			wantEvents: []string{"Warning SnapshotNotDeployable Snapshot: snap-2 does not belong to Application: app."},
+		},
+		{
+			name: "waiting for the binding to create all of the GitOpsDeployments",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api", "web"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := binding("snap-2", "api", "web")
+				b.Status.GitOpsDeployments = b.Status.GitOpsDeployments[:1]
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForDeployments)),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "waiting for application-service to generate the repository for the binding's generation",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := binding("snap-2", "api")
+				b.Generation = 4 // pointed at snap-2; the commits are still those of generation 3
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "waiting while application-service reports it failed to generate the repository",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := binding("snap-2", "api")
+				b.Status.GitOpsRepoConditions[0].Status = metav1.ConditionFalse
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "Synced but not Healthy, OutOfSync though Healthy, Synced and Healthy at the old commit, and missing: all waited for",
+			state: state{run: promotionRun(underway), snapshot: snapshot("a", "b", "c", "d", "e"), binding: binding("snap-2", "a", "b", "c", "d", "e"),
+				deployments: deployments(deployment("a", synced, degraded, "new-a"), deployment("b", outOfSync, healthy, "new-b"),
+					deployment("c", synced, healthy, "old-c"), deployment("e", synced, healthy, "new-e"))},
+			want:        ptr(waitingStatus("Waiting for following GitOpsDeployments to be Synced/Healthy: gd-a, gd-b, gd-c, gd-d")),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "a component without a commit from application-service is waited for",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := binding("snap-2", "api")
+				b.Status.Components = nil
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, ""))},
+			want:        ptr(waitingStatus("Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api")),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "still waiting, as written: nothing written, the timer set again",
+			state: state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status = waitingStatus("Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api")
+				r.Status.Conditions = clearCondition(earlier)
+			}), snapshot: snapshot("api"), binding: binding("snap-2", "api"), deployments: deployments(deployment("api", synced, degraded, "new-api"))},
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name:  "the timeout: Failure, with the message",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: binding("snap-2", "api"), deployments: deployments(deployment("api", synced, degraded, "new-api"))},
+			now:   late,
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultFailure,
+				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
+				EnvironmentStatus: environmentStatus(1, "Failed", "Promotion Failed. Could not be completed in 10 Minutes. (step started "+startedText+", ended "+lateText+")"),
+				Conditions:        errorCondition("Promotion Failed. Could not be completed in 10 Minutes.", late),
+			},
+			wantEvents: []string{
+				"Warning StepEnded Step 1 (Environment staging) failed: Promotion Failed. Could not be completed in 10 Minutes.",
+				"Warning PromotionFailed Promotion Failed. Could not be completed in 10 Minutes.",
+			},
+		},
+		{
+			name: "the timeout covers the wait for the binding's GitOpsDeployments too",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := binding("snap-2", "api")
+				b.Status.GitOpsDeployments = nil
+				return b
+			}()},
+			now:           late,
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultFailure {
+					t.Errorf("status %+v, want Failure", st)
+				}
+			},
+			wantEvents: []string{
+				"Warning StepEnded Step 1 (Environment staging) failed: Promotion Failed. Could not be completed in 10 Minutes.",
+				"Warning PromotionFailed Promotion Failed. Could not be completed in 10 Minutes.",
+			},
+		},
+		{
+			name:  "every GitOpsDeployment Synced and Healthy at the Snapshot's commit: Success, with the message",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api", "web"), binding: binding("snap-2", "api", "web"), deployments: allDeployed},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultSuccess,
+				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
+				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy (step started "+startedText+", ended "+nowText+")"),
+				Conditions:        clearCondition(now),
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "success clears an earlier error",
+			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.Conditions = errorCondition("Snapshot: snap-2 referred in Binding: app-staging-binding does not exist.", earlier)
+			}), snapshot: snapshot("api", "web"), binding: binding("snap-2", "api", "web"), deployments: allDeployed},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || len(st.Conditions) != 1 || st.Conditions[0].Status != "False" || st.Conditions[0].Message != "" || st.Conditions[0].Reason != "" {
+					t.Errorf("conditions %+v, want ErrorOccurred False", st)
+				}
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "a new step is numbered after the highest: the entries are by Environment",
+			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.EnvironmentStatus = []appstudiov1alpha1.PromotionRunEnvironmentStatus{
+					{Step: 3, EnvironmentName: "dev", Status: "Success", DisplayStatus: "done"},
+					{Step: 1, EnvironmentName: "test", Status: "Success", DisplayStatus: "done"},
+				}
+			}), snapshot: snapshot("api"), binding: binding("snap-2", "api"), deployments: deployments(deployment("api", synced, degraded, "new-api"))},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || len(st.EnvironmentStatus) != 3 || st.EnvironmentStatus[2].Step != 4 || st.EnvironmentStatus[2].EnvironmentName != "staging" {
+					t.Errorf("environmentStatus %+v, want staging as step 4", st)
+				}
+			},
+			wantEvents:  []string{"Normal StepStarted Step 4 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck: 9 * time.Minute,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at := now
+			if !tc.now.IsZero() {
+				at = tc.now
+			}
+			p := planPromotion(tc.state, at)
+			if !tc.skipWantCheck && !jsonEqual(p.status, tc.want) {
+				t.Errorf("status\n%s\nwant\n%s", toJSON(p.status), toJSON(tc.want))
+			}
+			if tc.checkStatus != nil {
+				tc.checkStatus(t, p.status)
+			}
+			var events []string
+			for _, e := range p.events {
+				events = append(events, e.eventType+" "+e.reason+" "+e.message)
+			}
+			if strings.Join(events, "\n") != strings.Join(tc.wantEvents, "\n") {
+				t.Errorf("events\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(tc.wantEvents, "\n"))
+			}
+			if !jsonEqual(p.createBinding, tc.wantCreate) {
+				t.Errorf("binding created\n%s\nwant\n%s", toJSON(p.createBinding), toJSON(tc.wantCreate))
+			}
+			switch {
+			case tc.wantUpdate == "" && p.updateBinding != nil:
+				t.Errorf("binding updated to %+v", p.updateBinding.Spec)
+			case tc.wantUpdate != "" && (p.updateBinding == nil || p.updateBinding.Spec.Snapshot != tc.wantUpdate || p.updateBinding.ResourceVersion != "5"):
+				t.Errorf("binding update %+v, want the binding read at snapshot %s", p.updateBinding, tc.wantUpdate)
+			}
+			if p.recheckAfter != tc.wantRecheck {
+				t.Errorf("recheck after %v, want %v", p.recheckAfter, tc.wantRecheck)
+			}
+		})
+	}
+}
+
+func TestBindingName(t *testing.T) {
+	if got := BindingName("App", "Staging"); got != "app-staging-generated-binding" {
+		t.Errorf("BindingName = %q", got)
+	}
+	long := strings.Repeat("a", 200)
+	got := BindingName(long, strings.Repeat("e", 40))
+	// sha256 of the lower-cased long name, in hex.
+	if !strings.HasPrefix(got, "generated-environment-binding-") || len(got) != len("generated-environment-binding-")+64 {
+		t.Errorf("BindingName of a name over 250 characters = %q", got)
+	}
+	if got != BindingName(long, strings.Repeat("e", 40)) || got == BindingName(long, strings.Repeat("f", 40)) {
+		t.Error("the hashed name is not a function of the application and Environment")
+	}
+	// 229 characters + "-generated-binding" = exactly 250: not hashed.
+	exact := BindingName(strings.Repeat("a", 220), strings.Repeat("e", 11))
+	if len(exact) != 250 || strings.HasPrefix(exact, "generated-environment-binding-") {
+		t.Errorf("a name of 250 characters became %q", exact)
+	}
+}
+
+func TestGeneratedBindingOfLongNames(t *testing.T) {
+	run := promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
+		r.Spec.Application, r.Spec.ManualPromotion.TargetEnvironment = strings.Repeat("a", 200), strings.Repeat("e", 60)
+	})
+	s := snapshot("api")
+	s.Spec.Application = run.Spec.Application
+	p := planPromotion(state{run: run, snapshot: s}, now)
+	b := p.createBinding
+	if b == nil {
+		t.Fatal("no binding generated")
+	}
+	if b.Name != BindingName(run.Spec.Application, "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee") || !strings.HasPrefix(b.Name, "generated-environment-binding-") {
+		t.Errorf("name %q", b.Name)
+	}
+	// The application's name is too long for a label value; the Environment's is not.
+	if _, ok := b.Labels["appstudio.application"]; ok || b.Labels["appstudio.environment"] != run.Spec.ManualPromotion.TargetEnvironment {
+		t.Errorf("labels %v", b.Labels)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func toJSON(v interface{}) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func jsonEqual(a, b interface{}) bool { return toJSON(a) == toJSON(b) }

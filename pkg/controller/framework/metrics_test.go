@@ -1,0 +1,35 @@
+package framework
+
+import (
+	"testing"
+	"time"
+)
+
+func TestPendingSince(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var p PendingSince
+	if _, ok := p.Oldest(); ok {
+		t.Fatal("nothing pending, yet an oldest change")
+	}
+	p.Add("a", at(0))
+	p.Add("a", at(2)) // a second change of a waits as long as the first
+	p.Add("b", at(1))
+	if got, _ := p.Oldest(); !got.Equal(at(0)) {
+		t.Errorf("oldest = %v, want the first change of a", got)
+	}
+	p.Done("a", at(3))
+	if got, _ := p.Oldest(); !got.Equal(at(1)) {
+		t.Errorf("after a is reconciled, oldest = %v, want b's change", got)
+	}
+	// A change that arrives while b is being reconciled still waits afterwards.
+	p.Add("b", at(5))
+	p.Done("b", at(4))
+	if got, ok := p.Oldest(); !ok || !got.Equal(at(5)) {
+		t.Errorf("oldest = %v, %v; want the change that came during the reconcile", got, ok)
+	}
+	p.Done("b", at(6))
+	if _, ok := p.Oldest(); ok {
+		t.Error("everything is reconciled, yet a change is pending")
+	}
+}
