@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -115,4 +116,23 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.pending.Done(key, started)
 	c.Queue.Forget(key)
 	return true
+}
+
+// OnChange calls f with the object of every add, update and delete event.
+func OnChange(f func(obj interface{})) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj interface{}) { f(obj) }, DeleteFunc: f}
+}
+
+// OnGenerationChange calls f on adds and deletes, and on the updates that change the object's
+// generation (its spec): status writes, the controllers' own among them, need no second look.
+func OnGenerationChange(f func(obj interface{})) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: f,
+		UpdateFunc: func(old, obj interface{}) {
+			if o, n := old.(metav1.Object), obj.(metav1.Object); o.GetGeneration() != n.GetGeneration() {
+				f(obj)
+			}
+		},
+		DeleteFunc: f,
+	}
 }

@@ -132,22 +132,10 @@ func New(
 
 	// Status writes, the controller's own among them, leave the generation alone and need no
 	// second look.
-	if _, err := environments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.Enqueue,
-		UpdateFunc: func(old, obj interface{}) {
-			if old.(*appstudiov1alpha1.Environment).Generation != obj.(*appstudiov1alpha1.Environment).Generation {
-				c.Enqueue(obj)
-			}
-		},
-		DeleteFunc: c.Enqueue,
-	}); err != nil {
+	if _, err := environments.Informer().AddEventHandler(framework.OnGenerationChange(c.Enqueue)); err != nil {
 		return nil, err
 	}
-	if _, err := claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onClaim,
-		UpdateFunc: func(_, obj interface{}) { c.onClaim(obj) },
-		DeleteFunc: c.onClaim,
-	}); err != nil {
+	if _, err := claims.Informer().AddEventHandler(framework.OnChange(c.onClaim)); err != nil {
 		return nil, err
 	}
 	if _, err := targets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -175,11 +163,7 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onSecret,
-		UpdateFunc: func(_, obj interface{}) { c.onSecret(obj) },
-		DeleteFunc: c.onSecret,
-	}); err != nil {
+	if _, err := secrets.Informer().AddEventHandler(framework.OnChange(c.onSecret)); err != nil {
 		return nil, err
 	}
 	return c, nil

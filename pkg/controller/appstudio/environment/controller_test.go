@@ -19,6 +19,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -55,25 +56,14 @@ func newFixture(t *testing.T, gitopsObjs, kubeObjs []runtime.Object) *fixture {
 	}
 	f.c.now = func() time.Time { return now.Time }
 	f.c.sources.start(ctx)
-	gitopsInformers.Start(ctx.Done())
-	kubeInformers.Start(ctx.Done())
-	for typ, ok := range gitopsInformers.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("cache of %v did not sync", typ)
-		}
-	}
-	kubeInformers.WaitForCacheSync(ctx.Done())
+	controllertest.StartInformers(t, ctx, gitopsInformers, kubeInformers)
 	return f
 }
 
 // eventually waits for cond, which reads the caches.
 func (f *fixture) eventually(what string, cond func() bool) {
 	f.t.Helper()
-	if err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	}); err != nil {
-		f.t.Fatalf("waiting for %s: %v", what, err)
-	}
+	controllertest.Eventually(f.t, f.ctx, what, cond)
 }
 
 func (f *fixture) sync() {
@@ -138,19 +128,7 @@ func conditionStatus(conds []metav1.Condition, typ string) metav1.ConditionStatu
 // expectEvents checks the Events recorded since the last call.
 func (f *fixture) expectEvents(want ...string) {
 	f.t.Helper()
-	var got []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			got = append(got, e)
-			continue
-		default:
-		}
-		break
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		f.t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	controllertest.ExpectEvents(f.t, f.events, want...)
 }
 
 func TestCredentialsLifecycle(t *testing.T) {

@@ -111,18 +111,10 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := bindings.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onBinding,
-		UpdateFunc: func(_, obj interface{}) { c.onBinding(obj) },
-		DeleteFunc: c.onBinding,
-	}); err != nil {
+	if _, err := bindings.Informer().AddEventHandler(framework.OnChange(c.onBinding)); err != nil {
 		return nil, err
 	}
-	if _, err := snapshots.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onSnapshot,
-		UpdateFunc: func(_, obj interface{}) { c.onSnapshot(obj) },
-		DeleteFunc: c.onSnapshot,
-	}); err != nil {
+	if _, err := snapshots.Informer().AddEventHandler(framework.OnChange(c.onSnapshot)); err != nil {
 		return nil, err
 	}
 	// Only a GitOpsDeployment's status tells whether a promotion is done.

@@ -9,11 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -43,23 +43,14 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		t.Fatal(err)
 	}
 	f.c.now = func() time.Time { return f.clock }
-	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("cache of %v did not sync", typ)
-		}
-	}
+	controllertest.StartInformers(t, ctx, factory)
 	return f
 }
 
 // eventually waits for cond, which reads the caches.
 func (f *fixture) eventually(what string, cond func() bool) {
 	f.t.Helper()
-	if err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	}); err != nil {
-		f.t.Fatalf("waiting for %s: %v", what, err)
-	}
+	controllertest.Eventually(f.t, f.ctx, what, cond)
 }
 
 func (f *fixture) sync(name string) {
@@ -136,19 +127,7 @@ func (f *fixture) binding(name string) *appstudiov1alpha1.SnapshotEnvironmentBin
 // expectEvents checks the Events recorded since the last call.
 func (f *fixture) expectEvents(want ...string) {
 	f.t.Helper()
-	var got []string
-	for {
-		select {
-		case e := <-f.events.Events:
-			got = append(got, e)
-			continue
-		default:
-		}
-		break
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		f.t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	controllertest.ExpectEvents(f.t, f.events, want...)
 }
 
 func TestPromotionThroughAGeneratedBinding(t *testing.T) {

@@ -148,23 +148,11 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := environments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.onEnvironment,
-		UpdateFunc: func(old, obj interface{}) {
-			if old.(*appstudiov1alpha1.Environment).Generation != obj.(*appstudiov1alpha1.Environment).Generation {
-				c.onEnvironment(obj)
-			}
-		},
-		DeleteFunc: c.onEnvironment,
-	}); err != nil {
+	if _, err := environments.Informer().AddEventHandler(framework.OnGenerationChange(c.onEnvironment)); err != nil {
 		return nil, err
 	}
 	// A claim's binding shows in its status too.
-	if _, err := claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.onClaim,
-		UpdateFunc: func(_, obj interface{}) { c.onClaim(obj) },
-		DeleteFunc: c.onClaim,
-	}); err != nil {
+	if _, err := claims.Informer().AddEventHandler(framework.OnChange(c.onClaim)); err != nil {
 		return nil, err
 	}
 	if _, err := targets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
