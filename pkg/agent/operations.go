@@ -86,10 +86,17 @@ type operationRecorder struct {
 	namespace string
 	shards    []*recorderShard
 
-	// queued counts the changes with a Name handed to record and not yet written, by Name:
-	// ensure leaves those to their writer, which counts the attempt they are.
+	// queued holds the changes with a Name handed to record and not yet written, by Name:
+	// ensure waits for their writer, which counts the attempt they are.
 	queuedMu sync.Mutex
-	queued   map[string]int
+	queued   map[string]*queuedRecords
+}
+
+// queuedRecords counts the records of one Name waiting for their writer; written is closed
+// when the last is written (or dropped).
+type queuedRecords struct {
+	n       int
+	written chan struct{}
 }
 
 // recorderShards bounds the Operation writes in flight: each change costs two requests (the
@@ -105,7 +112,7 @@ type recorderShard struct {
 }
 
 func newOperationRecorder(client versioned.Interface, namespace string) *operationRecorder {
-	r := &operationRecorder{client: client, namespace: namespace, queued: map[string]int{}}
+	r := &operationRecorder{client: client, namespace: namespace, queued: map[string]*queuedRecords{}}
 	for i := 0; i < recorderShards; i++ {
 		r.shards = append(r.shards, &recorderShard{
 			changes: make(chan change, 1024),
@@ -138,15 +145,25 @@ func (r *operationRecorder) queue(c change, delta int) {
 	}
 	r.queuedMu.Lock()
 	defer r.queuedMu.Unlock()
-	if r.queued[c.Name] += delta; r.queued[c.Name] <= 0 {
+	q := r.queued[c.Name]
+	if q == nil {
+		q = &queuedRecords{written: make(chan struct{})}
+		r.queued[c.Name] = q
+	}
+	if q.n += delta; q.n <= 0 {
+		close(q.written)
 		delete(r.queued, c.Name)
 	}
 }
 
-func (r *operationRecorder) isQueued(name string) bool {
+// writtenSignal is closed once no record of name waits for its writer; nil when none does.
+func (r *operationRecorder) writtenSignal(name string) <-chan struct{} {
 	r.queuedMu.Lock()
 	defer r.queuedMu.Unlock()
-	return r.queued[name] > 0
+	if q := r.queued[name]; q != nil {
+		return q.written
+	}
+	return nil
 }
 
 // run writes records until ctx is done, and every retention/10 deletes finished Operations
@@ -225,12 +242,17 @@ func (r *operationRecorder) write(ctx context.Context, shard *recorderShard, c c
 // and writes its status. An Operation without a status is one an agent created and died
 // before completing. The change happened again if again (a write the agent just made): that
 // counts as one more attempt, however the Operation ended before. Otherwise (a record made
-// sure of after the fact) an Operation that says so already is left as it is, and so is one
-// whose record this agent has queued and not yet written: made sure of first, it would count
-// its own record as a second attempt.
+// sure of after the fact) an Operation that says so already is left as it is. A record of
+// it that this agent queued and has not written yet is waited for: made sure of first, the
+// Operation would count that record as a second attempt, and left to it, it would be lost if
+// the agent died before its writer ran.
 func (r *operationRecorder) ensure(ctx context.Context, c change, again bool) error {
-	if !again && r.isQueued(c.Name) {
-		return nil
+	if written := r.writtenSignal(c.Name); !again && written != nil {
+		select {
+		case <-written:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if c.At.IsZero() {
 		c.At = time.Now()

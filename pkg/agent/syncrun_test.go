@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -634,8 +633,9 @@ func TestSyncRunStartRecordedAgainIsAnotherAttempt(t *testing.T) {
 }
 
 // TestSyncRunStartRecordedLateIsOneAttempt makes sure of a SyncRun's start while the record
-// the start queued is still unwritten (the recorder falls behind under load): the Operation
-// must show one attempt once the record is written, not two.
+// the start queued is still unwritten (the recorder falls behind under load): ensure must wait
+// for that record rather than skip it (the agent could die before its writer runs) or write
+// one of its own (the Operation would show two attempts).
 func TestSyncRunStartRecordedLateIsOneAttempt(t *testing.T) {
 	ctx := context.Background()
 	gitops := gitopsfake.NewSimpleClientset()
@@ -643,22 +643,29 @@ func TestSyncRunStartRecordedLateIsOneAttempt(t *testing.T) {
 	// Now, not srT0: the recorder's run also deletes Operations that ended over its retention ago.
 	start := syncStartChange(appOf(manualDeployment()), syncRun("sync", srLater), time.Now())
 	r.record(start)
-	if err := r.ensure(ctx, start, false); err != nil {
-		t.Fatal(err)
+	ensured := make(chan error, 1)
+	go func() { ensured <- r.ensure(ctx, start, false) }()
+	select {
+	case err := <-ensured:
+		t.Fatalf("ensure returned (%v) before the queued record was written", err)
+	case <-time.After(100 * time.Millisecond):
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go r.run(runCtx, time.Hour)
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !r.isQueued(start.Name), nil
-	}); err != nil {
-		t.Fatalf("the queued record was not written: %v", err)
+	select {
+	case err := <-ensured:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ensure did not return once the queued record was written")
 	}
 	ops, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ops.Items) != 1 || ops.Items[0].Status.Attempts != 1 {
-		t.Fatalf("Operations %+v, want one with one attempt", ops.Items)
+	if len(ops.Items) != 1 || ops.Items[0].Status.Attempts != 1 || ops.Items[0].Status.State != managedv1alpha1.OperationStateCompleted {
+		t.Fatalf("Operations %+v, want one completed with one attempt", ops.Items)
 	}
 }

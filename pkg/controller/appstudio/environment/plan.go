@@ -40,6 +40,15 @@ const (
 	msgTargetConflict = "Unable to find the DeploymentTarget for DeploymentTargetClaim"
 )
 
+// reasonCopyNameTaken is beyond the original, which overwrote whatever Secret had the copy's
+// name.
+const reasonCopyNameTaken = "CopiedSecretNameTaken"
+
+func msgCopyNameTaken(name string) string {
+	return "the Secret " + name + " exists and is not a copy this Environment made; rename or delete it so that the " +
+		"DeploymentTarget's credentials can be copied there"
+}
+
 func msgSecretNotFound(secret string) string {
 	return "the secret " + secret + " referenced by the Environment resource was not found"
 }
@@ -166,6 +175,11 @@ func planEnvironment(s state, now metav1.Time) plan {
 		return fail(problem{appstudiov1alpha1.EnvironmentReasonSecretNotFound, msgSecretNotFound(spec.ClusterCredentialsSecret)})
 	}
 	if claimName != "" && s.secret.Type != managedv1alpha1.ManagedEnvironmentSecretType {
+		if s.copy != nil && !ownedCopy(s.copy, env.Name) {
+			// A Secret of the copy's name that no Environment's copy made holds someone's
+			// credentials: overwritten, and deleted with the Environment, they would be lost.
+			return fail(problem{reasonCopyNameTaken, msgCopyNameTaken(s.copy.Name)})
+		}
 		p.copy = copiedSecret(env, s.secret, s.copy)
 		spec.ClusterCredentialsSecret = CopiedSecretName(env.Name)
 	} else {

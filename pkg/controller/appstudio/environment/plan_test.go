@@ -289,6 +289,20 @@ func TestPlanEnvironment(t *testing.T) {
 			},
 		},
 		{
+			name: "claim: a Secret of the copy's name that is no copy is neither overwritten nor taken over",
+			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
+				target: target("dt", "claim", "space"), secret: secret("space-secret", corev1.SecretTypeOpaque, "k"),
+				copy: func() *corev1.Secret {
+					s := copyOf(claimEnv, "someone's")
+					s.Labels, s.OwnerReferences = nil, nil
+					return s
+				}()},
+			want: plan{
+				conditions: problemConds(reasonCopyNameTaken, msgCopyNameTaken("managed-environment-secret-staging")),
+				problem:    &problem{reasonCopyNameTaken, msgCopyNameTaken("managed-environment-secret-staging")},
+			},
+		},
+		{
 			name: "claim: the copy follows the Secret",
 			state: state{env: claimEnv, claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"),
 				target: target("dt", "claim", "space"), secret: secret("space-secret", corev1.SecretTypeOpaque, "new"),
