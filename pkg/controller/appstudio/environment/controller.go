@@ -21,7 +21,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -31,6 +30,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	appstudioinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/appstudio/v1alpha1"
@@ -120,13 +120,13 @@ func New(
 	c.Controller = framework.NewController(Name, c.sync)
 	c.sources = newSourceSecrets(kube, c.Add)
 
-	if err := environments.Informer().AddIndexers(cache.Indexers{byClaim: claimOfEnvironment, bySecret: secretOfEnvironment}); err != nil {
+	if err := environments.Informer().AddIndexers(cache.Indexers{byClaim: targetindex.ClaimOfEnvironment, bySecret: secretOfEnvironment}); err != nil {
 		return nil, err
 	}
-	if err := claims.Informer().AddIndexers(cache.Indexers{byTarget: targetOfClaim}); err != nil {
+	if err := claims.Informer().AddIndexers(cache.Indexers{byTarget: targetindex.TargetOfClaim}); err != nil {
 		return nil, err
 	}
-	if err := targets.Informer().AddIndexers(cache.Indexers{bySecret: secretOfTarget, byClaimRef: claimRefOfTarget}); err != nil {
+	if err := targets.Informer().AddIndexers(cache.Indexers{bySecret: secretOfTarget, byClaimRef: targetindex.ClaimRefOfTarget}); err != nil {
 		return nil, err
 	}
 
@@ -175,14 +175,6 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	c.Controller.Run(ctx, workers)
 }
 
-func claimOfEnvironment(obj interface{}) ([]string, error) {
-	env, ok := obj.(*appstudiov1alpha1.Environment)
-	if !ok || env.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName == "" {
-		return nil, nil
-	}
-	return []string{env.Namespace + "/" + env.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName}, nil
-}
-
 func secretOfEnvironment(obj interface{}) ([]string, error) {
 	env, ok := obj.(*appstudiov1alpha1.Environment)
 	if !ok || env.Spec.UnstableConfigurationFields == nil || env.Spec.UnstableConfigurationFields.KubernetesClusterCredentials.ClusterCredentialsSecret == "" {
@@ -191,28 +183,12 @@ func secretOfEnvironment(obj interface{}) ([]string, error) {
 	return []string{env.Namespace + "/" + env.Spec.UnstableConfigurationFields.KubernetesClusterCredentials.ClusterCredentialsSecret}, nil
 }
 
-func targetOfClaim(obj interface{}) ([]string, error) {
-	claim, ok := obj.(*appstudiov1alpha1.DeploymentTargetClaim)
-	if !ok || claim.Spec.TargetName == "" {
-		return nil, nil
-	}
-	return []string{claim.Namespace + "/" + claim.Spec.TargetName}, nil
-}
-
 func secretOfTarget(obj interface{}) ([]string, error) {
 	t, ok := obj.(*appstudiov1alpha1.DeploymentTarget)
 	if !ok || t.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret == "" {
 		return nil, nil
 	}
 	return []string{t.Namespace + "/" + t.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret}, nil
-}
-
-func claimRefOfTarget(obj interface{}) ([]string, error) {
-	t, ok := obj.(*appstudiov1alpha1.DeploymentTarget)
-	if !ok || t.Spec.ClaimRef == "" {
-		return nil, nil
-	}
-	return []string{t.Namespace + "/" + t.Spec.ClaimRef}, nil
 }
 
 // enqueueByClaim queues the Environments that name the claim "namespace/name".
@@ -299,13 +275,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 func (c *Controller) observe(ctx context.Context, key, namespace, name string) (state, error) {
 	s := state{namespace: namespace, name: name}
 	var err error
-	if s.env, err = orNil(c.environments.Environments(namespace).Get(name)); err != nil {
+	if s.env, err = framework.OrNil(c.environments.Environments(namespace).Get(name)); err != nil {
 		return s, err
 	}
-	if s.managedEnvironment, err = orNil(c.managedEnvironments.GitOpsDeploymentManagedEnvironments(namespace).Get(ManagedEnvironmentName(name))); err != nil {
+	if s.managedEnvironment, err = framework.OrNil(c.managedEnvironments.GitOpsDeploymentManagedEnvironments(namespace).Get(ManagedEnvironmentName(name))); err != nil {
 		return s, err
 	}
-	if s.copy, err = orNil(c.secrets.Secrets(namespace).Get(CopiedSecretName(name))); err != nil {
+	if s.copy, err = framework.OrNil(c.secrets.Secrets(namespace).Get(CopiedSecretName(name))); err != nil {
 		return s, err
 	}
 	if s.env == nil {
@@ -318,7 +294,7 @@ func (c *Controller) observe(ctx context.Context, key, namespace, name string) (
 	unstable := s.env.Spec.UnstableConfigurationFields
 	switch {
 	case claimName != "" && unstable == nil:
-		if s.claim, err = orNil(c.claims.DeploymentTargetClaims(namespace).Get(claimName)); err != nil {
+		if s.claim, err = framework.OrNil(c.claims.DeploymentTargetClaims(namespace).Get(claimName)); err != nil {
 			return s, err
 		}
 		if s.claim != nil && s.claim.Status.Phase == appstudiov1alpha1.DeploymentTargetClaimPhaseBound {
@@ -326,7 +302,7 @@ func (c *Controller) observe(ctx context.Context, key, namespace, name string) (
 			if err != nil {
 				return s, err
 			}
-			if s.target, s.targetProblem = boundTarget(s.claim, candidates); s.target != nil {
+			if s.target, s.targetProblem = BoundTarget(s.claim, candidates); s.target != nil {
 				secretName = s.target.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret
 			}
 		}
@@ -346,7 +322,7 @@ func (c *Controller) observe(ctx context.Context, key, namespace, name string) (
 func (c *Controller) targetCandidates(claim *appstudiov1alpha1.DeploymentTargetClaim) ([]*appstudiov1alpha1.DeploymentTarget, error) {
 	var out []*appstudiov1alpha1.DeploymentTarget
 	if claim.Spec.TargetName != "" {
-		t, err := orNil(c.targets.DeploymentTargets(claim.Namespace).Get(claim.Spec.TargetName))
+		t, err := framework.OrNil(c.targets.DeploymentTargets(claim.Namespace).Get(claim.Spec.TargetName))
 		if err != nil {
 			return nil, err
 		}
@@ -382,14 +358,14 @@ func (c *Controller) credentialsSecret(ctx context.Context, key, namespace, name
 	} else {
 		c.sources.release(key)
 	}
-	return orNil(c.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{}))
+	return framework.OrNil(c.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{}))
 }
 
 // act carries out p for the Environment of s, recording an Event on it for each write.
 func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	ns := s.namespace
 	if p.deleteCopy {
-		if err := c.kube.CoreV1().Secrets(ns).Delete(ctx, s.copy.Name, preconditionUID(s.copy.UID)); err != nil && !apierrors.IsNotFound(err) {
+		if err := c.kube.CoreV1().Secrets(ns).Delete(ctx, s.copy.Name, framework.PreconditionUID(s.copy.UID)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Secret %s/%s: %w", ns, s.copy.Name, err)
 		}
 		c.event(s.env, corev1.EventTypeNormal, EventSecretCopyDeleted, "Deleted Secret %s, a copy no longer used", s.copy.Name)
@@ -425,7 +401,7 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	}
 	if p.deleteManagedEnvironment {
 		me := s.managedEnvironment
-		err := c.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(ns).Delete(ctx, me.Name, preconditionUID(me.UID))
+		err := c.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(ns).Delete(ctx, me.Name, framework.PreconditionUID(me.UID))
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting GitOpsDeploymentManagedEnvironment %s/%s: %w", ns, me.Name, err)
 		}
@@ -454,17 +430,4 @@ func (c *Controller) event(env *appstudiov1alpha1.Environment, eventType, reason
 	if env != nil {
 		c.recorder.Eventf(env, eventType, reason, format, args...)
 	}
-}
-
-// preconditionUID deletes only the object seen, never a newer one of the same name.
-func preconditionUID(uid types.UID) metav1.DeleteOptions {
-	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
-}
-
-// orNil is obj, or nil for NotFound.
-func orNil[T any](obj *T, err error) (*T, error) {
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return obj, err
 }

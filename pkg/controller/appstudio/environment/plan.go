@@ -63,7 +63,7 @@ type state struct {
 	// claim does not exist.
 	claim *appstudiov1alpha1.DeploymentTargetClaim
 	// target is the DeploymentTarget bound to claim, looked for once claim is Bound;
-	// targetProblem says why there is none (boundTarget).
+	// targetProblem says why there is none (BoundTarget).
 	target        *appstudiov1alpha1.DeploymentTarget
 	targetProblem string
 	// secret is the credentials Secret that the target or the Environment names; nil when
@@ -190,10 +190,10 @@ func planEnvironment(s state, now metav1.Time) plan {
 	return p
 }
 
-// boundTarget is the DeploymentTarget bound to claim among targets (those of its namespace
+// BoundTarget is the DeploymentTarget bound to claim among targets (those of its namespace
 // that it names or that claim it), or nil and why there is none. A claim that names a target
 // must be the one that target claims, if it claims any.
-func boundTarget(claim *appstudiov1alpha1.DeploymentTargetClaim, targets []*appstudiov1alpha1.DeploymentTarget) (*appstudiov1alpha1.DeploymentTarget, string) {
+func BoundTarget(claim *appstudiov1alpha1.DeploymentTargetClaim, targets []*appstudiov1alpha1.DeploymentTarget) (*appstudiov1alpha1.DeploymentTarget, string) {
 	if name := claim.Spec.TargetName; name != "" {
 		for _, t := range targets {
 			if t.Name != name {

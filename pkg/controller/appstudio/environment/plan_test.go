@@ -394,7 +394,7 @@ func TestBoundTarget(t *testing.T) {
 			wantProblem: msgTargetConflict},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, problem := boundTarget(claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, tc.targetName), tc.targets)
+			got, problem := BoundTarget(claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, tc.targetName), tc.targets)
 			name := ""
 			if got != nil {
 				name = got.Name

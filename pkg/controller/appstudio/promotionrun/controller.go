@@ -252,7 +252,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 func (c *Controller) observe(namespace, name string) (state, error) {
 	var s state
 	var err error
-	if s.run, err = orNil(c.runs.PromotionRuns(namespace).Get(name)); err != nil || s.run == nil {
+	if s.run, err = framework.OrNil(c.runs.PromotionRuns(namespace).Get(name)); err != nil || s.run == nil {
 		return s, err
 	}
 	run := s.run
@@ -263,7 +263,7 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 	for _, obj := range siblings {
 		s.siblings = append(s.siblings, obj.(*appstudiov1alpha1.PromotionRun))
 	}
-	if s.snapshot, err = orNil(c.snapshots.Snapshots(namespace).Get(run.Spec.Snapshot)); err != nil {
+	if s.snapshot, err = framework.OrNil(c.snapshots.Snapshots(namespace).Get(run.Spec.Snapshot)); err != nil {
 		return s, err
 	}
 	env := run.Spec.ManualPromotion.TargetEnvironment
@@ -280,13 +280,13 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 		return bindings[i].(*appstudiov1alpha1.SnapshotEnvironmentBinding).Name < bindings[j].(*appstudiov1alpha1.SnapshotEnvironmentBinding).Name
 	})
 	if len(bindings) == 0 {
-		s.occupant, err = orNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(BindingName(run.Spec.Application, env)))
+		s.occupant, err = framework.OrNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(BindingName(run.Spec.Application, env)))
 		return s, err
 	}
 	s.binding = bindings[0].(*appstudiov1alpha1.SnapshotEnvironmentBinding)
 	s.deployments = map[string]*managedv1alpha1.GitOpsDeployment{}
 	for _, d := range s.binding.Status.GitOpsDeployments {
-		gd, err := orNil(c.deployments.GitOpsDeployments(namespace).Get(d.GitOpsDeployment))
+		gd, err := framework.OrNil(c.deployments.GitOpsDeployments(namespace).Get(d.GitOpsDeployment))
 		if err != nil {
 			return s, err
 		}
@@ -343,12 +343,4 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		}
 	}
 	return nil
-}
-
-// orNil is obj, or nil for NotFound.
-func orNil[T any](obj *T, err error) (*T, error) {
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return obj, err
 }

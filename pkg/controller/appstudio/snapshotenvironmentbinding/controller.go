@@ -20,7 +20,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -28,6 +27,8 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	appstudioinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/appstudio/v1alpha1"
@@ -126,9 +127,9 @@ func New(
 		indexers cache.Indexers
 	}{
 		{bindings.Informer(), cache.Indexers{byEnvironment: environmentOfBinding, byApplication: applicationOfBinding}},
-		{environments.Informer(), cache.Indexers{byClaim: claimOfEnvironment}},
-		{claims.Informer(), cache.Indexers{byTarget: targetOfClaim}},
-		{targets.Informer(), cache.Indexers{byClaimRef: claimRefOfTarget}},
+		{environments.Informer(), cache.Indexers{byClaim: targetindex.ClaimOfEnvironment}},
+		{claims.Informer(), cache.Indexers{byTarget: targetindex.TargetOfClaim}},
+		{targets.Informer(), cache.Indexers{byClaimRef: targetindex.ClaimRefOfTarget}},
 		{deployments.Informer(), cache.Indexers{byOwner: ownerOfDeployment}},
 	} {
 		if err := ix.informer.AddIndexers(ix.indexers); err != nil {
@@ -200,30 +201,6 @@ func applicationOfBinding(obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{b.Namespace + "/" + b.Spec.Application}, nil
-}
-
-func claimOfEnvironment(obj interface{}) ([]string, error) {
-	env, ok := obj.(*appstudiov1alpha1.Environment)
-	if !ok || env.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName == "" {
-		return nil, nil
-	}
-	return []string{env.Namespace + "/" + env.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName}, nil
-}
-
-func targetOfClaim(obj interface{}) ([]string, error) {
-	claim, ok := obj.(*appstudiov1alpha1.DeploymentTargetClaim)
-	if !ok || claim.Spec.TargetName == "" {
-		return nil, nil
-	}
-	return []string{claim.Namespace + "/" + claim.Spec.TargetName}, nil
-}
-
-func claimRefOfTarget(obj interface{}) ([]string, error) {
-	t, ok := obj.(*appstudiov1alpha1.DeploymentTarget)
-	if !ok || t.Spec.ClaimRef == "" {
-		return nil, nil
-	}
-	return []string{t.Namespace + "/" + t.Spec.ClaimRef}, nil
 }
 
 func ownerOfDeployment(obj interface{}) ([]string, error) {
@@ -330,7 +307,7 @@ func (c *Controller) observe(key, namespace, name string) (state, error) {
 		d := obj.(*managedv1alpha1.GitOpsDeployment)
 		s.deployments[d.Name] = d
 	}
-	if s.binding, err = orNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(name)); err != nil || s.binding == nil {
+	if s.binding, err = framework.OrNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(name)); err != nil || s.binding == nil {
 		return s, err
 	}
 	b := s.binding
@@ -339,7 +316,7 @@ func (c *Controller) observe(key, namespace, name string) (state, error) {
 		if _, ok := s.deployments[dname]; ok {
 			continue
 		}
-		d, err := orNil(c.deployments.GitOpsDeployments(namespace).Get(dname))
+		d, err := framework.OrNil(c.deployments.GitOpsDeployments(namespace).Get(dname))
 		if err != nil {
 			return s, err
 		}
@@ -347,24 +324,24 @@ func (c *Controller) observe(key, namespace, name string) (state, error) {
 			s.deployments[dname] = d
 		}
 	}
-	if s.application, err = orNil(c.applications.Applications(namespace).Get(b.Spec.Application)); err != nil {
+	if s.application, err = framework.OrNil(c.applications.Applications(namespace).Get(b.Spec.Application)); err != nil {
 		return s, err
 	}
-	if s.environment, err = orNil(c.environments.Environments(namespace).Get(b.Spec.Environment)); err != nil || s.environment == nil {
+	if s.environment, err = framework.OrNil(c.environments.Environments(namespace).Get(b.Spec.Environment)); err != nil || s.environment == nil {
 		return s, err
 	}
 	claimName := s.environment.Spec.Configuration.Target.DeploymentTargetClaim.ClaimName
 	if claimName == "" {
 		return s, nil
 	}
-	if s.claim, err = orNil(c.claims.DeploymentTargetClaims(namespace).Get(claimName)); err != nil || s.claim == nil {
+	if s.claim, err = framework.OrNil(c.claims.DeploymentTargetClaims(namespace).Get(claimName)); err != nil || s.claim == nil {
 		return s, err
 	}
 	candidates, err := c.targetCandidates(s.claim)
 	if err != nil {
 		return s, err
 	}
-	s.target = boundTarget(s.claim, candidates)
+	s.target, _ = environment.BoundTarget(s.claim, candidates)
 	return s, nil
 }
 
@@ -373,7 +350,7 @@ func (c *Controller) observe(key, namespace, name string) (state, error) {
 func (c *Controller) targetCandidates(claim *appstudiov1alpha1.DeploymentTargetClaim) ([]*appstudiov1alpha1.DeploymentTarget, error) {
 	var out []*appstudiov1alpha1.DeploymentTarget
 	if claim.Spec.TargetName != "" {
-		t, err := orNil(c.targets.DeploymentTargets(claim.Namespace).Get(claim.Spec.TargetName))
+		t, err := framework.OrNil(c.targets.DeploymentTargets(claim.Namespace).Get(claim.Spec.TargetName))
 		if err != nil || t == nil {
 			return nil, err
 		}
@@ -398,7 +375,7 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	if s.binding == nil && len(p.delete) > 0 {
 		// Deleting is for good: a binding missing from a cache that lags behind the
 		// GitOpsDeployments' must be gone from the API too. Its add event brings the key back.
-		b, err := orNil(c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).Get(ctx, s.name, metav1.GetOptions{}))
+		b, err := framework.OrNil(c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).Get(ctx, s.name, metav1.GetOptions{}))
 		if err != nil || b != nil {
 			return err
 		}
@@ -407,7 +384,7 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	deployments := c.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns)
 	var errs []error
 	for _, d := range p.delete {
-		err := deployments.Delete(ctx, d.Name, preconditionUID(d.UID))
+		err := deployments.Delete(ctx, d.Name, framework.PreconditionUID(d.UID))
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, c.failed(s.binding, EventFailedDelete, "deleting", ns, d.Name, err))
 			continue
@@ -456,11 +433,11 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 // deleteOrphan deletes b, whose Application is missing from the cache, once the API confirms
 // that the Application is gone: a binding is not deleted for a cache that lags.
 func (c *Controller) deleteOrphan(ctx context.Context, b *appstudiov1alpha1.SnapshotEnvironmentBinding) error {
-	app, err := orNil(c.gitops.AppStudioV1alpha1().Applications(b.Namespace).Get(ctx, b.Spec.Application, metav1.GetOptions{}))
+	app, err := framework.OrNil(c.gitops.AppStudioV1alpha1().Applications(b.Namespace).Get(ctx, b.Spec.Application, metav1.GetOptions{}))
 	if err != nil || app != nil {
 		return err // the Application's add event brings the binding back
 	}
-	err = c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(b.Namespace).Delete(ctx, b.Name, preconditionUID(b.UID))
+	err = c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(b.Namespace).Delete(ctx, b.Name, framework.PreconditionUID(b.UID))
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting SnapshotEnvironmentBinding %s/%s: %w", b.Namespace, b.Name, err)
 	}
@@ -483,17 +460,4 @@ func (c *Controller) event(b *appstudiov1alpha1.SnapshotEnvironmentBinding, even
 	if b != nil {
 		c.recorder.Eventf(b, eventType, reason, format, args...)
 	}
-}
-
-// preconditionUID deletes only the object seen, never a newer one of the same name.
-func preconditionUID(uid types.UID) metav1.DeleteOptions {
-	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
-}
-
-// orNil is obj, or nil for NotFound.
-func orNil[T any](obj *T, err error) (*T, error) {
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return obj, err
 }

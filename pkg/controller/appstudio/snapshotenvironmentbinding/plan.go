@@ -272,29 +272,6 @@ func destination(s state) (managedv1alpha1.ApplicationDestination, *problem) {
 	return managedv1alpha1.ApplicationDestination{}, nil
 }
 
-// boundTarget is the DeploymentTarget bound to claim among targets (those of its namespace
-// that it names or that claim it), nil when there is none or the binding contradicts itself:
-// a claim that names a target must be the one that target claims, if it claims any, and a
-// claim binds one target.
-func boundTarget(claim *appstudiov1alpha1.DeploymentTargetClaim, targets []*appstudiov1alpha1.DeploymentTarget) *appstudiov1alpha1.DeploymentTarget {
-	var bound *appstudiov1alpha1.DeploymentTarget
-	for _, t := range targets {
-		if name := claim.Spec.TargetName; name != "" {
-			if t.Name == name && (t.Spec.ClaimRef == "" || t.Spec.ClaimRef == claim.Name) {
-				return t
-			}
-			continue
-		}
-		if t.Spec.ClaimRef == claim.Name {
-			if bound != nil {
-				return nil
-			}
-			bound = t
-		}
-	}
-	return bound
-}
-
 // desiredDeployment is the GitOpsDeployment that binding b generates for component c, or why
 // the API would refuse it.
 func desiredDeployment(b *appstudiov1alpha1.SnapshotEnvironmentBinding, c appstudiov1alpha1.BindingComponentStatus,

@@ -16,6 +16,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 )
 
 const ns = "tenant"
@@ -566,7 +567,7 @@ func TestBoundTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
-			if dt := boundTarget(claim(tc.targetName), tc.targets); dt != nil {
+			if dt, _ := environment.BoundTarget(claim(tc.targetName), tc.targets); dt != nil {
 				got = dt.Name
 			}
 			if got != tc.want {
