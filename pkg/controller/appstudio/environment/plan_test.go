@@ -406,6 +406,93 @@ func TestBoundTarget(t *testing.T) {
 	}
 }
 
+// TestConditionsOfTheReference pins every reason and message of the Environment's conditions
+// (reference §2.1, §3.7) to the original service's text, from what the controller sees to the
+// conditions written: the other tests compare with the package's constants.
+func TestConditionsOfTheReference(t *testing.T) {
+	bound := claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "")
+	named := claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt")
+	for _, tc := range []struct {
+		name    string
+		env     *appstudiov1alpha1.Environment
+		claim   *appstudiov1alpha1.DeploymentTargetClaim
+		targets []*appstudiov1alpha1.DeploymentTarget
+		secret  *corev1.Secret
+		// reason and message of the Reconciled condition (False) and message of ErrorOccurred
+		// (True, reason ErrorOccurred); "" for none written.
+		reason, message string
+		// resolved is the Reconciled condition's reason once resolved, from earlier problem.
+		earlier  []metav1.Condition
+		resolved string
+	}{
+		{name: "both a claim and credentials", env: environmentWith(func(e *appstudiov1alpha1.Environment) { withClaim(e); withCredentials(e) }),
+			reason:  "InvalidEnvironment",
+			message: "Environment is invalid since it cannot have both DeploymentTargetClaim and credentials configuration set"},
+		{name: "claim missing", env: environmentWith(withClaim),
+			reason: "DeploymentTargetClaimNotFound", message: "DeploymentTargetClaim not found while generating the desired Environment resource"},
+		{name: "claim Bound, no target claims it", env: environmentWith(withClaim), claim: bound,
+			reason: "DeploymentTargetNotFound", message: "DeploymentTarget not found for DeploymentTargetClaim"},
+		{name: "claim Bound, two targets claim it", env: environmentWith(withClaim), claim: bound,
+			targets: []*appstudiov1alpha1.DeploymentTarget{target("a", "claim", ""), target("b", "claim", "")},
+			reason:  "DeploymentTargetNotFound", message: "Unable to find the DeploymentTarget for DeploymentTargetClaim"},
+		{name: "claim Bound, the target it names is missing", env: environmentWith(withClaim), claim: named,
+			reason: "DeploymentTargetNotFound", message: "DeploymentTargetClaim references a DeploymentTarget that does not exist"},
+		{name: "claim Bound, the target it names claims another claim", env: environmentWith(withClaim), claim: named,
+			targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "other", "space")},
+			reason:  "DeploymentTargetNotFound", message: "Unable to find the DeploymentTarget for DeploymentTargetClaim"},
+		{name: "the target's Secret missing", env: environmentWith(withClaim), claim: named,
+			targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "claim", "space")},
+			reason:  "SecretNotFound", message: "the secret space-secret referenced by the Environment resource was not found"},
+		{name: "the credentials' Secret missing", env: environmentWith(withCredentials),
+			reason: "SecretNotFound", message: "the secret creds referenced by the Environment resource was not found"},
+		{name: "claim not Bound: no condition", env: environmentWith(withClaim), claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhasePending, "")},
+		{name: "neither claim nor credentials: no condition", env: environmentWith(nil)},
+		{name: "DeploymentTargetNotFound resolved once the target claims the claim",
+			env: environmentWith(withClaim), claim: bound, targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "claim", "space")},
+			secret:   secret("space-secret", managedv1alpha1.ManagedEnvironmentSecretType, "k"),
+			earlier:  earlierProblem("DeploymentTargetNotFound", "DeploymentTarget not found for DeploymentTargetClaim"),
+			resolved: "DeploymentTargetNotFoundResolved"},
+		{name: "DeploymentTargetClaimNotFound resolved by a claim not Bound yet",
+			env: environmentWith(withClaim), claim: claim(appstudiov1alpha1.DeploymentTargetClaimPhasePending, ""),
+			earlier:  earlierProblem("DeploymentTargetClaimNotFound", "DeploymentTargetClaim not found while generating the desired Environment resource"),
+			resolved: "DeploymentTargetClaimNotFoundResolved"},
+		{name: "SecretNotFound resolved once the Secret exists", env: environmentWith(withCredentials),
+			secret:   secret("creds", managedv1alpha1.ManagedEnvironmentSecretType, "k"),
+			earlier:  earlierProblem("SecretNotFound", "the secret creds referenced by the Environment resource was not found"),
+			resolved: "SecretNotFoundResolved"},
+		{name: "InvalidEnvironment resolved once only credentials are left", env: environmentWith(withCredentials),
+			secret:   secret("creds", managedv1alpha1.ManagedEnvironmentSecretType, "k"),
+			earlier:  earlierProblem("InvalidEnvironment", "Environment is invalid since it cannot have both DeploymentTargetClaim and credentials configuration set"),
+			resolved: "InvalidEnvironmentResolved"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// What the controller's observe does: the target is looked for once the claim is Bound.
+			s := state{name: tc.env.Name, env: tc.env.DeepCopy(), claim: tc.claim, secret: tc.secret}
+			s.env.Status.Conditions = tc.earlier
+			if tc.claim != nil && tc.claim.Status.Phase == appstudiov1alpha1.DeploymentTargetClaimPhaseBound {
+				s.target, s.targetProblem = BoundTarget(tc.claim, tc.targets)
+			}
+			got := planEnvironment(s, now).conditions
+			var want []metav1.Condition
+			switch {
+			case tc.reason != "":
+				want = []metav1.Condition{
+					{Type: "ErrorOccurred", Status: metav1.ConditionTrue, Reason: "ErrorOccurred", Message: tc.message, LastTransitionTime: now},
+					{Type: "Reconciled", Status: metav1.ConditionFalse, Reason: tc.reason, Message: tc.message, LastTransitionTime: now},
+				}
+			case tc.resolved != "":
+				want = []metav1.Condition{
+					{Type: "ErrorOccurred", Status: metav1.ConditionFalse, Reason: "ErrorOccurredResolved", LastTransitionTime: now},
+					{Type: "Reconciled", Status: metav1.ConditionTrue, Reason: tc.resolved, LastTransitionTime: now},
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("conditions\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
 // describe is p as JSON, for failure messages.
 func describe(p plan) string {
 	out := map[string]interface{}{"copy": p.copy, "deleteCopy": p.deleteCopy, "managedEnvironment": p.managedEnvironment,

@@ -31,6 +31,13 @@ const appstudioLabelKey = "appstudio.openshift.io"
 // deleted: application-service may create the binding before the Application.
 const orphanGrace = 3 * time.Minute
 
+// generationRetry is when a binding whose GitOpsDeployments cannot be generated
+// (ErrorGeneratingGitOpsDeployment) is looked at again, as the original did (reference §3.6).
+// The watches bring it back for most causes, but not for a GitOpsDeployment of a generated
+// name that another object controls: its deletion, or its controller's removal, queues only
+// that other object's binding, if any.
+const generationRetry = 10 * time.Second
+
 // The name rules of the generated GitOpsDeployments (reference §3.6).
 const (
 	maxNameLength = 250
@@ -108,7 +115,8 @@ type problem struct{ reason, message string }
 type plan struct {
 	// deleteBinding: the binding's Application is gone (the orphan rule).
 	deleteBinding bool
-	// requeueAfter is when to look again, for the orphan rule's grace; zero for never.
+	// requeueAfter is when to look again, for the orphan rule's grace or a retry of the
+	// generation; zero for never.
 	requeueAfter time.Duration
 	// create, update and delete are GitOpsDeployments: new, changed existing ones, existing
 	// ones.
@@ -134,7 +142,8 @@ type plan struct {
 // GitOpsDeployment with its sync and health, and AllComponentsDeployed counts those both
 // Synced and Healthy (the original counted every Synced one whatever its health, and its
 // PromotionRun took OutOfSync ones for done). Problems are reported in the ErrorOccurred and
-// Reconciled binding conditions.
+// Reconciled binding conditions; one generating the GitOpsDeployments is retried every 10
+// seconds.
 //
 // Beyond the original: a binding that is gone takes its GitOpsDeployments with it (no garbage
 // collector need run), a GitOpsDeployment that another object controls is reported instead of
@@ -166,6 +175,10 @@ func planBinding(s state, now metav1.Time) plan {
 		return p
 	}
 	fail := func(pr problem) plan {
+		if pr.reason == appstudiov1alpha1.BindingReasonErrorGeneratingGitOpsDeployment {
+			// Also when already reported: only the retry may notice that it is gone.
+			p.requeueAfter = generationRetry
+		}
 		conds := bindingConditions(b.Status.BindingConditions, &pr, now)
 		if !apiequality.Semantic.DeepEqual(conds, b.Status.BindingConditions) {
 			st := b.Status.DeepCopy()

@@ -200,6 +200,14 @@ func problemPlan(b *appstudiov1alpha1.SnapshotEnvironmentBinding, reason, msg st
 	return plan{status: st, problem: &problem{reason, msg}}
 }
 
+// generationProblemPlan is the plan that reports a new ErrorGeneratingGitOpsDeployment
+// problem, writes nothing else, and looks again in 10 seconds (reference §3.6).
+func generationProblemPlan(b *appstudiov1alpha1.SnapshotEnvironmentBinding, msg string) plan {
+	p := problemPlan(b, "ErrorGeneratingGitOpsDeployment", msg)
+	p.requeueAfter = 10 * time.Second
+	return p
+}
+
 // upToDate is binding() with the status the plan gives a and b deployed as deployment() has them.
 func upToDate(mutate ...func(*appstudiov1alpha1.SnapshotEnvironmentBinding)) *appstudiov1alpha1.SnapshotEnvironmentBinding {
 	return binding(append([]func(*appstudiov1alpha1.SnapshotEnvironmentBinding){func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) {
@@ -343,6 +351,39 @@ func TestPlanBinding(t *testing.T) {
 				b.Status.Components = append(b.Status.Components, component("a"))
 			}), "DuplicateComponents", "duplicate component keys found in status field in a"),
 		},
+		{
+			name: "no repository conditions but components reported: not WaitingForComponentStatus, the GitOpsDeployments are generated",
+			state: state{binding: binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) { b.Status.GitOpsRepoConditions = nil }),
+				application: application(), environment: env()},
+			want: plan{
+				create: []*managedv1alpha1.GitOpsDeployment{fresh(deployment("a")), fresh(deployment("b"))},
+				status: func() *appstudiov1alpha1.SnapshotEnvironmentBindingStatus {
+					st := statusWith([]appstudiov1alpha1.BindingStatusGitOpsDeployment{entry("a", "", "", ""), entry("b", "", "", "")},
+						deployedCond(metav1.ConditionFalse, "0 of 2 components deployed", now), reconciledConds(now))
+					st.GitOpsRepoConditions = nil
+					return st
+				}(),
+			},
+		},
+		{
+			name: "only the last repository condition counts: False then True is reconciled, and GitOpsRepoNotReady resolved",
+			state: state{binding: upToDate(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) {
+				b.Status.GitOpsRepoConditions = []metav1.Condition{
+					{Type: "GitOpsResourcesPushed", Status: metav1.ConditionFalse, Reason: "Failed", LastTransitionTime: earlier},
+					{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionTrue, Reason: "OK", LastTransitionTime: earlier},
+				}
+				b.Status.BindingConditions = problemConds("GitOpsRepoNotReady", "Cannot Reconcile Binding 'seb', since GitOps Repo Conditions status is false.", earlier)
+			}), application: application(), environment: env(), deployments: deployments(deployment("a"), deployment("b"))},
+			want: plan{status: func() *appstudiov1alpha1.SnapshotEnvironmentBindingStatus {
+				st := statusWith([]appstudiov1alpha1.BindingStatusGitOpsDeployment{entry("a", "", "", ""), entry("b", "", "", "")},
+					deployedCond(metav1.ConditionFalse, "0 of 2 components deployed", earlier), reconciledConds(now))
+				st.GitOpsRepoConditions = []metav1.Condition{
+					{Type: "GitOpsResourcesPushed", Status: metav1.ConditionFalse, Reason: "Failed", LastTransitionTime: earlier},
+					{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionTrue, Reason: "OK", LastTransitionTime: earlier},
+				}
+				return st
+			}()},
+		},
 		// Generation.
 		{
 			name:  "new binding: one automated GitOpsDeployment per component into the binding's namespace, and the status",
@@ -386,8 +427,8 @@ func TestPlanBinding(t *testing.T) {
 			name: "a label value longer than 63 characters: ErrorGeneratingGitOpsDeployment, nothing written",
 			state: state{binding: binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) { b.Spec.Application = tooLongApp }),
 				application: application(), environment: env()},
-			want: problemPlan(binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) { b.Spec.Application = tooLongApp }),
-				"ErrorGeneratingGitOpsDeployment", "unable to set label appstudio.openshift.io/application on GitOpsDeployment seb-"+tooLongApp+
+			want: generationProblemPlan(binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) { b.Spec.Application = tooLongApp }),
+				"unable to set label appstudio.openshift.io/application on GitOpsDeployment seb-"+tooLongApp+
 					"-staging-a: value '"+tooLongApp+"': must be no more than 63 characters"),
 		},
 		{
@@ -395,9 +436,9 @@ func TestPlanBinding(t *testing.T) {
 			state: state{binding: binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) {
 				b.Status.Components = []appstudiov1alpha1.BindingComponentStatus{component("Bad")}
 			}), application: application(), environment: env()},
-			want: problemPlan(binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) {
+			want: generationProblemPlan(binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) {
 				b.Status.Components = []appstudiov1alpha1.BindingComponentStatus{component("Bad")}
-			}), "ErrorGeneratingGitOpsDeployment", `invalid GitOpsDeployment name "seb-app-staging-Bad" for component Bad: `+
+			}), `invalid GitOpsDeployment name "seb-app-staging-Bad" for component Bad: `+
 				strings.Join(validation.IsDNS1123Subdomain("seb-app-staging-Bad"), "; ")),
 		},
 		// Destinations.
@@ -410,22 +451,35 @@ func TestPlanBinding(t *testing.T) {
 		{
 			name:  "Environment with credentials but no target namespace: the original's user error",
 			state: state{binding: binding(), application: application(), environment: env(withCredentials(""))},
-			want:  problemPlan(binding(), "ErrorGeneratingGitOpsDeployment", "Environment is missing a TargetNamespace field"),
+			want:  generationProblemPlan(binding(), "Environment is missing a TargetNamespace field"),
 		},
 		{
 			name:  "Environment with a claim that is missing: the original's user error",
 			state: state{binding: binding(), application: application(), environment: env(withClaim)},
-			want:  problemPlan(binding(), "ErrorGeneratingGitOpsDeployment", "DeploymentTargetClaim referenced by Environment does not exist."),
+			want:  generationProblemPlan(binding(), "DeploymentTargetClaim referenced by Environment does not exist."),
 		},
 		{
 			name:  "Environment with a claim bound to no target: the original's user error",
 			state: state{binding: binding(), application: application(), environment: env(withClaim), claim: claim("")},
-			want:  problemPlan(binding(), "ErrorGeneratingGitOpsDeployment", "unable to locate DeploymentTarget the references DeploymentTargetClaim"),
+			want:  generationProblemPlan(binding(), "unable to locate DeploymentTarget the references DeploymentTargetClaim"),
 		},
 		{
 			name: "Environment with a claim: the ManagedEnvironment and the target's default namespace, which may be empty",
 			state: state{binding: upToDate(), application: application(), environment: env(withClaim), claim: claim("dt"), target: target("dt", "claim", ""),
 				deployments: deployments(deployment("a", withDestination("managed-environment-staging", "")), deployment("b", withDestination("managed-environment-staging", "")))},
+		},
+		{
+			name: "a generation problem already reported: nothing written, but looked at again in 10 seconds",
+			state: state{binding: binding(func(b *appstudiov1alpha1.SnapshotEnvironmentBinding) {
+				b.Status.BindingConditions = problemConds("ErrorGeneratingGitOpsDeployment", "Environment is missing a TargetNamespace field", earlier)
+			}), application: application(), environment: env(withCredentials(""))},
+			want: plan{requeueAfter: 10 * time.Second},
+		},
+		{
+			name: "Environment with both a claim and credentials (stored before the API refused it): the claim's target wins",
+			state: state{binding: upToDate(), application: application(), environment: env(withClaim, withCredentials("prod-ns")), claim: claim("dt"),
+				target:      target("dt", "claim", "space"),
+				deployments: deployments(deployment("a", withDestination("managed-environment-staging", "space")), deployment("b", withDestination("managed-environment-staging", "space")))},
 		},
 		{
 			name: "a problem resolved: the conditions say reconciled",
@@ -472,7 +526,7 @@ func TestPlanBinding(t *testing.T) {
 			name: "a GitOpsDeployment of the name that another object controls: reported, not touched",
 			state: state{binding: upToDate(), application: application(), environment: env(), deployments: deployments(deployment("a"),
 				deployment("b", func(d *managedv1alpha1.GitOpsDeployment) { d.OwnerReferences = []metav1.OwnerReference{other} }))},
-			want: problemPlan(upToDate(), "ErrorGeneratingGitOpsDeployment", "GitOpsDeployment seb-app-staging-b exists and is controlled by Deployment x"),
+			want: generationProblemPlan(upToDate(), "GitOpsDeployment seb-app-staging-b exists and is controlled by Deployment x"),
 		},
 		{
 			name: "a component no longer reported: its GitOpsDeployment goes",
