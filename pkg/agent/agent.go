@@ -12,7 +12,9 @@ package agent
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,6 +85,37 @@ type Config struct {
 	Workers int
 	// OperationRetention is how long the Operation recording a change is kept.
 	OperationRetention time.Duration
+	// Controllers are the controllers to run (EnabledControllers); all of them when nil.
+	Controllers map[string]bool
+	// LeaderElection, when set, runs each set of controllers only while this process holds
+	// its Lease, so that several agents can run with one of them acting.
+	LeaderElection *LeaderElection
+}
+
+// The Leases on which agents elect the one that runs a set of controllers.
+const (
+	// ArgoCDLease, in the Argo CD namespace, is the Lease of the agents of one instance.
+	ArgoCDLease = "gitops-agent"
+	// AppStudioLease, in LeaderElection.Namespace, is the Lease of the AppStudio controllers.
+	AppStudioLease = "gitops-agent-appstudio"
+)
+
+// LeaderElection is how the agents that may run the same controllers elect the one that does.
+type LeaderElection struct {
+	// Client renews the Leases; a client of its own, so that renewing never waits behind the
+	// controllers' requests in a client-side rate limiter.
+	Client kubernetes.Interface
+	// Namespace holds AppStudioLease: a namespace every agent of a fleet shares.
+	Namespace string
+	// Identity names this process in the Leases; unique among the agents.
+	Identity                                  string
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// lease is the Lease name in namespace, with this process's identity and the timings.
+func (l *LeaderElection) lease(namespace, name string) framework.Lease {
+	return framework.Lease{Namespace: namespace, Name: name, Identity: l.Identity,
+		LeaseDuration: l.LeaseDuration, RenewDeadline: l.RenewDeadline, RetryPeriod: l.RetryPeriod}
 }
 
 // informerFactory is what the Agent needs of the informer factories it starts.
@@ -115,8 +148,11 @@ type Agent struct {
 
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
-	// packaged are the controllers with packages of their own under pkg/controller.
+	// packaged are the controllers with packages of their own under pkg/controller: the
+	// AppStudio controllers.
 	packaged []packagedController
+	// leaderElection, when set, runs the controllers only while this process holds their Lease.
+	leaderElection *LeaderElection
 
 	deployments  listers.GitOpsDeploymentLister
 	applications argolisters.ApplicationLister
@@ -156,6 +192,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.ControllerServiceAccount == "" {
 		cfg.ControllerServiceAccount = DefaultControllerServiceAccount
 	}
+	if cfg.Controllers == nil {
+		cfg.Controllers, _ = EnabledControllers([]string{"*"})
+	}
 	a := &Agent{
 		gitops:                   cfg.GitOps,
 		argo:                     cfg.Argo,
@@ -171,44 +210,54 @@ func New(cfg Config) (*Agent, error) {
 		argoKubeInformers:        informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
 		tenantSecretFactories:    map[string]informers.SharedInformerFactory{},
 		events:                   framework.NewEvents(cfg.Kube),
+		leaderElection:           cfg.LeaderElection,
 		now:                      time.Now,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
+	if cfg.Controllers[ArgoCDControllers] {
+		if err := a.setupArgoCD(); err != nil {
+			return nil, err
+		}
+	}
+	for name, setup := range map[string]func() error{
+		EnvironmentController:                a.setupAppStudioEnvironments,
+		SnapshotEnvironmentBindingController: a.setupBindings,
+		PromotionRunController:               a.setupPromotionRuns,
+	} {
+		if cfg.Controllers[name] {
+			if err := setup(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return a, nil
+}
+
+// setupArgoCD wires the controllers that drive the Argo CD instance (ArgoCDControllers).
+func (a *Agent) setupArgoCD() error {
 	if err := a.setupDeployments(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.setupDeployers(); err != nil {
-		return nil, err
+		return err
 	}
 	secrets := a.argoKubeInformers.Core().V1().Secrets()
 	a.argoSecrets = secrets.Lister()
 	if err := a.addInformer(secrets.Informer()); err != nil {
-		return nil, err
+		return err
 	}
 	configMaps := a.argoKubeInformers.Core().V1().ConfigMaps()
 	a.argoConfigMaps = configMaps.Lister()
 	if err := a.addInformer(configMaps.Informer()); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.setupRepositoryCredentials(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.setupSyncRuns(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := a.setupEnvironments(); err != nil {
-		return nil, err
-	}
-	if err := a.setupAppStudioEnvironments(); err != nil {
-		return nil, err
-	}
-	if err := a.setupBindings(); err != nil {
-		return nil, err
-	}
-	if err := a.setupPromotionRuns(); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return a.setupEnvironments()
 }
 
 // packagedController is a controller of a package of its own, and how to run it.
@@ -288,7 +337,9 @@ func (a *Agent) addInformer(inf cache.SharedIndexInformer, handlers ...cache.Res
 	return nil
 }
 
-// Run processes changes until ctx is done.
+// Run processes changes until ctx is done. With leader election it fills its caches at once
+// (a standby is ready to act the moment it takes over), and runs each set of controllers while
+// it holds that set's Lease; it returns an error if it loses one.
 func (a *Agent) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 
@@ -300,21 +351,63 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
-	runs := make([]packagedController, 0, len(a.controllers)+len(a.packaged))
+	argoCD := make([]packagedController, 0, len(a.controllers))
 	for _, c := range a.controllers {
-		runs = append(runs, packagedController{c.Controller, c.Run})
+		argoCD = append(argoCD, packagedController{c.Controller, c.Run})
 	}
-	runs = append(runs, a.packaged...)
+	if len(argoCD) > 0 {
+		argoCD = append(argoCD, packagedController{run: func(ctx context.Context, _ int) { a.ops.run(ctx, a.opsRetention) }})
+	}
+	all := slices.DeleteFunc(slices.Concat(argoCD, a.packaged), func(c packagedController) bool { return c.Controller == nil })
 	framework.RegisterMetrics(func() []*framework.Controller {
-		all := make([]*framework.Controller, len(runs))
-		for i, c := range runs {
-			all[i] = c.Controller
+		ctls := make([]*framework.Controller, len(all))
+		for i, c := range all {
+			ctls[i] = c.Controller
 		}
-		return all
+		return ctls
 	})
 	a.events.Start(ctx)
-	go a.ops.run(ctx, a.opsRetention)
-	klog.InfoS("agent started", "workers", a.workers, "controllers", len(runs))
+	klog.InfoS("agent started", "workers", a.workers, "controllers", len(all), "leaderElection", a.leaderElection != nil)
+
+	sets := []struct {
+		lease framework.Lease
+		runs  []packagedController
+	}{{runs: argoCD}, {runs: a.packaged}}
+	if le := a.leaderElection; le != nil {
+		sets[0].lease = le.lease(a.argoNamespace, ArgoCDLease)
+		sets[1].lease = le.lease(le.Namespace, AppStudioLease)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for _, set := range sets {
+		if len(set.runs) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a.leaderElection == nil {
+				a.runControllers(ctx, set.runs)
+				return
+			}
+			if err := framework.RunLeading(ctx, a.leaderElection.Client, set.lease, func(ctx context.Context) {
+				a.runControllers(ctx, set.runs)
+			}); err != nil {
+				// Another agent may be running these controllers already: stop every set.
+				cancel(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); errors.Is(err, framework.ErrLeaseLost) {
+		return err
+	}
+	return nil
+}
+
+// runControllers runs controllers until ctx is done.
+func (a *Agent) runControllers(ctx context.Context, runs []packagedController) {
 	var wg sync.WaitGroup
 	for _, c := range runs {
 		wg.Add(1)
@@ -324,7 +417,6 @@ func (a *Agent) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	return nil
 }
 
 // tenantSecrets is the informer of the Secrets of one type in every namespace (the agent serves

@@ -89,7 +89,10 @@ func TestPrepareForStatusUpdate(t *testing.T) {
 func TestValidate(t *testing.T) {
 	cases := []registrytest.ErrorsCase[*appstudio.Component]{
 		{Name: "valid", Mutate: func(*appstudio.Component) {}},
-		{Name: "image only", Mutate: func(c *appstudio.Component) { c.Spec.Source.GitSource = nil; c.Spec.ContainerImage = "quay.io/org/a:v1" }},
+		{Name: "image only", Mutate: func(c *appstudio.Component) {
+			c.Spec.Source.GitSource = nil
+			c.Spec.ContainerImage = "quay.io/org/a:v1"
+		}},
 		{Name: "neither Git nor image", Mutate: func(c *appstudio.Component) { c.Spec.Source.GitSource = nil },
 			Want: []apitesting.Want{apitesting.Required("spec.source")}},
 		{Name: "no application", Mutate: func(c *appstudio.Component) { c.Spec.Application = "" },

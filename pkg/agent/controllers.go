@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The controllers an agent can run, as --controllers names them.
+const (
+	// ArgoCDControllers are the controllers that drive the agent's Argo CD instance:
+	// GitOpsDeployments, SyncRuns, ManagedEnvironments and RepositoryCredentials into
+	// Applications, operations, cluster and repository Secrets and AppProjects. They share one
+	// view of that instance and queue each other's work, so they are enabled together.
+	ArgoCDControllers = "argocd"
+	// EnvironmentController turns appstudio Environments into ManagedEnvironments.
+	EnvironmentController = "environment"
+	// SnapshotEnvironmentBindingController generates the GitOpsDeployments of bindings.
+	SnapshotEnvironmentBindingController = "snapshotenvironmentbinding"
+	// PromotionRunController carries PromotionRuns out through bindings.
+	PromotionRunController = "promotionrun"
+)
+
+// KnownControllers are the names --controllers accepts, all enabled by "*".
+var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController}
+
+// appStudioControllers touch no Argo CD object: a fleet runs them once, under a Lease of their
+// own, however many Argo CD instances it has.
+var appStudioControllers = []string{EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController}
+
+// EnabledControllers reads a --controllers list as kube-controller-manager does: "name" enables
+// a controller, "-name" disables it, "*" enables every controller not disabled.
+func EnabledControllers(list []string) (map[string]bool, error) {
+	star := false
+	on, off := map[string]bool{}, map[string]bool{}
+	for _, item := range list {
+		name, disable := strings.CutPrefix(item, "-")
+		switch {
+		case item == "*":
+			star = true
+			continue
+		case !slices.Contains(KnownControllers, name):
+			return nil, fmt.Errorf("unknown controller %q; known: %s (and *, or -name to disable one)", item, strings.Join(KnownControllers, ", "))
+		case disable:
+			off[name] = true
+		default:
+			on[name] = true
+		}
+		if on[name] && off[name] {
+			return nil, fmt.Errorf("controller %q is both enabled and disabled", name)
+		}
+	}
+	enabled := map[string]bool{}
+	for _, name := range KnownControllers {
+		if on[name] || (star && !off[name]) {
+			enabled[name] = true
+		}
+	}
+	if len(enabled) == 0 {
+		return nil, fmt.Errorf("%q enables no controller", strings.Join(list, ","))
+	}
+	return enabled, nil
+}

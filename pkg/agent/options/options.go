@@ -1,0 +1,188 @@
+// Package options holds the agent's command-line flags and turns them into an agent.Config.
+package options
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+
+	"github.com/gitops-service/gitops-service/pkg/agent"
+)
+
+// Options are the agent's flags.
+type Options struct {
+	Kubeconfig               string
+	ArgoNamespace            string
+	LocalServer              string
+	ControllerServiceAccount string
+	MetricsAddress           string
+	OperationRetention       time.Duration
+	Workers                  int
+	QPS                      float32
+	Burst                    int
+	Controllers              []string
+	LeaderElection           LeaderElection
+}
+
+// LeaderElection are the --leader-elect flags, named as kube-controller-manager names them.
+type LeaderElection struct {
+	Enabled                                   bool
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Namespace                                 string
+	Identity                                  string
+}
+
+// New returns the defaults.
+func New() *Options {
+	return &Options{
+		ArgoNamespace:            "gitops-service-argocd",
+		LocalServer:              agent.InClusterServer,
+		ControllerServiceAccount: agent.DefaultControllerServiceAccount,
+		MetricsAddress:           "127.0.0.1:8085",
+		OperationRetention:       24 * time.Hour,
+		// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
+		// queues behind the status writes of earlier ones: with 16, 90 namespaces' first
+		// deployments at once had an apply p99 of 1.1-1.9 s at T=100 (make
+		// bench-agent-scale), with 64 under 0.7 s.
+		Workers: 64,
+		// One agent serves every tenant of its Argo CD instance; the kube-apiserver's priority
+		// and fairness, not a client's bucket, is what protects it.
+		QPS:         200,
+		Burst:       400,
+		Controllers: []string{"*"},
+		// kube-controller-manager's timings.
+		LeaderElection: LeaderElection{Enabled: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+			RetryPeriod: 2 * time.Second, Namespace: "gitops-service"},
+	}
+}
+
+// AddFlags adds the flags to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
+	fs.StringVar(&o.ArgoNamespace, "argocd-namespace", o.ArgoNamespace, "namespace of the Argo CD instance the agent drives")
+	fs.StringVar(&o.LocalServer, "local-cluster-server", o.LocalServer,
+		"URL of the Argo CD cluster through which Argo CD reaches this cluster, for deployments into tenants' own namespaces "+
+			"(Argo CD's in-cluster cluster unless it runs elsewhere)")
+	fs.StringVar(&o.ControllerServiceAccount, "application-controller-service-account", o.ControllerServiceAccount,
+		"ServiceAccount, in --argocd-namespace, of Argo CD's application-controller: the agent lets it impersonate each tenant namespace's deployer")
+	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress,
+		"address of the /metrics and /healthz endpoint (plain HTTP); empty disables it")
+	fs.DurationVar(&o.OperationRetention, "operation-retention", o.OperationRetention,
+		"how long the Operation recording each change in Argo CD is kept")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "objects of each kind reconciled at once")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "requests per second to the kube-apiserver, for each of the agent's clients")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of requests to the kube-apiserver, for each of the agent's clients")
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
+		"controllers to run: '*' runs all, 'name' runs one, '-name' leaves one out (e.g. '*,-promotionrun'). Known: %s. "+
+			"%s drives the Argo CD instance; the others are the AppStudio controllers, which touch no Argo CD object",
+		strings.Join(agent.KnownControllers, ", "), agent.ArgoCDControllers))
+	le := &o.LeaderElection
+	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
+		"run the controllers only while holding their Lease, so that several agents can run with one acting: "+
+			"the Argo CD controllers' Lease "+agent.ArgoCDLease+" in --argocd-namespace (one per Argo CD instance), "+
+			"the AppStudio controllers' Lease "+agent.AppStudioLease+" in --leader-elect-resource-namespace")
+	fs.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration,
+		"how long a standby waits after the last renewal it saw before taking a Lease over: at most this long, plus the retry period, "+
+			"a killed agent's controllers stand still")
+	fs.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", le.RenewDeadline,
+		"how long the holder tries to renew a Lease before it gives up and exits; less than the lease duration")
+	fs.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", le.RetryPeriod,
+		"how often a Lease is renewed, and a standby tries to take it")
+	fs.StringVar(&le.Namespace, "leader-elect-resource-namespace", le.Namespace,
+		"namespace of the AppStudio controllers' Lease, shared by every agent that may run them")
+	fs.StringVar(&le.Identity, "leader-elect-identity", le.Identity,
+		"this agent's name in the Leases, unique among the agents (default: host name and a random suffix). "+
+			"An agent restarted with the name of the Lease's holder takes the Lease back at once instead of waiting for it to expire")
+}
+
+// Validate reports every flag whose value cannot work, naming the flag.
+func (o *Options) Validate() error {
+	var errs []error
+	if errs2 := validation.IsDNS1123Subdomain(o.ControllerServiceAccount); len(errs2) > 0 {
+		errs = append(errs, fmt.Errorf("--application-controller-service-account %q: %s", o.ControllerServiceAccount, strings.Join(errs2, "; ")))
+	}
+	if u, err := url.Parse(o.LocalServer); err != nil || u.Scheme != "https" || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--local-cluster-server %q: want the https:// URL of an Argo CD cluster", o.LocalServer))
+	}
+	if errs2 := validation.IsDNS1123Label(o.ArgoNamespace); len(errs2) > 0 {
+		errs = append(errs, fmt.Errorf("--argocd-namespace %q: %s", o.ArgoNamespace, strings.Join(errs2, "; ")))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers %d: want at least 1", o.Workers))
+	}
+	if o.OperationRetention <= 0 {
+		errs = append(errs, fmt.Errorf("--operation-retention %v: want a positive duration", o.OperationRetention))
+	}
+	if _, err := agent.EnabledControllers(o.Controllers); err != nil {
+		errs = append(errs, fmt.Errorf("--controllers: %w", err))
+	}
+	if le := o.LeaderElection; le.Enabled {
+		if errs2 := validation.IsDNS1123Label(le.Namespace); len(errs2) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-elect-resource-namespace %q: %s", le.Namespace, strings.Join(errs2, "; ")))
+		}
+		switch {
+		case le.RetryPeriod <= 0:
+			errs = append(errs, fmt.Errorf("--leader-elect-retry-period %v: want a positive duration", le.RetryPeriod))
+		case float64(le.RenewDeadline) <= leaderelection.JitterFactor*float64(le.RetryPeriod):
+			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline %v: want more than %v times --leader-elect-retry-period (%v)",
+				le.RenewDeadline, leaderelection.JitterFactor, le.RetryPeriod))
+		case le.LeaseDuration <= le.RenewDeadline:
+			errs = append(errs, fmt.Errorf("--leader-elect-lease-duration %v: want more than --leader-elect-renew-deadline (%v)",
+				le.LeaseDuration, le.RenewDeadline))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Config loads the kubeconfig and makes the agent's configuration; Validate first.
+func (o *Options) Config() (agent.Config, error) {
+	// Empty --kubeconfig means in-cluster, as client-go's loading rules define it.
+	rc, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return agent.Config{}, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	rc.QPS, rc.Burst = o.QPS, o.Burst
+	rc.UserAgent = "gitops-service-agent"
+	clients, err := agent.NewClients(rc)
+	if err != nil {
+		return agent.Config{}, err
+	}
+	enabled, err := agent.EnabledControllers(o.Controllers)
+	if err != nil {
+		return agent.Config{}, fmt.Errorf("--controllers: %w", err)
+	}
+	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, LocalServer: o.LocalServer,
+		ControllerServiceAccount: o.ControllerServiceAccount, Workers: o.Workers, OperationRetention: o.OperationRetention,
+		Controllers: enabled}
+	if le := o.LeaderElection; le.Enabled {
+		lc := rest.CopyConfig(rc)
+		lc.UserAgent = rc.UserAgent + "/leader-election"
+		client, err := kubernetes.NewForConfig(lc)
+		if err != nil {
+			return agent.Config{}, err
+		}
+		identity := le.Identity
+		if identity == "" {
+			host, err := os.Hostname()
+			if err != nil {
+				return agent.Config{}, fmt.Errorf("--leader-elect-identity is empty and the host name is unknown: %w", err)
+			}
+			// Host names repeat (pods on the host network); the suffix keeps two apart.
+			identity = host + "_" + uuid.NewString()
+		}
+		cfg.LeaderElection = &agent.LeaderElection{Client: client, Namespace: le.Namespace, Identity: identity,
+			LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,53 @@
+package options
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(o *Options)
+		want   []string
+	}{
+		{name: "defaults", change: func(*Options) {}},
+		{name: "unknown controller", change: func(o *Options) { o.Controllers = []string{"*", "-bindings"} },
+			want: []string{`--controllers: unknown controller "-bindings"`}},
+		{name: "renew deadline at the lease duration", change: func(o *Options) { o.LeaderElection.RenewDeadline = 15 * time.Second },
+			want: []string{"--leader-elect-lease-duration 15s: want more than --leader-elect-renew-deadline (15s)"}},
+		{name: "renew deadline too short for the retry period", change: func(o *Options) { o.LeaderElection.RenewDeadline = 2 * time.Second },
+			want: []string{"--leader-elect-renew-deadline 2s: want more than 1.2 times --leader-elect-retry-period (2s)"}},
+		{name: "no retry period", change: func(o *Options) { o.LeaderElection.RetryPeriod = 0 },
+			want: []string{"--leader-elect-retry-period 0s: want a positive duration"}},
+		{name: "bad lease namespace", change: func(o *Options) { o.LeaderElection.Namespace = "Gitops_Service" },
+			want: []string{`--leader-elect-resource-namespace "Gitops_Service"`}},
+		{name: "timings unchecked without leader election", change: func(o *Options) {
+			o.LeaderElection = LeaderElection{Enabled: false}
+		}},
+		{name: "every problem at once", change: func(o *Options) {
+			o.Workers, o.OperationRetention, o.LocalServer, o.ArgoNamespace = 0, 0, "http://x", ""
+		}, want: []string{"--workers 0", "--operation-retention 0s", `--local-cluster-server "http://x"`, `--argocd-namespace ""`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := New()
+			tc.change(o)
+			err := o.Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate passed, want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate: %v\nwant it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,224 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
+// The stack's agent runs with these (hack/local-up.sh, the agent's defaults).
+const (
+	stackAgentIdentity = "local-agent"
+	leaseDuration      = 15 * time.Second
+	// retryPeriod is how often a standby tries to take a Lease; client-go waits up to
+	// (1 + JitterFactor 1.2) times it between tries.
+	retryPeriod = 2 * time.Second
+)
+
+var _ = Describe("agents under leader election", Ordered, func() {
+	var ns string
+	leases := []struct{ namespace, name string }{
+		{"gitops-service-argocd", "gitops-agent"},    // the Argo CD instance's controllers
+		{"gitops-service", "gitops-agent-appstudio"}, // the AppStudio controllers
+	}
+	holders := func(ctx context.Context) ([]string, error) {
+		var ids []string
+		for _, l := range leases {
+			lease, err := kube.CoordinationV1().Leases(l.namespace).Get(ctx, l.name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, ptrValue(lease.Spec.HolderIdentity))
+		}
+		return ids, nil
+	}
+	managedEnvironmentOf := func(ctx context.Context, env string) func() (string, error) {
+		return func() (string, error) {
+			me, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(ns).Get(ctx, "managed-environment-"+env, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return me.Spec.APIURL, nil
+		}
+	}
+	createEnvironment := func(ctx context.Context, name, apiURL string) {
+		GinkgoHelper()
+		createSecret(ctx, ns, name+"-creds", managedv1alpha1.ManagedEnvironmentSecretType,
+			map[string]string{"kubeconfig": kubeconfigYAML(apiURL, "not-a-token", nil)})
+		_, err := gitops.AppStudioV1alpha1().Environments(ns).Create(ctx, &appstudiov1alpha1.Environment{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appstudiov1alpha1.EnvironmentSpec{
+				DisplayName: name, DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyAppStudioAutomated,
+				UnstableConfigurationFields: &appstudiov1alpha1.UnstableEnvironmentConfiguration{
+					KubernetesClusterCredentials: appstudiov1alpha1.KubernetesClusterCredentials{
+						TargetNamespace: "target", APIURL: apiURL, ClusterCredentialsSecret: name + "-creds",
+					},
+				},
+			},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	BeforeAll(func(ctx context.Context) {
+		ns = fmt.Sprintf("e2e-leader-%d", time.Now().UnixNano()%100000)
+		createNamespace(ctx, ns)
+	})
+
+	It("runs each set of controllers in the agent holding its Lease, and a standby takes them over within the lease duration when the holder is killed", func(ctx context.Context) {
+		By("the stack's agent holds both Leases")
+		Eventually(holders).WithContext(ctx).WithTimeout(30 * time.Second).
+			Should(Equal([]string{stackAgentIdentity, stackAgentIdentity}))
+
+		By("starting a second agent: it fills its caches and waits for the Leases")
+		standby := startStandbyAgent()
+		DeferCleanup(func(ctx context.Context) {
+			// Whatever happened, leave the stack's agent running and holding the Leases.
+			standby.stop()
+			restartIfKilled("agent")
+			Eventually(holders).WithContext(ctx).WithTimeout(leaseDuration + 3*retryPeriod).
+				Should(Equal([]string{stackAgentIdentity, stackAgentIdentity}))
+		})
+		Eventually(standby.log).WithTimeout(time.Minute).Should(And(
+			ContainSubstring(`"agent started"`),
+			MatchRegexp(`"waiting for the lease" lease="gitops-service/gitops-agent-appstudio"`),
+			MatchRegexp(`"waiting for the lease" lease="gitops-service-argocd/gitops-agent"`)))
+
+		By("an Environment is reconciled by the holder alone")
+		createEnvironment(ctx, "before", "https://127.0.0.1:9")
+		Eventually(managedEnvironmentOf(ctx, "before")).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("https://127.0.0.1:9"))
+		Consistently(func() (float64, error) { return standby.reconciles("environments") }).
+			WithTimeout(3 * time.Second).Should(BeZero())
+		Expect(standby.reconciles("gitopsdeployments")).To(BeZero())
+
+		By("killing the holder")
+		killStackProcess("agent")
+		killed := time.Now()
+		Eventually(holders).WithContext(ctx).WithTimeout(leaseDuration + 3*retryPeriod).WithPolling(100 * time.Millisecond).
+			Should(Equal([]string{"standby-agent", "standby-agent"}))
+		took := time.Since(killed)
+		GinkgoWriter.Printf("the standby took both Leases %v after the holder was killed (lease duration %v)\n", took, leaseDuration)
+		// The holder renewed at most a retry period before it died, and the standby looks
+		// again at most (1 + 1.2) retry periods after the Lease expired.
+		Expect(took).To(BeNumerically("<", leaseDuration+time.Duration(2.2*float64(retryPeriod))+time.Second))
+
+		By("the standby runs both sets of controllers now")
+		createEnvironment(ctx, "after", "https://127.0.0.1:10")
+		Eventually(managedEnvironmentOf(ctx, "after")).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("https://127.0.0.1:10"))
+		Expect(standby.reconciles("environments")).To(BeNumerically(">", 0))
+		createDeployment(ctx, ns, "after", placeholderRepo, "deploy", false)
+		Eventually(func(ctx context.Context) (managedv1alpha1.ReconciledState, error) {
+			d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "after", metav1.GetOptions{})
+			if err != nil {
+				return managedv1alpha1.ReconciledState{}, err
+			}
+			return d.Status.ReconciledState, nil
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(HaveField("Source.Path", "deploy"))
+		Expect(standby.reconciles("gitopsdeployments")).To(BeNumerically(">", 0))
+		deleteAllDeployments(ctx, ns)
+
+		By("the stack's agent, started again, waits; it takes the Leases back at once when the standby stops")
+		startStackProcess("agent")
+		Consistently(holders).WithContext(ctx).WithTimeout(3 * time.Second).Should(Equal([]string{"standby-agent", "standby-agent"}))
+		standby.stop()
+		stopped := time.Now()
+		Eventually(holders).WithContext(ctx).WithTimeout(4 * retryPeriod).WithPolling(100 * time.Millisecond).
+			Should(Equal([]string{stackAgentIdentity, stackAgentIdentity}))
+		GinkgoWriter.Printf("the stack's agent took both Leases back %v after the standby released them\n", time.Since(stopped))
+	})
+})
+
+// standbyAgent is a second agent process, started by a spec, logging to a file of the stack's.
+type standbyAgent struct {
+	cmd     *exec.Cmd
+	logPath string
+	metrics string
+}
+
+// startStandbyAgent starts the agent binary the stack runs, as the same identity and for the
+// same Argo CD instance, under the name standby-agent in the Leases.
+func startStandbyAgent() *standbyAgent {
+	GinkgoHelper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := ln.Addr().String()
+	Expect(ln.Close()).To(Succeed())
+
+	a := &standbyAgent{logPath: filepath.Join(stackDir, "logs", "agent-standby.log"), metrics: "http://" + addr + "/metrics"}
+	logFile, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	defer logFile.Close()
+	a.cmd = exec.Command("../../bin/agent", "--kubeconfig", filepath.Join(stackDir, "gitops-agent.kubeconfig"),
+		"--argocd-namespace", "gitops-service-argocd", "--leader-elect-identity", "standby-agent",
+		"--metrics-bind-address", addr, "-v", "2")
+	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
+	Expect(a.cmd.Start()).To(Succeed())
+	return a
+}
+
+func (a *standbyAgent) log() string {
+	raw, _ := os.ReadFile(a.logPath)
+	return string(raw)
+}
+
+// stop ends the agent with SIGTERM (it releases its Leases) and waits for it.
+func (a *standbyAgent) stop() {
+	if a.cmd.ProcessState != nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		_ = a.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// reconciles is the agent's count of successful reconciles by a controller.
+func (a *standbyAgent) reconciles(controller string) (float64, error) {
+	resp, err := http.Get(a.metrics)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	m := regexp.MustCompile(`(?m)^gitops_agent_reconciles_total\{controller="` + regexp.QuoteMeta(controller) + `",result="success"\} (\S+)$`).
+		FindSubmatch(body)
+	if m == nil {
+		return 0, nil
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
