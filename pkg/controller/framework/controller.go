@@ -6,6 +6,7 @@ package framework
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,9 @@ type Controller struct {
 	Queue     workqueue.TypedRateLimitingInterface[string]
 	reconcile func(ctx context.Context, key string) error
 	pending   PendingSince
+	// running is set while Run drains the queue: a standby (leader election) queues changes
+	// without reconciling them, and its waiting is not an unreconciled change's age.
+	running atomic.Bool
 }
 
 // NewController makes a controller whose workers call reconcile with each queued key.
@@ -75,6 +79,8 @@ func (c *Controller) Handler() cache.ResourceEventHandler {
 
 // Run drains the queue with the given number of workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	c.running.Store(true)
+	defer c.running.Store(false)
 	defer c.Queue.ShutDown()
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {

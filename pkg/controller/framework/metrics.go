@@ -28,7 +28,8 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"controller"})
 	oldestUnreconciledDesc = metrics.NewDesc("gitops_agent_oldest_unreconciled_seconds",
-		"Age of the oldest change a controller has been told of and not yet reconciled successfully.",
+		"Age of the oldest change a running controller has been told of and not yet reconciled successfully "+
+			"(none for a controller waiting for its Lease).",
 		[]string{"controller"}, nil, metrics.ALPHA, "")
 )
 
@@ -108,6 +109,9 @@ func (c *oldestCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 func (c *oldestCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	now := time.Now()
 	for _, ctl := range c.controllers() {
+		if !ctl.running.Load() {
+			continue
+		}
 		age := 0.0
 		if t, ok := ctl.pending.Oldest(); ok {
 			age = now.Sub(t).Seconds()

@@ -1,8 +1,11 @@
 package framework
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/component-base/metrics/testutil"
 )
 
 func TestPendingSince(t *testing.T) {
@@ -31,5 +34,21 @@ func TestPendingSince(t *testing.T) {
 	p.Done("b", at(6))
 	if _, ok := p.Oldest(); ok {
 		t.Error("everything is reconciled, yet a change is pending")
+	}
+}
+
+// TestOldestOnlyWhileRunning: a controller waiting for its Lease queues changes without
+// reconciling them; it reports no age until it runs.
+func TestOldestOnlyWhileRunning(t *testing.T) {
+	standby, running := NewController("standby", nil), NewController("running", nil)
+	standby.Add("ns/a")
+	running.running.Store(true)
+	collector := &oldestCollector{controllers: func() []*Controller { return []*Controller{standby, running} }}
+	want := `# HELP gitops_agent_oldest_unreconciled_seconds [ALPHA] Age of the oldest change a running controller has been told of and not yet reconciled successfully (none for a controller waiting for its Lease).
+# TYPE gitops_agent_oldest_unreconciled_seconds gauge
+gitops_agent_oldest_unreconciled_seconds{controller="running"} 0
+`
+	if err := testutil.CustomCollectAndCompare(collector, strings.NewReader(want), "gitops_agent_oldest_unreconciled_seconds"); err != nil {
+		t.Error(err)
 	}
 }
