@@ -310,7 +310,8 @@ func (a *Agent) removeFinalizer(ctx context.Context, depl *managedv1alpha1.GitOp
 	return nil
 }
 
-// updateStatus writes the status computeStatus derives, and only when it differs.
+// updateStatus writes the status computeStatus derives, and only when it differs, and then
+// records the Events of the change.
 func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
 	st, err := computeStatus(depl.Status, app, reconcileErr, metav1.NewTime(a.now()))
 	if err != nil {
@@ -324,10 +325,16 @@ func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDe
 	}
 	upd := depl.DeepCopy()
 	upd.Status = st
-	_, err = a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
-	if err != nil && !apierrors.IsNotFound(err) {
+	written, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("updating the status of GitOpsDeployment %s: %w", deploymentKey(depl), err)
 	}
+	// Decided from the status this write replaced: a failed or conflicting write records
+	// nothing, and its retry records the Events once (events.go).
+	a.recordEvents(written, deploymentEvents(depl.Status, st))
 	return nil
 }
 

@@ -306,7 +306,8 @@ func (e *environments) credentialsSecret(ctx context.Context, env *managedv1alph
 }
 
 // updateStatus sets the ConnectionInitializationSucceeded condition, and writes the status only
-// when that changed it. SetStatusCondition keeps lastTransitionTime while the status stays.
+// when that changed it, and then records the Events of the change. SetStatusCondition keeps
+// lastTransitionTime while the status stays.
 func (e *environments) updateStatus(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, conn connection) error {
 	conds := environmentConditions(env, conn, metav1.NewTime(e.now()))
 	if apiequality.Semantic.DeepEqual(conds, env.Status.Conditions) {
@@ -314,12 +315,16 @@ func (e *environments) updateStatus(ctx context.Context, env *managedv1alpha1.Gi
 	}
 	upd := env.DeepCopy()
 	upd.Status.Conditions = conds
-	_, err := e.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(env.Namespace).UpdateStatus(ctx, upd,
+	written, err := e.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(env.Namespace).UpdateStatus(ctx, upd,
 		metav1.UpdateOptions{FieldManager: fieldManager})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("updating the status of GitOpsDeploymentManagedEnvironment %s/%s: %w", env.Namespace, env.Name, err)
 	}
 	klog.V(2).InfoS("managed environment", "environment", klog.KObj(env), "status", conn.status, "reason", conn.reason)
+	e.recordEvents(written, environmentEvents(env, conds))
 	return nil
 }
 

@@ -444,7 +444,8 @@ func (r *repoCreds) deleteRepoSecrets(ctx context.Context, key string, keep type
 	return nil
 }
 
-// updateStatus writes the conditions of outcome, and only when they differ.
+// updateStatus writes the conditions of outcome, and only when they differ, and then records
+// the Events of the change.
 func (r *repoCreds) updateStatus(ctx context.Context, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential, outcome credentialOutcome) error {
 	conds := withCredentialConditions(cred.Status.Conditions, cred.Spec, outcome, cred.Generation, metav1.NewTime(r.now()))
 	if apiequality.Semantic.DeepEqual(conds, cred.Status.Conditions) {
@@ -452,10 +453,14 @@ func (r *repoCreds) updateStatus(ctx context.Context, cred *managedv1alpha1.GitO
 	}
 	upd := cred.DeepCopy()
 	upd.Status.Conditions = conds
-	_, err := r.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(cred.Namespace).UpdateStatus(ctx, upd,
+	written, err := r.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(cred.Namespace).UpdateStatus(ctx, upd,
 		metav1.UpdateOptions{FieldManager: fieldManager})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("updating the status of GitOpsDeploymentRepositoryCredential %s/%s: %w", cred.Namespace, cred.Name, err)
 	}
+	r.recordEvents(written, credentialEvents(cred, outcome))
 	return nil
 }

@@ -254,7 +254,7 @@ func (a *Agent) syncSyncRuns(ctx context.Context, runs cache.Indexer, key string
 				}
 			}
 		}
-		if err := a.updateSyncRunStatus(ctx, st.run, st.conditions); err != nil {
+		if err := a.updateSyncRunStatus(ctx, st.run, st.conditions, st.events); err != nil {
 			return err
 		}
 	}
@@ -339,6 +339,7 @@ func (a *Agent) startOperation(ctx context.Context, app *argov1alpha1.Applicatio
 		return err
 	}
 	klog.V(2).InfoS("started a sync", "application", app.Name, "syncrun", klog.KObj(run), "revision", run.Spec.RevisionID)
+	a.recordEvents(run, []event{syncRequestedEvent(run)})
 	return nil
 }
 
@@ -362,16 +363,19 @@ func (a *Agent) terminateOperation(ctx context.Context, app *argov1alpha1.Applic
 	return nil
 }
 
-func (a *Agent) updateSyncRunStatus(ctx context.Context, run *managedv1alpha1.GitOpsDeploymentSyncRun, conds []managedv1alpha1.GitOpsDeploymentSyncRunCondition) error {
+// updateSyncRunStatus writes a SyncRun's conditions and, once written, records evs on it: a
+// failed or conflicting write records nothing, and the pass that retries it decides again.
+func (a *Agent) updateSyncRunStatus(ctx context.Context, run *managedv1alpha1.GitOpsDeploymentSyncRun, conds []managedv1alpha1.GitOpsDeploymentSyncRunCondition, evs []event) error {
 	upd := run.DeepCopy()
 	upd.Status.Conditions = conds
-	_, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(run.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	written, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(run.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("updating the status of GitOpsDeploymentSyncRun %s/%s: %w", run.Namespace, run.Name, err)
 	}
+	a.recordEvents(written, evs)
 	return nil
 }
 
@@ -420,4 +424,13 @@ func operationPatch(op *argov1alpha1.Operation) map[string]interface{} {
 
 func terminatePatch() map[string]interface{} {
 	return map[string]interface{}{"status": map[string]interface{}{"operationState": map[string]interface{}{"phase": phaseTerminating}}}
+}
+
+// syncRequestedEvent is the Event of a SyncRun whose sync operation the agent set.
+func syncRequestedEvent(run *managedv1alpha1.GitOpsDeploymentSyncRun) event {
+	rev := "its target revision"
+	if run.Spec.RevisionID != "" {
+		rev = "revision " + run.Spec.RevisionID
+	}
+	return normalEvent(EventSyncRequested, "Requested a sync of GitOpsDeployment %s to %s in Argo CD", run.Spec.GitopsDeploymentName, rev)
 }

@@ -26,6 +26,8 @@ type syncRunStatus struct {
 	conditions []managedv1alpha1.GitOpsDeploymentSyncRunCondition
 	// ended is the SyncRun's own operation, when the conditions are its outcome.
 	ended *argov1alpha1.OperationState
+	// events are recorded on the SyncRun once the conditions are written.
+	events []event
 }
 
 // syncRunPlan is what to do about one key, in this order: terminate the operations of deleted
@@ -122,23 +124,28 @@ func planSyncRuns(w syncRunWorld, now metav1.Time) syncRunPlan {
 		}
 		var want *managedv1alpha1.GitOpsDeploymentSyncRunCondition
 		var ended *argov1alpha1.OperationState
+		var evs []event
 		switch {
 		case depl == nil:
 			want = syncRunError(syncRunMissingDeployment(r))
+			evs = append(evs, warningEvent(EventGitOpsDeploymentNotFound, "%s", want.Message))
 		case r.UID == running:
 			// Running: nothing to report until it ends.
 		case done != nil && r.UID == syncRunOf(done.Operation.Info):
 			want, ended = syncRunOutcome(done), done
+			evs = append(evs, syncRunOutcomeEvent(r, done))
 		case r.CreationTimestamp.Before(&depl.CreationTimestamp):
 			want = syncRunError(syncRunDeploymentNewer(r))
+			evs = append(evs, warningEvent(EventSyncRefused, "%s", want.Message))
 		case depl.Spec.Type != managedv1alpha1.GitOpsDeploymentSpecTypeManual:
 			want = syncRunError(syncRunAutomated(r))
+			evs = append(evs, warningEvent(EventSyncRefused, "%s", want.Message))
 			plan.automated = true
 		default:
 			waiting = append(waiting, r)
 		}
 		if conds, changed := syncRunConditions(r.Status.Conditions, want, now); changed {
-			plan.statuses = append(plan.statuses, syncRunStatus{run: r, conditions: conds, ended: ended})
+			plan.statuses = append(plan.statuses, syncRunStatus{run: r, conditions: conds, ended: ended, events: evs})
 		}
 	}
 
@@ -183,6 +190,24 @@ func syncRunOutcome(st *argov1alpha1.OperationState) *managedv1alpha1.GitOpsDepl
 		}
 	}
 	return syncRunError(fmt.Sprintf("the sync operation ended with phase %s: %s", st.Phase, st.Message))
+}
+
+// syncRunOutcomeEvent is the Event of run's completed operation.
+func syncRunOutcomeEvent(run *managedv1alpha1.GitOpsDeploymentSyncRun, st *argov1alpha1.OperationState) event {
+	rev := run.Spec.RevisionID
+	if st.SyncResult != nil && st.SyncResult.Revision != "" {
+		rev = st.SyncResult.Revision
+	}
+	if rev == "" {
+		rev = "its target revision"
+	} else {
+		rev = "revision " + rev
+	}
+	if st.Phase == phaseSucceeded {
+		return normalEvent(EventSyncSucceeded, "Argo CD synced GitOpsDeployment %s to %s: %s", run.Spec.GitopsDeploymentName, rev, st.Message)
+	}
+	return warningEvent(EventSyncFailed, "Argo CD's sync of GitOpsDeployment %s to %s ended with phase %s: %s",
+		run.Spec.GitopsDeploymentName, rev, st.Phase, st.Message)
 }
 
 func syncRunError(msg string) *managedv1alpha1.GitOpsDeploymentSyncRunCondition {

@@ -1,0 +1,537 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
+	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
+)
+
+// reasons are the "Type Reason" of evs, in order.
+func reasons(evs []event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.eventType+" "+e.reason)
+	}
+	return out
+}
+
+func opState(phase managedv1alpha1.OperationPhase, started metav1.Time, msg string) *managedv1alpha1.OperationState {
+	return &managedv1alpha1.OperationState{
+		Operation: managedv1alpha1.ApplicationOperation{
+			Sync:        &managedv1alpha1.SyncOperation{Revision: "abc123"},
+			InitiatedBy: managedv1alpha1.OperationInitiator{Automated: true},
+		},
+		Phase: phase, StartedAt: started, Message: msg,
+		SyncResult: &managedv1alpha1.SyncOperationResult{Revision: "abc123"},
+	}
+}
+
+func deplStatus(health managedv1alpha1.HealthStatusCode, op *managedv1alpha1.OperationState) managedv1alpha1.GitOpsDeploymentStatus {
+	return managedv1alpha1.GitOpsDeploymentStatus{
+		Health:         managedv1alpha1.HealthStatus{Status: health, Message: "msg of " + string(health)},
+		Sync:           managedv1alpha1.SyncStatus{Status: managedv1alpha1.SyncStatusCodeSynced},
+		OperationState: op,
+	}
+}
+
+func TestDeploymentEvents(t *testing.T) {
+	const (
+		healthy     = managedv1alpha1.HealthStatusCodeHealthy
+		degraded    = managedv1alpha1.HealthStatusCodeDegraded
+		missing     = managedv1alpha1.HealthStatusCodeMissing
+		progressing = managedv1alpha1.HealthStatusCodeProgressing
+		running     = managedv1alpha1.OperationPhaseRunning
+		succeeded   = managedv1alpha1.OperationPhaseSucceeded
+		failed      = managedv1alpha1.OperationPhaseFailed
+		errored     = managedv1alpha1.OperationPhaseError
+	)
+	for _, tc := range []struct {
+		name     string
+		old, new managedv1alpha1.GitOpsDeploymentStatus
+		want     []string
+		contains string
+	}{
+		{name: "nothing changed (an agent restarting)", old: deplStatus(healthy, opState(succeeded, t0, "ok")), new: deplStatus(healthy, opState(succeeded, t0, "ok"))},
+		{name: "empty to empty", old: deplStatus("", nil), new: deplStatus("", nil)},
+		{name: "sync started", old: deplStatus(healthy, nil), new: deplStatus(healthy, opState(running, t0, "")),
+			want: []string{"Normal SyncStarted"}, contains: "revision abc123 (automated sync policy)"},
+		{name: "running, then succeeded", old: deplStatus(healthy, opState(running, t0, "")), new: deplStatus(healthy, opState(succeeded, t0, "successfully synced")),
+			want: []string{"Normal SyncSucceeded"}, contains: "Argo CD synced revision abc123: successfully synced"},
+		{name: "started and succeeded between two looks", old: deplStatus(missing, nil), new: deplStatus(healthy, opState(succeeded, t0, "ok")),
+			want: []string{"Normal SyncStarted", "Normal SyncSucceeded"}},
+		{name: "a new sync after a successful one", old: deplStatus(healthy, opState(succeeded, t0, "ok")), new: deplStatus(healthy, opState(running, t1, "")),
+			want: []string{"Normal SyncStarted"}},
+		{name: "a new sync that succeeded again", old: deplStatus(healthy, opState(succeeded, t0, "ok")), new: deplStatus(healthy, opState(succeeded, t1, "ok")),
+			want: []string{"Normal SyncStarted", "Normal SyncSucceeded"}},
+		{name: "failed", old: deplStatus(healthy, opState(running, t0, "")), new: deplStatus(healthy, opState(failed, t0, "one or more objects failed to apply")),
+			want: []string{"Warning SyncFailed"}, contains: "ended with phase Failed: one or more objects failed to apply"},
+		{name: "error", old: deplStatus(healthy, opState(running, t0, "")), new: deplStatus(healthy, opState(errored, t0, "boom")),
+			want: []string{"Warning SyncFailed"}, contains: "phase Error: boom"},
+		{name: "the message of a running sync changes", old: deplStatus(healthy, opState(running, t0, "wave 1")), new: deplStatus(healthy, opState(running, t0, "wave 2"))},
+		{name: "the operation state goes (a SyncRun's operation requested)", old: deplStatus(healthy, opState(succeeded, t0, "ok")), new: deplStatus(healthy, nil)},
+		{name: "degraded", old: deplStatus(healthy, nil), new: deplStatus(degraded, nil),
+			want: []string{"Warning HealthDegraded"}, contains: "is Degraded (was Healthy): msg of Degraded"},
+		{name: "degraded from progressing", old: deplStatus(progressing, nil), new: deplStatus(degraded, nil), want: []string{"Warning HealthDegraded"}},
+		{name: "degraded message changes", old: deplStatus(degraded, nil), new: func() managedv1alpha1.GitOpsDeploymentStatus {
+			s := deplStatus(degraded, nil)
+			s.Health.Message = "other"
+			return s
+		}()},
+		// Argo CD says Missing for a resource added in Git until the sync creates it.
+		{name: "missing after healthy (a new resource in Git)", old: deplStatus(healthy, nil), new: deplStatus(missing, nil)},
+		{name: "missing before the first sync", old: deplStatus("", nil), new: deplStatus(missing, nil)},
+		{name: "healthy after missing (the first sync)", old: deplStatus(missing, nil), new: deplStatus(healthy, nil)},
+		{name: "progressing to healthy (a rollout)", old: deplStatus(progressing, nil), new: deplStatus(healthy, nil)},
+		{name: "recovered", old: deplStatus(degraded, nil), new: deplStatus(healthy, nil),
+			want: []string{"Normal HealthRecovered"}, contains: "Healthy again (was Degraded)"},
+		{name: "sync failed and degraded at once", old: deplStatus(healthy, opState(running, t0, "")), new: deplStatus(degraded, opState(failed, t0, "x")),
+			want: []string{"Warning SyncFailed", "Warning HealthDegraded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := deploymentEvents(tc.old, tc.new)
+			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("events %v, want %v", got, tc.want)
+			}
+			if tc.contains != "" && !strings.Contains(evs[0].message, tc.contains) {
+				t.Errorf("message %q does not contain %q", evs[0].message, tc.contains)
+			}
+		})
+	}
+}
+
+func TestDeploymentEventsInitiator(t *testing.T) {
+	op := opState(managedv1alpha1.OperationPhaseRunning, t0, "")
+	op.Operation.InitiatedBy = managedv1alpha1.OperationInitiator{Username: syncRunInitiator}
+	op.Operation.Sync.Revision = ""
+	evs := deploymentEvents(managedv1alpha1.GitOpsDeploymentStatus{}, managedv1alpha1.GitOpsDeploymentStatus{OperationState: op})
+	if len(evs) != 1 || evs[0].message != "Argo CD started a sync to the target revision (initiated by gitops-service)" {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"Repository https://user:s3cret@git.example.com/r.git failed": "Repository https://git.example.com/r.git failed",
+		"ssh://git@host:22/r.git and https://tok@h/x":                 "ssh://host:22/r.git and https://h/x",
+		"no URL here, just a@b":                                       "no URL here, just a@b",
+		"https://h/path@v1":                                           "https://h/path@v1",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func envCondition(status metav1.ConditionStatus, reason managedv1alpha1.ManagedEnvironmentConditionReason, msg string) []metav1.Condition {
+	return []metav1.Condition{{
+		Type: managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded, Status: status, Reason: string(reason), Message: msg,
+	}}
+}
+
+func TestEnvironmentEvents(t *testing.T) {
+	rejected := envCondition(metav1.ConditionUnknown, managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials, validationFailedMessage)
+	forbidden := envCondition(metav1.ConditionUnknown, managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials, validationForbiddenMessage)
+	ok := envCondition(metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded, "")
+	badType := envCondition(metav1.ConditionFalse, managedv1alpha1.ManagedEnvironmentReasonInvalidSecretType, "invalid secret type: Opaque")
+	unparsable := envCondition(metav1.ConditionFalse, managedv1alpha1.ManagedEnvironmentReasonUnableToParseKubeconfigData,
+		"unable to parse kubeconfig data: yaml: cannot unmarshal !!str `eyJhbGciOi...` into api.Config")
+	for _, tc := range []struct {
+		name     string
+		old, new []metav1.Condition
+		want     []string
+		message  string
+	}{
+		{name: "first connection", old: nil, new: ok},
+		{name: "still connected (generation bump, restart)", old: ok, new: ok},
+		{name: "rejected at once", old: nil, new: rejected, want: []string{"Warning CredentialsRejected"}, message: validationFailedMessage},
+		{name: "rejected after working", old: ok, new: rejected, want: []string{"Warning CredentialsRejected"}},
+		{name: "still rejected", old: rejected, new: rejected},
+		{name: "rejected for another reason", old: rejected, new: forbidden, want: []string{"Warning CredentialsRejected"}, message: validationForbiddenMessage},
+		{name: "accepted again", old: rejected, new: ok, want: []string{"Normal CredentialsAccepted"},
+			message: "The cluster accepted the credentials of Secret creds again: the environment is connected"},
+		{name: "fixed Secret", old: badType, new: ok, want: []string{"Normal CredentialsAccepted"}},
+		{name: "a Secret problem", old: ok, new: badType, want: []string{"Warning InvalidSecretType"}, message: "invalid secret type: Opaque"},
+		{name: "parse error keeps the data out", old: nil, new: unparsable, want: []string{"Warning UnableToParseKubeconfigData"},
+			message: "unable to parse the kubeconfig data of Secret creds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testEnvironment(nil)
+			env.Status.Conditions = tc.old
+			evs := environmentEvents(env, tc.new)
+			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("events %v, want %v", got, tc.want)
+			}
+			if tc.message != "" && evs[0].message != tc.message {
+				t.Errorf("message %q, want %q", evs[0].message, tc.message)
+			}
+		})
+	}
+}
+
+func TestCredentialEvents(t *testing.T) {
+	spec := managedv1alpha1.RepositoryCredentialSpec{Repository: "https://user:hunter2@git.example.com/org/repo.git", Secret: "s"}
+	conds := func(o credentialOutcome) []metav1.Condition {
+		return withCredentialConditions(nil, spec, o, 1, t0)
+	}
+	bad := credentialOutcome{Reason: managedv1alpha1.RepositoryCredentialReasonInvalidCredentials}
+	notFound := credentialOutcome{Reason: managedv1alpha1.RepositoryCredentialReasonSecretNotFound}
+	noRepo := credentialOutcome{Reason: managedv1alpha1.RepositoryCredentialReasonInvalidRepositoryURL, Detail: "remote: Repository not found."}
+	for _, tc := range []struct {
+		name    string
+		old     []metav1.Condition
+		o       credentialOutcome
+		want    []string
+		message string
+	}{
+		{name: "first check, valid", o: credentialValid},
+		{name: "still valid", old: conds(credentialValid), o: credentialValid},
+		{name: "rejected", old: nil, o: bad, want: []string{"Warning CredentialsRejected"},
+			message: "git ls-remote of repository https://git.example.com/org/repo.git with the credentials of Secret s failed: the Git host refused them, or could not be reached or trusted"},
+		{name: "rejected after working", old: conds(credentialValid), o: bad, want: []string{"Warning CredentialsRejected"}},
+		{name: "still rejected", old: conds(bad), o: bad},
+		{name: "validated after rejected", old: conds(bad), o: credentialValid, want: []string{"Normal CredentialsValidated"},
+			message: "git ls-remote accepted the credentials of Secret s for repository https://git.example.com/org/repo.git"},
+		{name: "validated after a missing Secret", old: conds(notFound), o: credentialValid, want: []string{"Normal CredentialsValidated"}},
+		{name: "Secret gone", old: conds(credentialValid), o: notFound, want: []string{"Warning SecretNotFound"}, message: "Secret specified not found (Secret s)"},
+		{name: "no repository", old: conds(credentialValid), o: noRepo, want: []string{"Warning InvalidRepositoryUrl"},
+			message: "Repository https://git.example.com/org/repo.git does not exist: remote: Repository not found."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cred := &managedv1alpha1.GitOpsDeploymentRepositoryCredential{Spec: spec}
+			cred.Status.Conditions = tc.old
+			evs := credentialEvents(cred, tc.o)
+			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("events %v, want %v", got, tc.want)
+			}
+			if tc.message != "" && evs[0].message != tc.message {
+				t.Errorf("message %q, want %q", evs[0].message, tc.message)
+			}
+			for _, e := range evs {
+				if strings.Contains(e.message, "hunter2") {
+					t.Errorf("message %q carries the password", e.message)
+				}
+			}
+		})
+	}
+}
+
+func TestSyncRunPlanEvents(t *testing.T) {
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	runs := []*managedv1alpha1.GitOpsDeploymentSyncRun{run}
+	automated := manualDeployment()
+	automated.Spec.Type = managedv1alpha1.GitOpsDeploymentSpecTypeAutomated
+	newer := manualDeployment()
+	newer.CreationTimestamp = metav1.NewTime(srLater.Add(time.Minute))
+	for _, tc := range []struct {
+		name    string
+		runs    []*managedv1alpha1.GitOpsDeploymentSyncRun
+		depl    *managedv1alpha1.GitOpsDeployment
+		apps    []*argov1alpha1.Application
+		want    []string
+		message string
+	}{
+		{name: "waiting for its refresh", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d)}},
+		{name: "running", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d, inState(run, phaseRunning, ""))}},
+		{name: "succeeded", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d, inState(run, phaseSucceeded, "successfully synced"))},
+			want: []string{"Normal SyncSucceeded"}, message: "Argo CD synced GitOpsDeployment web to its target revision: successfully synced"},
+		{name: "failed", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d, inState(run, "Failed", "hook failed"))},
+			want: []string{"Warning SyncFailed"}, message: "Argo CD's sync of GitOpsDeployment web to its target revision ended with phase Failed: hook failed"},
+		{name: "outcome already written", runs: []*managedv1alpha1.GitOpsDeploymentSyncRun{syncRun("sync", srLater, withCondition(succeeded))}, depl: d,
+			apps: []*argov1alpha1.Application{appOf(d, inState(run, phaseSucceeded, "ok"))}},
+		{name: "automated deployment", runs: runs, depl: automated, apps: []*argov1alpha1.Application{appOf(automated)},
+			want: []string{"Warning SyncRefused"}, message: syncRunAutomated(run)},
+		{name: "deployment newer", runs: runs, depl: newer, apps: []*argov1alpha1.Application{appOf(newer)},
+			want: []string{"Warning SyncRefused"}, message: syncRunDeploymentNewer(run)},
+		{name: "no deployment", runs: runs, want: []string{"Warning GitOpsDeploymentNotFound"}, message: syncRunMissingDeployment(run)},
+		{name: "still no deployment", runs: []*managedv1alpha1.GitOpsDeploymentSyncRun{syncRun("sync", srLater,
+			withCondition(syncRunError(syncRunMissingDeployment(run))))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan(tc.runs, tc.depl, tc.apps...)
+			var evs []event
+			for _, st := range p.statuses {
+				evs = append(evs, st.events...)
+			}
+			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("events %v, want %v", got, tc.want)
+			}
+			if tc.message != "" && evs[0].message != tc.message {
+				t.Errorf("message %q, want %q", evs[0].message, tc.message)
+			}
+		})
+	}
+}
+
+// fakeRecorder gives an Agent a recorder whose Events the test reads.
+func fakeRecorder(a *Agent) *record.FakeRecorder {
+	rec := record.NewFakeRecorder(100)
+	a.events = &framework.Events{Recorder: rec}
+	return rec
+}
+
+// recorded drains rec: "Type Reason Message" per Event.
+func recorded(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func recordedReasons(rec *record.FakeRecorder) []string {
+	var out []string
+	for _, e := range recorded(rec) {
+		f := strings.Fields(e)
+		out = append(out, f[0]+" "+f[1])
+	}
+	return out
+}
+
+// failStatusWrites makes the next n status updates of resource fail with a conflict.
+func failStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
+	c.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" || n == 0 {
+			return false, nil, nil
+		}
+		n--
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: managedv1alpha1.GroupName, Resource: resource}, "x", errors.New("changed"))
+	})
+}
+
+// The deployment's Events follow its status write: none when it fails, once when it succeeds,
+// none when the written status is seen again.
+func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
+	ctx := context.Background()
+	d := deployment(nil)
+	gitops := gitopsfake.NewSimpleClientset(d.DeepCopy())
+	a := &Agent{gitops: gitops, now: func() time.Time { return t1.Time }}
+	rec := fakeRecorder(a)
+	app := syncedApp()
+	failStatusWrites(gitops, "gitopsdeployments", 1)
+
+	if err := a.updateStatus(ctx, d, app, nil); err == nil {
+		t.Fatal("the failed write did not fail")
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events after a failed write: %v", got)
+	}
+	if err := a.updateStatus(ctx, d, app, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recordedReasons(rec), []string{"Normal SyncStarted", "Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	// The informer brings the written status back; the same Application changes nothing.
+	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.updateStatus(ctx, written, app, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events for an unchanged status: %v", got)
+	}
+	// Degraded is recorded once, with the message.
+	app.Status.Health = argov1alpha1.HealthStatus{Status: "Degraded", Message: "Deployment web exceeded its progress deadline"}
+	if err := a.updateStatus(ctx, written, app, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(rec); len(got) != 1 || got[0] != "Warning HealthDegraded Health of the deployed resources is Degraded (was Healthy): Deployment web exceeded its progress deadline" {
+		t.Fatalf("events %v", got)
+	}
+}
+
+func TestEnvironmentStatusWriteRecordsEvents(t *testing.T) {
+	ctx := context.Background()
+	env := testEnvironment(nil)
+	env.Status.Conditions = envCondition(metav1.ConditionTrue, managedv1alpha1.ManagedEnvironmentReasonSucceeded, "")
+	gitops := gitopsfake.NewSimpleClientset(env.DeepCopy())
+	e := &environments{Agent: &Agent{gitops: gitops, now: func() time.Time { return t1.Time }}}
+	rec := fakeRecorder(e.Agent)
+	failStatusWrites(gitops, "gitopsdeploymentmanagedenvironments", 1)
+	conn := *validationFailed(apierrors.NewUnauthorized("Unauthorized"))
+
+	if err := e.updateStatus(ctx, env, conn); err == nil {
+		t.Fatal("the failed write did not fail")
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events after a failed write: %v", got)
+	}
+	if err := e.updateStatus(ctx, env, conn); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recorded(rec), []string{"Warning CredentialsRejected " + validationFailedMessage}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(env.Namespace).Get(ctx, env.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.updateStatus(ctx, written, conn); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events for an unchanged status: %v", got)
+	}
+	if err := e.updateStatus(ctx, written, connectionSucceeded); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recordedReasons(rec), []string{"Normal CredentialsAccepted"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+func TestCredentialStatusWriteRecordsEvents(t *testing.T) {
+	ctx := context.Background()
+	r, cred := newCheckFixture(t, "https://h/r.git", nil)
+	cred.Status.Conditions = withCredentialConditions(nil, cred.Spec, credentialValid, 1, t0)
+	gitops := gitopsfake.NewSimpleClientset(cred.DeepCopy())
+	r.gitops = gitops
+	rec := fakeRecorder(r.Agent)
+	failStatusWrites(gitops, "gitopsdeploymentrepositorycredentials", 1)
+	bad := credentialOutcome{Reason: managedv1alpha1.RepositoryCredentialReasonInvalidCredentials}
+
+	if err := r.updateStatus(ctx, cred, bad); err == nil {
+		t.Fatal("the failed write did not fail")
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events after a failed write: %v", got)
+	}
+	if err := r.updateStatus(ctx, cred, bad); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recordedReasons(rec), []string{"Warning CredentialsRejected"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(cred.Namespace).Get(ctx, cred.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.updateStatus(ctx, written, bad); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events for an unchanged status: %v", got)
+	}
+	if err := r.updateStatus(ctx, written, credentialValid); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recordedReasons(rec), []string{"Normal CredentialsValidated"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// syncRunFixture is an Agent whose caches hold d, run and app, with fake clients.
+func syncRunFixture(t *testing.T, d *managedv1alpha1.GitOpsDeployment, run *managedv1alpha1.GitOpsDeploymentSyncRun, app *argov1alpha1.Application) (*Agent, cache.Indexer, *gitopsfake.Clientset, *argofake.Clientset) {
+	t.Helper()
+	gitops := gitopsfake.NewSimpleClientset(run.DeepCopy())
+	argo := argofake.NewSimpleClientset(app.DeepCopy())
+	runs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun})
+	deployments := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byDeployment: deploymentKeyOfApplication})
+	for _, err := range []error{runs.Add(run), deployments.Add(d), apps.Add(app)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &Agent{
+		gitops: gitops, argo: argo, deployments: listers.NewGitOpsDeploymentLister(deployments), appIndex: apps,
+		ops: newOperationRecorder(gitops, "argocd"), argoNamespace: "argocd", now: func() time.Time { return srLater.Time },
+	}
+	return a, runs, gitops, argo
+}
+
+func TestSyncRunStatusWriteRecordsEvents(t *testing.T) {
+	ctx := context.Background()
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	app := appOf(d, inState(run, phaseSucceeded, "successfully synced"))
+	a, runs, gitops, _ := syncRunFixture(t, d, run, app)
+	rec := fakeRecorder(a)
+	failStatusWrites(gitops, "gitopsdeploymentsyncruns", 1)
+	key := d.Namespace + "/" + d.Name
+
+	if err := a.syncSyncRuns(ctx, runs, key); err == nil {
+		t.Fatal("the failed write did not fail")
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events after a failed write: %v", got)
+	}
+	if err := a.syncSyncRuns(ctx, runs, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recordedReasons(rec), []string{"Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	// The informer brings the outcome back: nothing more.
+	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(run.Namespace).Get(ctx, run.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.Update(written); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.syncSyncRuns(ctx, runs, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events for a finished SyncRun: %v", got)
+	}
+}
+
+// SyncRequested is recorded once the operation is set on the Application, not when setting it
+// conflicts.
+func TestSyncRunStartRecordsEvent(t *testing.T) {
+	ctx := context.Background()
+	d := manualDeployment()
+	run := syncRun("sync", srLater)
+	run.Spec.RevisionID = "abc123"
+	app := appOf(d, refreshedFor(run, false))
+	a, runs, _, argo := syncRunFixture(t, d, run, app)
+	rec := fakeRecorder(a)
+	conflicts := 1
+	argo.PrependReactor("patch", "applications", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if conflicts == 0 {
+			return false, nil, nil
+		}
+		conflicts--
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "argoproj.io", Resource: "applications"}, app.Name, errors.New("changed"))
+	})
+	key := d.Namespace + "/" + d.Name
+	if err := a.syncSyncRuns(ctx, runs, key); err == nil {
+		t.Fatal("the conflicting patch did not fail")
+	}
+	if got := recorded(rec); len(got) != 0 {
+		t.Fatalf("events after a conflict: %v", got)
+	}
+	if err := a.syncSyncRuns(ctx, runs, key); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recorded(rec), []string{"Normal SyncRequested Requested a sync of GitOpsDeployment web to revision abc123 in Argo CD"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
