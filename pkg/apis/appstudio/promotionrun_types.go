@@ -111,6 +111,19 @@ type PromotionRunEnvironmentStatus struct {
 	EnvironmentName string                             `json:"environmentName"`
 	Status          PromotionRunEnvironmentStatusField `json:"status"`
 	DisplayStatus   string                             `json:"displayStatus"`
+
+	// StartTime is when the controller began the step: when it first wrote the step's status,
+	// in the pass that pointed the binding at the Snapshot (or found it there).
+	//
+	// StartTime and CompletionTime are extensions beyond application-api, whose wire format
+	// PromotionRun otherwise follows: clients built on application-api ignore them, and steps
+	// written before they existed have neither.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the step ended, with status Success or Failed; it is not before
+	// StartTime. An extension beyond application-api, as StartTime is.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 }
 
 // PromotionRunCondition is one observation about a PromotionRun.

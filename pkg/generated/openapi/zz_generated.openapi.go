@@ -2608,10 +2608,24 @@ func schema_pkg_apis_appstudio_v1alpha1_PromotionRunEnvironmentStatus(ref common
 							Format:  "",
 						},
 					},
+					"startTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTime is when the controller began the step: when it first wrote the step's status, in the pass that pointed the binding at the Snapshot (or found it there).\n\nStartTime and CompletionTime are extensions beyond application-api, whose wire format PromotionRun otherwise follows: clients built on application-api ignore them, and steps written before they existed have neither.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
+					"completionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompletionTime is when the step ended, with status Success or Failed; it is not before StartTime. An extension beyond application-api, as StartTime is.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
 				},
 				Required: []string{"step", "environmentName", "status", "displayStatus"},
 			},
 		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
 	}
 }
 

@@ -1982,6 +1982,8 @@ func autoConvert_v1alpha1_PromotionRunEnvironmentStatus_To_appstudio_PromotionRu
 	out.EnvironmentName = in.EnvironmentName
 	out.Status = appstudio.PromotionRunEnvironmentStatusField(in.Status)
 	out.DisplayStatus = in.DisplayStatus
+	out.StartTime = (*v1.Time)(unsafe.Pointer(in.StartTime))
+	out.CompletionTime = (*v1.Time)(unsafe.Pointer(in.CompletionTime))
 	return nil
 }
 
@@ -1995,6 +1997,8 @@ func autoConvert_appstudio_PromotionRunEnvironmentStatus_To_v1alpha1_PromotionRu
 	out.EnvironmentName = in.EnvironmentName
 	out.Status = PromotionRunEnvironmentStatusField(in.Status)
 	out.DisplayStatus = in.DisplayStatus
+	out.StartTime = (*v1.Time)(unsafe.Pointer(in.StartTime))
+	out.CompletionTime = (*v1.Time)(unsafe.Pointer(in.CompletionTime))
 	return nil
 }
 

@@ -5,6 +5,7 @@ package validation
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -286,6 +287,10 @@ func ValidatePromotionRunStatusUpdate(obj, old *appstudio.PromotionRun) field.Er
 		idx := statusPath.Child("environmentStatus").Index(i)
 		errs = append(errs, fieldvalidation.Enum(idx.Child("status"), e.Status, true,
 			appstudio.PromotionRunEnvironmentStatusSuccess, appstudio.PromotionRunEnvironmentStatusInProgress, appstudio.PromotionRunEnvironmentStatusFailed)...)
+		if e.StartTime != nil && e.CompletionTime != nil && e.CompletionTime.Before(e.StartTime) {
+			errs = append(errs, field.Invalid(idx.Child("completionTime"), e.CompletionTime.UTC().Format(time.RFC3339),
+				"must not be before startTime ("+e.StartTime.UTC().Format(time.RFC3339)+")"))
+		}
 	}
 	seen := sets.New[appstudio.PromotionRunConditionType]()
 	for i, c := range st.Conditions {

@@ -3,6 +3,7 @@ package validation
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -471,6 +472,7 @@ func TestValidatePromotionRunUpdate(t *testing.T) {
 func TestValidatePromotionRunStatusUpdate(t *testing.T) {
 	type P = appstudio.PromotionRun
 	errorCond := appstudio.PromotionRunCondition{Type: appstudio.PromotionRunConditionErrorOccurred, Status: appstudio.PromotionRunConditionStatusFalse, LastTransitionTime: &now}
+	earlier := metav1.NewTime(now.Add(-time.Minute))
 	cases := []tc[P]{
 		{"empty", func(*P) {}, nil},
 		{"active", func(o *P) {
@@ -507,6 +509,29 @@ func TestValidatePromotionRunStatusUpdate(t *testing.T) {
 				{Step: 2, EnvironmentName: "staging", Status: "success"},
 			}
 		}, []apitesting.Want{apitesting.NotSupported("status.environmentStatus[1].status")}},
+		{"step with start and completion times", func(o *P) {
+			o.Status.EnvironmentStatus = []appstudio.PromotionRunEnvironmentStatus{
+				{Step: 1, EnvironmentName: "staging", Status: appstudio.PromotionRunEnvironmentStatusSuccess, StartTime: &earlier, CompletionTime: &now},
+			}
+		}, nil},
+		{"step completed the second it started", func(o *P) {
+			o.Status.EnvironmentStatus = []appstudio.PromotionRunEnvironmentStatus{
+				{Step: 1, EnvironmentName: "staging", Status: appstudio.PromotionRunEnvironmentStatusFailed, StartTime: &now, CompletionTime: now.DeepCopy()},
+			}
+		}, nil},
+		// Steps written before the fields existed have neither; one alone cannot be out of order.
+		{"step with only one of the times", func(o *P) {
+			o.Status.EnvironmentStatus = []appstudio.PromotionRunEnvironmentStatus{
+				{Step: 1, EnvironmentName: "dev", Status: appstudio.PromotionRunEnvironmentStatusInProgress, StartTime: &now},
+				{Step: 2, EnvironmentName: "staging", Status: appstudio.PromotionRunEnvironmentStatusSuccess, CompletionTime: &now},
+			}
+		}, nil},
+		{"step completed before it started", func(o *P) {
+			o.Status.EnvironmentStatus = []appstudio.PromotionRunEnvironmentStatus{
+				{Step: 1, EnvironmentName: "dev", Status: appstudio.PromotionRunEnvironmentStatusSuccess, StartTime: &earlier, CompletionTime: &now},
+				{Step: 2, EnvironmentName: "staging", Status: appstudio.PromotionRunEnvironmentStatusSuccess, StartTime: &now, CompletionTime: &earlier},
+			}
+		}, []apitesting.Want{apitesting.Invalid("status.environmentStatus[1].completionTime")}},
 		{"condition without type", func(o *P) {
 			o.Status.Conditions = []appstudio.PromotionRunCondition{{Status: appstudio.PromotionRunConditionStatusTrue}}
 		}, []apitesting.Want{apitesting.Required("status.conditions[0].type")}},

@@ -149,7 +149,7 @@ func TestPromotionThroughAGeneratedBinding(t *testing.T) {
 	r := f.run("promote")
 	if r.Status.State != appstudiov1alpha1.PromotionRunStateActive || strings.Join(r.Status.ActiveBindings, ",") != "app-staging-generated-binding" ||
 		!r.Status.PromotionStartTime.Equal(&now) || len(r.Status.EnvironmentStatus) != 1 ||
-		r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForDeployments+" (step started "+nowText+")" {
+		r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForDeployments || !stepTimesAre(r.Status.EnvironmentStatus[0], now, metav1.Time{}) {
 		t.Errorf("status %+v", r.Status)
 	}
 	f.expectEvents(
@@ -169,11 +169,18 @@ func TestPromotionThroughAGeneratedBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.awaitQueued(key)
+	// What was queued may be an earlier update seen late: the sync must see both writes.
+	f.eventually("the binding's GitOpsDeployments and the GitOpsDeployment in the cache", func() bool {
+		cached, err := f.c.bindings.SnapshotEnvironmentBindings(ns).Get(b.Name)
+		_, gdErr := f.c.deployments.GitOpsDeployments(ns).Get(gd.Name)
+		return err == nil && len(cached.Status.GitOpsDeployments) == 1 && gdErr == nil
+	})
 	f.awaitRunCache("promote")
 	f.sync("promote")
 	r = f.run("promote")
 	if r.Status.State != appstudiov1alpha1.PromotionRunStateWaiting ||
-		r.Status.EnvironmentStatus[0].DisplayStatus != "Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api (step started "+nowText+")" {
+		r.Status.EnvironmentStatus[0].DisplayStatus != "Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api" ||
+		!stepTimesAre(r.Status.EnvironmentStatus[0], now, metav1.Time{}) {
 		t.Errorf("status %+v", r.Status)
 	}
 	f.expectEvents()
@@ -186,12 +193,18 @@ func TestPromotionThroughAGeneratedBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.awaitQueued(key)
+	// As above: the sync must see the GitOpsDeployment Healthy.
+	f.eventually("the GitOpsDeployment Healthy in the cache", func() bool {
+		got, err := f.c.deployments.GitOpsDeployments(ns).Get(gd.Name)
+		return err == nil && got.Status.Health.Status == healthy
+	})
 	f.awaitRunCache("promote")
 	f.sync("promote")
 	r = f.run("promote")
 	if r.Status.State != appstudiov1alpha1.PromotionRunStateComplete || r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess ||
 		r.Status.EnvironmentStatus[0].Status != appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess ||
-		r.Status.EnvironmentStatus[0].DisplayStatus != "All GitOpsDeployments are Synced/Healthy (step started "+nowText+", ended 2026-01-02T03:03:00Z)" {
+		r.Status.EnvironmentStatus[0].DisplayStatus != "All GitOpsDeployments are Synced/Healthy" ||
+		!stepTimesAre(r.Status.EnvironmentStatus[0], now, metav1.NewTime(now.Add(2*time.Minute))) {
 		t.Errorf("status %+v", r.Status)
 	}
 	f.expectEvents(
@@ -218,7 +231,8 @@ func TestExistingBindingIsPointedAndTimesOut(t *testing.T) {
 	// Synced and Healthy, but at the commits generated before the binding was pointed.
 	r := f.run("promote")
 	if r.Status.State != appstudiov1alpha1.PromotionRunStateActive ||
-		r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForRepository("app-staging-binding", "snap-2")+" (step started "+nowText+")" {
+		r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForRepository("app-staging-binding", "snap-2") ||
+		!stepTimesAre(r.Status.EnvironmentStatus[0], now, metav1.Time{}) {
 		t.Errorf("status %+v", r.Status)
 	}
 	f.expectEvents(
@@ -235,7 +249,8 @@ func TestExistingBindingIsPointedAndTimesOut(t *testing.T) {
 	f.sync("promote")
 	r = f.run("promote")
 	if r.Status.State != appstudiov1alpha1.PromotionRunStateComplete || r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultFailure ||
-		len(r.Status.Conditions) != 1 || r.Status.Conditions[0].Message != msgTimedOut {
+		len(r.Status.Conditions) != 1 || r.Status.Conditions[0].Message != msgTimedOut ||
+		r.Status.EnvironmentStatus[0].DisplayStatus != msgTimedOut || !stepTimesAre(r.Status.EnvironmentStatus[0], now, metav1.NewTime(now.Add(Timeout))) {
 		t.Errorf("status %+v", r.Status)
 	}
 	f.expectEvents(
@@ -317,4 +332,16 @@ func TestEventsQueueTheRunsThatWaitOnThem(t *testing.T) {
 			t.Errorf("%s queued %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// stepTimesAre tells whether step e started at start and ended at end, or has not ended when
+// end is zero.
+func stepTimesAre(e appstudiov1alpha1.PromotionRunEnvironmentStatus, start, end metav1.Time) bool {
+	if e.StartTime == nil || !e.StartTime.Equal(&start) {
+		return false
+	}
+	if end.IsZero() {
+		return e.CompletionTime == nil
+	}
+	return e.CompletionTime != nil && e.CompletionTime.Equal(&end)
 }

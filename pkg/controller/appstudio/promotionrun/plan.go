@@ -150,8 +150,8 @@ type plan struct {
 // Healthy is (the original counted OutOfSync as deployed); one deployed at a commit older than
 // the Snapshot's is waited for too (deployedAt); the generated binding's components are the
 // Snapshot's (the original's were the Application's Components); the timeout also covers
-// the wait for the binding's GitOpsDeployments to appear; and the step's display status
-// records when the step started and ended.
+// the wait for the binding's GitOpsDeployments to appear; and the step records when it started
+// and ended, in startTime and completionTime (fields beyond application-api).
 func planPromotion(s state, now metav1.Time) plan {
 	var p plan
 	run := s.run
@@ -221,19 +221,20 @@ func planPromotion(s state, now metav1.Time) plan {
 	st.ActiveBindings = []string{binding.Name}
 
 	var events []event
-	step, started := setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, "")
+	e, started := startStep(st, env, now)
+	step := e.Step
 	if started {
 		events = append(events, event{corev1.EventTypeNormal, EventStepStarted,
 			fmt.Sprintf("Step %d started: promoting Snapshot %s into Environment %s through Binding %s", step, run.Spec.Snapshot, env, binding.Name)})
 	}
-	start := st.PromotionStartTime
-	deadline := start.Add(Timeout)
+	// The timeout runs from promotionStartTime, as the original's did.
+	deadline := st.PromotionStartTime.Add(Timeout)
 
 	waiting, onDeployments := waitingFor(binding, pointed || p.createBinding != nil, run.Spec.Snapshot, s.deployments)
 	switch {
 	case !now.Time.Before(deadline):
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
-		setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, ended(msgTimedOut, start, now))
+		endStep(e, appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msgTimedOut, now)
 		setErrorCondition(st, msgTimedOut, now)
 		events = append(events,
 			event{corev1.EventTypeWarning, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) failed: %s", step, env, msgTimedOut)},
@@ -242,12 +243,12 @@ func planPromotion(s state, now metav1.Time) plan {
 		if onDeployments {
 			st.State = appstudiov1alpha1.PromotionRunStateWaiting
 		}
-		setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, inProgress(waiting, start))
+		e.DisplayStatus = waiting
 		clearErrorCondition(st, now)
 		p.recheckAfter = deadline.Sub(now.Time)
 	default:
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultSuccess
-		setEnvironmentStatus(st, env, appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, ended(msgSucceeded, start, now))
+		endStep(e, appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded, now)
 		clearErrorCondition(st, now)
 		events = append(events,
 			event{corev1.EventTypeNormal, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) succeeded: %s", step, env, msgSucceeded)},
@@ -385,37 +386,42 @@ func deployedAt(gd *managedv1alpha1.GitOpsDeployment, commit string) bool {
 		gd.Status.Sync.Revision == commit
 }
 
-// setEnvironmentStatus sets the status of env's step in st; displayStatus "" keeps the one it
-// has. A new step is numbered after the highest; started tells whether it is new.
-func setEnvironmentStatus(st *appstudiov1alpha1.PromotionRunStatus, env string, status appstudiov1alpha1.PromotionRunEnvironmentStatusField,
-	displayStatus string) (step int32, started bool) {
+// startStep returns env's step in st, In Progress, and whether it is new: a new one is
+// numbered after the highest and starts now. A step that was written before startTime existed
+// gets the promotion's start time, which is when it started (the pass that set
+// promotionStartTime wrote it, and its displayStatus said so).
+func startStep(st *appstudiov1alpha1.PromotionRunStatus, env string, now metav1.Time) (e *appstudiov1alpha1.PromotionRunEnvironmentStatus, started bool) {
 	for i := range st.EnvironmentStatus {
 		if e := &st.EnvironmentStatus[i]; e.EnvironmentName == env {
-			e.Status = status
-			if displayStatus != "" {
-				e.DisplayStatus = displayStatus
+			e.Status, e.CompletionTime = appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, nil
+			if e.StartTime == nil {
+				e.StartTime = st.PromotionStartTime.DeepCopy()
 			}
-			return e.Step, false
+			return e, false
 		}
 	}
+	var step int32
 	for _, e := range st.EnvironmentStatus {
 		step = max(step, e.Step)
 	}
-	step++
 	st.EnvironmentStatus = append(st.EnvironmentStatus, appstudiov1alpha1.PromotionRunEnvironmentStatus{
-		Step: step, EnvironmentName: env, Status: status, DisplayStatus: displayStatus,
+		Step: step + 1, EnvironmentName: env, Status: appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, StartTime: now.DeepCopy(),
 	})
-	return step, true
+	return &st.EnvironmentStatus[len(st.EnvironmentStatus)-1], true
 }
 
-// The API has no fields for when a step started and ended, so the display status says.
-
-func inProgress(message string, start metav1.Time) string {
-	return fmt.Sprintf("%s (step started %s)", message, start.UTC().Format(time.RFC3339))
-}
-
-func ended(message string, start, end metav1.Time) string {
-	return fmt.Sprintf("%s (step started %s, ended %s)", message, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))
+// endStep ends step e with status (Success or Failed) and displayStatus now. The times are in
+// startTime and completionTime, so displayStatus is the original's message alone. The API
+// refuses a completionTime before the startTime, which a clock behind the one that started the
+// step (another agent's, after a change of leader) would give: the step then ends when it
+// started.
+func endStep(e *appstudiov1alpha1.PromotionRunEnvironmentStatus, status appstudiov1alpha1.PromotionRunEnvironmentStatusField,
+	displayStatus string, now metav1.Time) {
+	e.Status, e.DisplayStatus = status, displayStatus
+	e.CompletionTime = now.DeepCopy()
+	if e.StartTime != nil && now.Before(e.StartTime) {
+		e.CompletionTime = e.StartTime.DeepCopy()
+	}
 }
 
 // setErrorCondition reports message in st's ErrorOccurred condition; false when it already

@@ -24,7 +24,6 @@ var (
 const (
 	startedText = "2026-01-02T03:00:00Z"
 	nowText     = "2026-01-02T03:01:00Z"
-	lateText    = "2026-01-02T03:10:00Z"
 )
 
 func promotionRun(mutate ...func(*appstudiov1alpha1.PromotionRun)) *appstudiov1alpha1.PromotionRun {
@@ -49,9 +48,17 @@ func underway(r *appstudiov1alpha1.PromotionRun) {
 		PromotionStartTime: started,
 		EnvironmentStatus: []appstudiov1alpha1.PromotionRunEnvironmentStatus{{
 			Step: 1, EnvironmentName: "staging", Status: appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress,
-			DisplayStatus: msgWaitingForDeployments + " (step started " + startedText + ")",
+			DisplayStatus: msgWaitingForDeployments, StartTime: started.DeepCopy(),
 		}},
 	}
+}
+
+// underwayBeforeStepTimes is underway as written before the step had startTime: the time was
+// in displayStatus only.
+func underwayBeforeStepTimes(r *appstudiov1alpha1.PromotionRun) {
+	underway(r)
+	r.Status.EnvironmentStatus[0].StartTime = nil
+	r.Status.EnvironmentStatus[0].DisplayStatus = msgWaitingForDeployments + " (step started " + startedText + ")"
 }
 
 func snapshot(components ...string) *appstudiov1alpha1.Snapshot {
@@ -124,8 +131,14 @@ func clearCondition(at metav1.Time) []appstudiov1alpha1.PromotionRunCondition {
 	return []appstudiov1alpha1.PromotionRunCondition{{Type: "ErrorOccurred", Status: "False", LastProbeTime: at, LastTransitionTime: at.DeepCopy()}}
 }
 
-func environmentStatus(step int32, status appstudiov1alpha1.PromotionRunEnvironmentStatusField, display string) []appstudiov1alpha1.PromotionRunEnvironmentStatus {
-	return []appstudiov1alpha1.PromotionRunEnvironmentStatus{{Step: step, EnvironmentName: "staging", Status: status, DisplayStatus: display}}
+// environmentStatus is the staging step, started at start and, unless end is zero, ended at end.
+func environmentStatus(step int32, status appstudiov1alpha1.PromotionRunEnvironmentStatusField, display string,
+	start, end metav1.Time) []appstudiov1alpha1.PromotionRunEnvironmentStatus {
+	e := appstudiov1alpha1.PromotionRunEnvironmentStatus{Step: step, EnvironmentName: "staging", Status: status, DisplayStatus: display, StartTime: start.DeepCopy()}
+	if !end.IsZero() {
+		e.CompletionTime = end.DeepCopy()
+	}
+	return []appstudiov1alpha1.PromotionRunEnvironmentStatus{e}
 }
 
 func inProgressStatus(msg string) appstudiov1alpha1.PromotionRunStatus {
@@ -133,7 +146,7 @@ func inProgressStatus(msg string) appstudiov1alpha1.PromotionRunStatus {
 		State:              appstudiov1alpha1.PromotionRunStateActive,
 		ActiveBindings:     []string{"app-staging-binding"},
 		PromotionStartTime: started,
-		EnvironmentStatus:  environmentStatus(1, "In Progress", msg+" (step started "+startedText+")"),
+		EnvironmentStatus:  environmentStatus(1, "In Progress", msg, started, metav1.Time{}),
 		Conditions:         clearCondition(now),
 	}
 }
@@ -244,7 +257,7 @@ func TestPlanPromotion(t *testing.T) {
 			want: &appstudiov1alpha1.PromotionRunStatus{
 				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultSuccess,
 				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: now,
-				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy (step started "+nowText+", ended "+nowText+")"),
+				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy", now, now),
 				Conditions:        clearCondition(now),
 			},
 			wantEvents: []string{
@@ -271,7 +284,7 @@ func TestPlanPromotion(t *testing.T) {
 			},
 			want: &appstudiov1alpha1.PromotionRunStatus{
 				State: appstudiov1alpha1.PromotionRunStateActive, ActiveBindings: []string{"app-staging-generated-binding"}, PromotionStartTime: started,
-				EnvironmentStatus: environmentStatus(1, "In Progress", msgWaitingForDeployments+" (step started "+startedText+")"),
+				EnvironmentStatus: environmentStatus(1, "In Progress", msgWaitingForDeployments, started, metav1.Time{}),
 				Conditions:        clearCondition(started),
 			},
 			wantEvents:  []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-generated-binding"},
@@ -305,7 +318,7 @@ func TestPlanPromotion(t *testing.T) {
 			now:   started,
 			want: &appstudiov1alpha1.PromotionRunStatus{
 				State: appstudiov1alpha1.PromotionRunStateActive, ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
-				EnvironmentStatus: environmentStatus(1, "In Progress", msgWaitingForRepository("app-staging-binding", "snap-2")+" (step started "+startedText+")"),
+				EnvironmentStatus: environmentStatus(1, "In Progress", msgWaitingForRepository("app-staging-binding", "snap-2"), started, metav1.Time{}),
 				Conditions:        clearCondition(started),
 			},
 			wantUpdate:  "snap-2",
@@ -400,7 +413,7 @@ func TestPlanPromotion(t *testing.T) {
 			want: &appstudiov1alpha1.PromotionRunStatus{
 				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultSuccess,
 				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
-				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy (step started "+startedText+", ended "+nowText+")"),
+				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy", started, now),
 				Conditions:        clearCondition(now),
 			},
 			wantEvents: []string{
@@ -433,7 +446,7 @@ func TestPlanPromotion(t *testing.T) {
 			want: &appstudiov1alpha1.PromotionRunStatus{
 				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultFailure,
 				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
-				EnvironmentStatus: environmentStatus(1, "Failed", "Promotion Failed. Could not be completed in 10 Minutes. (step started "+startedText+", ended "+lateText+")"),
+				EnvironmentStatus: environmentStatus(1, "Failed", "Promotion Failed. Could not be completed in 10 Minutes.", started, late),
 				Conditions:        errorCondition("Promotion Failed. Could not be completed in 10 Minutes.", late),
 			},
 			wantEvents: []string{
@@ -466,7 +479,7 @@ func TestPlanPromotion(t *testing.T) {
 			want: &appstudiov1alpha1.PromotionRunStatus{
 				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultSuccess,
 				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
-				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy (step started "+startedText+", ended "+nowText+")"),
+				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy", started, now),
 				Conditions:        clearCondition(now),
 			},
 			wantEvents: []string{
@@ -491,6 +504,55 @@ func TestPlanPromotion(t *testing.T) {
 			},
 		},
 		{
+			name: "a step written before startTime existed: it started with the promotion, and displayStatus loses the time it held",
+			state: state{run: promotionRun(underwayBeforeStepTimes), snapshot: snapshot("api"), binding: binding("snap-2", "api"),
+				deployments: deployments(deployment("api", synced, degraded, "new-api"))},
+			want:        ptr(waitingStatus("Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api")),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "a step written before the times existed ends: both times set",
+			state: state{run: promotionRun(underwayBeforeStepTimes), snapshot: snapshot("api", "web"), binding: binding("snap-2", "api", "web"),
+				deployments: allDeployed},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultSuccess,
+				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
+				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy", started, now),
+				Conditions:        clearCondition(now),
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "a clock behind the one that started the step: the step ends when it started, never before",
+			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.EnvironmentStatus[0].StartTime = ptr(metav1.NewTime(now.Add(time.Second)))
+			}), snapshot: snapshot("api", "web"), binding: binding("snap-2", "api", "web"), deployments: allDeployed},
+			want: &appstudiov1alpha1.PromotionRunStatus{
+				State: appstudiov1alpha1.PromotionRunStateComplete, CompletionResult: appstudiov1alpha1.PromotionRunCompleteResultSuccess,
+				ActiveBindings: []string{"app-staging-binding"}, PromotionStartTime: started,
+				EnvironmentStatus: environmentStatus(1, "Success", "All GitOpsDeployments are Synced/Healthy",
+					metav1.NewTime(now.Add(time.Second)), metav1.NewTime(now.Add(time.Second))),
+				Conditions: clearCondition(now),
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "a step that ended is started again: In Progress, without a completion time",
+			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.State = appstudiov1alpha1.PromotionRunStateWaiting
+				r.Status.EnvironmentStatus[0].Status = appstudiov1alpha1.PromotionRunEnvironmentStatusFailed
+				r.Status.EnvironmentStatus[0].CompletionTime = now.DeepCopy()
+			}), snapshot: snapshot("api"), binding: binding("snap-2", "api"), deployments: deployments(deployment("api", synced, degraded, "new-api"))},
+			want:        ptr(waitingStatus("Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api")),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
 			name: "a new step is numbered after the highest: the entries are by Environment",
 			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) {
 				r.Status.EnvironmentStatus = []appstudiov1alpha1.PromotionRunEnvironmentStatus{
@@ -501,7 +563,14 @@ func TestPlanPromotion(t *testing.T) {
 			skipWantCheck: true,
 			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
 				if st == nil || len(st.EnvironmentStatus) != 3 || st.EnvironmentStatus[2].Step != 4 || st.EnvironmentStatus[2].EnvironmentName != "staging" {
-					t.Errorf("environmentStatus %+v, want staging as step 4", st)
+					t.Fatalf("environmentStatus %+v, want staging as step 4", st)
+				}
+				// The new step starts now, not when the promotion started; the others keep their times.
+				if e := st.EnvironmentStatus[2]; e.StartTime == nil || !e.StartTime.Equal(&now) || e.CompletionTime != nil {
+					t.Errorf("step 4 times %v to %v, want started %v", e.StartTime, e.CompletionTime, now)
+				}
+				if e := st.EnvironmentStatus[0]; e.StartTime != nil || e.CompletionTime != nil {
+					t.Errorf("step 3 times %v to %v, want none", e.StartTime, e.CompletionTime)
 				}
 			},
 			wantEvents:  []string{"Normal StepStarted Step 4 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},

@@ -2,6 +2,7 @@ package promotionrun
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -24,7 +25,10 @@ var testKind = registrytest.Kind[object, appstudio.PromotionRunStatus]{
 	StatusOf: func(o object) *appstudio.PromotionRunStatus { return &o.Status },
 }
 
-var now = metav1.Now()
+var (
+	now     = metav1.Now()
+	earlier = metav1.NewTime(now.Add(-time.Minute))
+)
 
 // stored is a valid PromotionRun as stored: at generation 3, complete.
 func stored() *appstudio.PromotionRun {
@@ -114,6 +118,12 @@ func TestValidateStatusUpdate(t *testing.T) {
 			Want: []apitesting.Want{apitesting.NotSupported("status.state")}},
 		{Name: "result before completion", Mutate: func(p *appstudio.PromotionRun) { p.Status.State = appstudio.PromotionRunStateActive },
 			Want: []apitesting.Want{apitesting.Invalid("status.completionResult")}},
+		{Name: "step times", Mutate: func(p *appstudio.PromotionRun) {
+			p.Status.EnvironmentStatus[0].StartTime, p.Status.EnvironmentStatus[0].CompletionTime = &earlier, &now
+		}},
+		{Name: "step completed before it started", Mutate: func(p *appstudio.PromotionRun) {
+			p.Status.EnvironmentStatus[0].StartTime, p.Status.EnvironmentStatus[0].CompletionTime = &now, &earlier
+		}, Want: []apitesting.Want{apitesting.Invalid("status.environmentStatus[0].completionTime")}},
 		{Name: "renamed", Mutate: func(p *appstudio.PromotionRun) { p.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
 	registrytest.RunValidateStatusUpdate(t, testKind, cases)

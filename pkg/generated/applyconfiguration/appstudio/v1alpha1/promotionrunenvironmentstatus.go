@@ -20,6 +20,7 @@ package v1alpha1
 
 import (
 	v1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // PromotionRunEnvironmentStatusApplyConfiguration represents a declarative configuration of the PromotionRunEnvironmentStatus type for use
@@ -29,6 +30,8 @@ type PromotionRunEnvironmentStatusApplyConfiguration struct {
 	EnvironmentName *string                                      `json:"environmentName,omitempty"`
 	Status          *v1alpha1.PromotionRunEnvironmentStatusField `json:"status,omitempty"`
 	DisplayStatus   *string                                      `json:"displayStatus,omitempty"`
+	StartTime       *v1.Time                                     `json:"startTime,omitempty"`
+	CompletionTime  *v1.Time                                     `json:"completionTime,omitempty"`
 }
 
 // PromotionRunEnvironmentStatusApplyConfiguration constructs a declarative configuration of the PromotionRunEnvironmentStatus type for use with
@@ -66,5 +69,21 @@ func (b *PromotionRunEnvironmentStatusApplyConfiguration) WithStatus(value v1alp
 // If called multiple times, the DisplayStatus field is set to the value of the last call.
 func (b *PromotionRunEnvironmentStatusApplyConfiguration) WithDisplayStatus(value string) *PromotionRunEnvironmentStatusApplyConfiguration {
 	b.DisplayStatus = &value
+	return b
+}
+
+// WithStartTime sets the StartTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartTime field is set to the value of the last call.
+func (b *PromotionRunEnvironmentStatusApplyConfiguration) WithStartTime(value v1.Time) *PromotionRunEnvironmentStatusApplyConfiguration {
+	b.StartTime = &value
+	return b
+}
+
+// WithCompletionTime sets the CompletionTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CompletionTime field is set to the value of the last call.
+func (b *PromotionRunEnvironmentStatusApplyConfiguration) WithCompletionTime(value v1.Time) *PromotionRunEnvironmentStatusApplyConfiguration {
+	b.CompletionTime = &value
 	return b
 }
