@@ -640,8 +640,21 @@ func TestValidateDeploymentTargetClaim(t *testing.T) {
 
 func TestValidateDeploymentTargetClaimUpdate(t *testing.T) {
 	type C = appstudio.DeploymentTargetClaim
-	runUpdate(t, validDeploymentTargetClaim, ValidateDeploymentTargetClaimUpdate,
+	// From a claim with neither class nor target, the rules of create hold.
+	unset := func() *C {
+		o := validDeploymentTargetClaim()
+		o.Spec.DeploymentTargetClassName, o.Spec.TargetName = "", ""
+		return o
+	}
+	runUpdate(t, unset, ValidateDeploymentTargetClaimUpdate,
 		append(deploymentTargetClaimSpecCases(), nameImmutable(func(o *C, n string) { o.Name = n })))
+	// Once set, neither changes.
+	runUpdate(t, validDeploymentTargetClaim, ValidateDeploymentTargetClaimUpdate, []tc[C]{
+		{"unchanged", func(*C) {}, nil},
+		{"another target", func(o *C) { o.Spec.TargetName = "other" }, []apitesting.Want{apitesting.Invalid("spec.targetName")}},
+		{"target cleared", func(o *C) { o.Spec.TargetName = "" }, []apitesting.Want{apitesting.Invalid("spec.targetName")}},
+		{"another class", func(o *C) { o.Spec.DeploymentTargetClassName = "other" }, []apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
+	})
 }
 
 func TestValidateDeploymentTargetClaimStatusUpdate(t *testing.T) {

@@ -96,10 +96,11 @@ func TestValidate(t *testing.T) {
 func TestValidateUpdate(t *testing.T) {
 	cases := []registrytest.ErrorsCase[*appstudio.DeploymentTargetClaim]{
 		{Name: "unchanged", Mutate: func(*appstudio.DeploymentTargetClaim) {}},
-		// The binder writes the target it bound the claim to.
-		{Name: "target bound", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "other-dt" }},
-		{Name: "invalid target", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" },
+		// The binder writes the target it bound the claim to, once: a bound claim keeps it.
+		{Name: "another target", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "other-dt" },
 			Want: []apitesting.Want{apitesting.Invalid("spec.targetName")}},
+		{Name: "invalid target", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Spec.TargetName = "prod_dt" },
+			Want: []apitesting.Want{apitesting.Invalid("spec.targetName"), apitesting.Invalid("spec.targetName")}},
 		{Name: "renamed", Mutate: func(c *appstudio.DeploymentTargetClaim) { c.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	}
 	registrytest.RunValidateUpdate(t, testKind, cases)
