@@ -4,9 +4,22 @@
 // informer events, so a change on either side is acted on as soon as it is seen.
 //
 // Each kind has a controller of its own (a work queue and a reconcile function,
-// pkg/controller/framework); they share the informers of one Agent. The controllers that came
-// after the framework have packages of their own under pkg/controller (the appstudio
-// Environment, SnapshotEnvironmentBinding and PromotionRun controllers); the agent wires them here.
+// pkg/controller/framework); they share the informers of one Agent, which is the composition
+// root: clients, shared informer factories, which controllers run, and under which Lease.
+//
+// Where the controllers live:
+//   - pkg/controller/syncrun: SyncRun → sync operations (an Argo CD controller).
+//   - pkg/controller/operations: the Operation records of every change in Argo CD, and their
+//     retention (run with the Argo CD controllers).
+//   - pkg/controller/argocd: the Argo CD naming contract (labels, Application and AppProject
+//     names, the Applications-by-deployment index) and the recorded Application patch.
+//   - pkg/controller/appstudio/...: the appstudio Environment, SnapshotEnvironmentBinding and
+//     PromotionRun controllers, under the AppStudio Lease.
+//   - still in this package (controller.go's aliases over framework.Controller): the
+//     GitOpsDeployment, deployer, ManagedEnvironment and RepositoryCredential controllers.
+//
+// The Argo CD controllers (ArgoCDControllers: this package's and pkg/controller/syncrun) run
+// under ArgoCDLease, the appstudio ones under AppStudioLease.
 package agent
 
 import (
@@ -36,7 +49,9 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -148,9 +163,12 @@ type Agent struct {
 
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
-	// packaged are the controllers with packages of their own under pkg/controller: the
-	// AppStudio controllers.
-	packaged []packagedController
+	// argoCDPackaged are the Argo CD controllers with packages of their own under
+	// pkg/controller (the SyncRun controller): they run with a.controllers, under ArgoCDLease.
+	argoCDPackaged []packagedController
+	// appStudio are the AppStudio controllers (packages of their own under
+	// pkg/controller/appstudio), run under AppStudioLease.
+	appStudio []packagedController
 	// leaderElection, when set, runs the controllers only while this process holds their Lease.
 	leaderElection *LeaderElection
 
@@ -164,7 +182,7 @@ type Agent struct {
 	argoConfigMaps corelisters.ConfigMapLister
 
 	deploymentCtl *controller
-	ops           *operationRecorder
+	ops           *operations.Recorder
 	opsRetention  time.Duration
 
 	// deployerInformers watch the deployers' objects in every namespace (deployer.go).
@@ -187,7 +205,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.OperationRetention = 24 * time.Hour
 	}
 	if cfg.LocalServer == "" {
-		cfg.LocalServer = InClusterServer
+		cfg.LocalServer = argocd.InClusterServer
 	}
 	if cfg.ControllerServiceAccount == "" {
 		cfg.ControllerServiceAccount = DefaultControllerServiceAccount
@@ -202,7 +220,7 @@ func New(cfg Config) (*Agent, error) {
 		argoNamespace:            cfg.ArgoNamespace,
 		localServer:              cfg.LocalServer,
 		controllerServiceAccount: cfg.ControllerServiceAccount,
-		ops:                      newOperationRecorder(cmp.Or[versioned.Interface](cfg.Operations, cfg.GitOps), cfg.ArgoNamespace),
+		ops:                      operations.NewRecorder(cmp.Or[versioned.Interface](cfg.Operations, cfg.GitOps), cfg.ArgoNamespace),
 		opsRetention:             cfg.OperationRetention,
 		workers:                  cfg.Workers,
 		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
@@ -278,7 +296,7 @@ func (a *Agent) setupAppStudioEnvironments() error {
 	if err != nil {
 		return err
 	}
-	a.packaged = append(a.packaged, packagedController{envs.Controller, envs.Run})
+	a.appStudio = append(a.appStudio, packagedController{envs.Controller, envs.Run})
 	return a.addInformers(appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(),
 		appstudio.DeploymentTargets().Informer(), managed.GitOpsDeploymentManagedEnvironments().Informer(), secrets.Informer())
 }
@@ -294,7 +312,7 @@ func (a *Agent) setupBindings() error {
 	if err != nil {
 		return err
 	}
-	a.packaged = append(a.packaged, packagedController{bindings.Controller, bindings.Run})
+	a.appStudio = append(a.appStudio, packagedController{bindings.Controller, bindings.Run})
 	return a.addInformers(appstudio.SnapshotEnvironmentBindings().Informer(), appstudio.Applications().Informer(),
 		appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
 		managed.GitOpsDeployments().Informer())
@@ -310,7 +328,7 @@ func (a *Agent) setupPromotionRuns() error {
 	if err != nil {
 		return err
 	}
-	a.packaged = append(a.packaged, packagedController{runs.Controller, runs.Run})
+	a.appStudio = append(a.appStudio, packagedController{runs.Controller, runs.Run})
 	return a.addInformers(appstudio.PromotionRuns().Informer(), appstudio.SnapshotEnvironmentBindings().Informer(),
 		appstudio.Snapshots().Informer(), deployments.Informer())
 }
@@ -351,14 +369,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
-	argoCD := make([]packagedController, 0, len(a.controllers))
+	argoCD := make([]packagedController, 0, len(a.controllers)+len(a.argoCDPackaged)+1)
 	for _, c := range a.controllers {
 		argoCD = append(argoCD, packagedController{c.Controller, c.Run})
 	}
+	argoCD = append(argoCD, a.argoCDPackaged...)
 	if len(argoCD) > 0 {
-		argoCD = append(argoCD, packagedController{run: func(ctx context.Context, _ int) { a.ops.run(ctx, a.opsRetention) }})
+		argoCD = append(argoCD, packagedController{run: func(ctx context.Context, _ int) { a.ops.Run(ctx, a.opsRetention) }})
 	}
-	all := slices.DeleteFunc(slices.Concat(argoCD, a.packaged), func(c packagedController) bool { return c.Controller == nil })
+	all := slices.DeleteFunc(slices.Concat(argoCD, a.appStudio), func(c packagedController) bool { return c.Controller == nil })
 	framework.RegisterMetrics(func() []*framework.Controller {
 		ctls := make([]*framework.Controller, len(all))
 		for i, c := range all {
@@ -372,7 +391,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	sets := []struct {
 		lease framework.Lease
 		runs  []packagedController
-	}{{runs: argoCD}, {runs: a.packaged}}
+	}{{runs: argoCD}, {runs: a.appStudio}}
 	if le := a.leaderElection; le != nil {
 		sets[0].lease = le.lease(a.argoNamespace, ArgoCDLease)
 		sets[1].lease = le.lease(le.Namespace, AppStudioLease)

@@ -11,27 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-)
-
-// Labels and annotations that tie an Argo CD object back to the tenant's objects. Labels carry
-// what the agent selects by (namespaces and UIDs fit in 63 characters); the GitOpsDeployment's
-// name can be up to 253 characters, so it travels in an annotation.
-const (
-	LabelDeploymentNamespace = "managed-gitops.redhat.com/gitopsdeployment-namespace"
-	LabelDeploymentUID       = "managed-gitops.redhat.com/gitopsdeployment-uid"
-	AnnotationDeploymentName = "managed-gitops.redhat.com/gitopsdeployment-name"
-	LabelTenantNamespace     = "managed-gitops.redhat.com/tenant-namespace"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // Argo CD constants the mapping depends on.
 const (
-	// InClusterServer is how Argo CD names the cluster it runs in.
-	InClusterServer = "https://kubernetes.default.svc"
 	// argoBackgroundFinalizer made Argo CD delete what an Application deployed; Applications
 	// of earlier agents carry it, and retiring them takes it off (retire.go).
 	argoBackgroundFinalizer    = "resources-finalizer.argocd.argoproj.io/background"
-	prunePropagationBackground = "PrunePropagationPolicy=background"
-	fieldManager               = "gitops-service-agent"
+	prunePropagationBackground = argocd.PrunePropagationBackground
+	fieldManager               = argocd.FieldManager
 )
 
 // Messages of user errors the agent finds at run time (reference §3.2).
@@ -50,12 +39,13 @@ func isUserError(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// ApplicationName is the name of the Argo CD Application of a GitOpsDeployment. It derives from
-// the UID, so a GitOpsDeployment deleted and created again under the same name gets a new one.
-func ApplicationName(uid types.UID) string { return "gitopsdepl-" + string(uid) }
+// ApplicationName is the name of the Argo CD Application of a GitOpsDeployment
+// (argocd.ApplicationName).
+func ApplicationName(uid types.UID) string { return argocd.ApplicationName(uid) }
 
-// ProjectName is the AppProject holding the Applications of one tenant namespace.
-func ProjectName(namespace string) string { return "gitops-tenant-" + namespace }
+// ProjectName is the AppProject holding the Applications of one tenant namespace
+// (argocd.ProjectName).
+func ProjectName(namespace string) string { return argocd.ProjectName(namespace) }
 
 // desiredApplication is the part of the Argo CD Application the agent owns for depl. Only these
 // fields are sent (server-side apply), so Argo CD's status and operation are never touched.
@@ -83,10 +73,10 @@ func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace st
 			Name:      ApplicationName(depl.UID),
 			Namespace: argoNamespace,
 			Labels: map[string]string{
-				LabelDeploymentNamespace: depl.Namespace,
-				LabelDeploymentUID:       string(depl.UID),
+				argocd.LabelDeploymentNamespace: depl.Namespace,
+				argocd.LabelDeploymentUID:       string(depl.UID),
 			},
-			Annotations: map[string]string{AnnotationDeploymentName: depl.Name},
+			Annotations: map[string]string{argocd.AnnotationDeploymentName: depl.Name},
 		},
 		Spec: spec,
 	}, nil
@@ -257,7 +247,7 @@ func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []
 		Metadata: applyMeta{
 			Name:      ProjectName(namespace),
 			Namespace: argoNamespace,
-			Labels:    map[string]string{LabelTenantNamespace: namespace},
+			Labels:    map[string]string{argocd.LabelTenantNamespace: namespace},
 		},
 		Spec: argov1alpha1.AppProjectSpec{
 			SourceRepos:                repos,
@@ -293,7 +283,7 @@ func (want *projectApply) MarshalJSON() ([]byte, error) {
 }
 
 func (want *projectApply) upToDate(p *argov1alpha1.AppProject) bool {
-	if p == nil || p.Labels[LabelTenantNamespace] != want.Metadata.Labels[LabelTenantNamespace] ||
+	if p == nil || p.Labels[argocd.LabelTenantNamespace] != want.Metadata.Labels[argocd.LabelTenantNamespace] ||
 		p.Spec.Description != want.Spec.Description ||
 		len(p.Spec.SourceRepos) != len(want.Spec.SourceRepos) ||
 		len(p.Spec.Destinations) != len(want.Spec.Destinations) ||

@@ -10,10 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // localJane is where a GitOpsDeployment of namespace jane deploys on the local cluster.
-var localJane = argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "jane"}
+var localJane = argov1alpha1.ApplicationDestination{Server: argocd.InClusterServer, Namespace: "jane"}
 
 func deployment(mutate func(*managedv1alpha1.GitOpsDeployment)) *managedv1alpha1.GitOpsDeployment {
 	d := &managedv1alpha1.GitOpsDeployment{
@@ -141,7 +142,7 @@ func TestApplicationUpToDate(t *testing.T) {
 		"retry":       func(a *argov1alpha1.Application) { a.Spec.SyncPolicy.Retry.Limit = 5 },
 		// Argo CD's finalizer deletes with the controller's own identity, which may not write.
 		"finalizer": func(a *argov1alpha1.Application) { a.Finalizers = []string{argoBackgroundFinalizer} },
-		"label":     func(a *argov1alpha1.Application) { delete(a.Labels, LabelDeploymentUID) },
+		"label":     func(a *argov1alpha1.Application) { delete(a.Labels, argocd.LabelDeploymentUID) },
 	} {
 		if want.upToDate(live(mutate)) {
 			t.Errorf("a change of %s is not seen", name)

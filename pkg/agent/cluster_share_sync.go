@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // keyedMutex is a lock per name; an entry lives while someone holds or waits for it.
@@ -286,7 +287,7 @@ func (e *environments) environmentApplications(env *managedv1alpha1.GitOpsDeploy
 	if len(shared) == 0 {
 		return 0
 	}
-	apps, err := e.applications.Applications(e.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: env.Namespace}))
+	apps, err := e.applications.Applications(e.argoNamespace).List(labels.SelectorFromSet(labels.Set{argocd.LabelDeploymentNamespace: env.Namespace}))
 	if err != nil {
 		return 0
 	}

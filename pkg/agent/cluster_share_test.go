@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 )
 
 // clusterInput is what a shared cluster Secret is made of.
@@ -254,7 +255,7 @@ func newMembershipFixture(t *testing.T, kube *kubefake.Clientset) *membershipFix
 	t.Helper()
 	a := testAgent(t)
 	a.kube = kube
-	a.ops = newOperationRecorder(nil, "argocd")
+	a.ops = operations.NewRecorder(nil, "argocd")
 	f := &membershipFixture{kube: kube, agent: a, envs: &environments{Agent: a}, secret: a.clusterIndex()}
 	return f
 }

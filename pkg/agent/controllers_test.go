@@ -5,6 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
+	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
 func TestEnabledControllers(t *testing.T) {
@@ -39,6 +45,48 @@ func TestEnabledControllers(t *testing.T) {
 			names := slices.Sorted(maps.Keys(got))
 			if want := slices.Sorted(slices.Values(tc.want)); !slices.Equal(names, want) {
 				t.Errorf("enabled %v, want %v", names, want)
+			}
+		})
+	}
+}
+
+// The SyncRun controller, packaged in pkg/controller/syncrun, is one of the Argo CD
+// controllers: it runs under the Argo CD Lease, never the AppStudio one.
+func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
+	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset()}
+	names := func(cs []packagedController) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		controllers           []string
+		argoCD                []string
+		wantAppStudio         bool
+		wantDeploymentControl bool
+	}{
+		{controllers: []string{"argocd"}, argoCD: []string{syncrun.Name}, wantDeploymentControl: true},
+		{controllers: []string{"*", "-argocd"}, wantAppStudio: true},
+	} {
+		t.Run(strings.Join(tc.controllers, ","), func(t *testing.T) {
+			enabled, err := EnabledControllers(tc.controllers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := New(Config{Clients: clients, ArgoNamespace: "argocd", Controllers: enabled})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(a.argoCDPackaged); !slices.Equal(got, tc.argoCD) {
+				t.Errorf("packaged Argo CD controllers %v, want %v", got, tc.argoCD)
+			}
+			if got := names(a.appStudio); (len(got) > 0) != tc.wantAppStudio || slices.Contains(got, syncrun.Name) {
+				t.Errorf("AppStudio controllers %v", got)
+			}
+			if (a.deploymentCtl != nil) != tc.wantDeploymentControl {
+				t.Errorf("GitOpsDeployment controller wired: %v", a.deploymentCtl != nil)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // Deployments into a tenant's own namespace go through Argo CD's one cluster cache of the
@@ -124,7 +125,7 @@ func (a *Agent) ensureDeployer(ctx context.Context, namespace string) error {
 		return nil
 	}
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
-	lbls := map[string]string{labelDeployer: "true", LabelTenantNamespace: namespace}
+	lbls := map[string]string{labelDeployer: "true", argocd.LabelTenantNamespace: namespace}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		// No token is ever made for it, and nothing should mount one.
@@ -193,7 +194,7 @@ func legacyClusterSecret(namespace string) string { return "gitops-local-" + nam
 // removeLegacyDeployer deletes namespace's legacyClusterSecret, if the cache shows one.
 func (a *Agent) removeLegacyDeployer(ctx context.Context, namespace string) error {
 	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(legacyClusterSecret(namespace))
-	if err != nil || s.Labels[LabelTenantNamespace] != namespace {
+	if err != nil || s.Labels[argocd.LabelTenantNamespace] != namespace {
 		return nil
 	}
 	klog.InfoS("deleting the cluster Secret of an earlier agent's deployer", "namespace", namespace, "secret", s.Name)

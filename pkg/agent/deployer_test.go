@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,7 +41,7 @@ func newDeployerFixture(t *testing.T, objs ...runtime.Object) *deployerFixture {
 		sas:          cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 		rbs:          cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 		ctx:          context.Background(),
-		wantLabels:   map[string]string{labelDeployer: "true", LabelTenantNamespace: "jane"},
+		wantLabels:   map[string]string{labelDeployer: "true", argocd.LabelTenantNamespace: "jane"},
 		deployerSubj: rbacv1.Subject{Kind: "ServiceAccount", Name: "gitops-deployer", Namespace: "jane"},
 		controller:   rbacv1.Subject{Kind: "ServiceAccount", Name: "argocd-application-controller", Namespace: "argocd"},
 	}
@@ -348,7 +349,7 @@ func TestEnsureDeployerInTerminatingNamespace(t *testing.T) {
 func TestRemoveLegacyDeployer(t *testing.T) {
 	legacy := func(name, tenant string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argocd",
-			Labels: map[string]string{LabelTenantNamespace: tenant}}}
+			Labels: map[string]string{argocd.LabelTenantNamespace: tenant}}}
 	}
 	for _, tc := range []struct {
 		name       string

@@ -21,12 +21,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
-
-// byDeployment indexes Applications by the "namespace/name" of their GitOpsDeployment, so the
-// agent finds the Applications of a GitOpsDeployment that no longer exists, or of an earlier
-// object of the same name.
-const byDeployment = "gitopsdeployment"
 
 // setupDeployments wires the GitOpsDeployment controller: a GitOpsDeployment's own events, and
 // those of the Application made for it, queue its key.
@@ -41,13 +37,13 @@ func (a *Agent) setupDeployments() error {
 	}
 
 	appInformer := a.argoInformers.Argoproj().V1alpha1().Applications()
-	if err := appInformer.Informer().AddIndexers(cache.Indexers{byDeployment: deploymentKeyOfApplication}); err != nil {
+	if err := argocd.AddDeploymentIndex(appInformer.Informer()); err != nil {
 		return err
 	}
 	a.applications = appInformer.Lister()
 	a.appIndex = appInformer.Informer().GetIndexer()
 	enqueueOwner := func(obj interface{}) {
-		if key, ok := applicationOwner(obj); ok {
+		if key, ok := argocd.ApplicationOwner(obj); ok {
 			a.deploymentCtl.add(key)
 		}
 	}
@@ -69,7 +65,7 @@ func (a *Agent) setupDeployments() error {
 	requeueTenant := func(obj interface{}) {
 		obj = unwrapTombstone(obj)
 		if p, ok := obj.(*argov1alpha1.AppProject); ok {
-			a.requeueNamespace(p.Labels[LabelTenantNamespace])
+			a.requeueNamespace(p.Labels[argocd.LabelTenantNamespace])
 		}
 	}
 	return a.addInformer(projInformer.Informer(), cache.ResourceEventHandlerFuncs{
@@ -113,30 +109,6 @@ func applicationChanged(old, obj interface{}) bool {
 	return !reflect.DeepEqual(os, ns) || !reflect.DeepEqual(o.Spec, n.Spec) || !reflect.DeepEqual(o.Operation, n.Operation) ||
 		!reflect.DeepEqual(o.ObjectMeta.Labels, n.ObjectMeta.Labels) || !reflect.DeepEqual(o.Annotations, n.Annotations) ||
 		!slices.Equal(o.Finalizers, n.Finalizers) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
-}
-
-// applicationOwner is the key of the GitOpsDeployment an Application (or its tombstone) was
-// made for.
-func applicationOwner(obj interface{}) (string, bool) {
-	obj = unwrapTombstone(obj)
-	if keys, _ := deploymentKeyOfApplication(obj); len(keys) == 1 {
-		return keys[0], true
-	}
-	return "", false
-}
-
-// deploymentKeyOfApplication is the "namespace/name" of the GitOpsDeployment an Application
-// was made for; Applications the agent did not make have none.
-func deploymentKeyOfApplication(obj interface{}) ([]string, error) {
-	app, ok := obj.(*argov1alpha1.Application)
-	if !ok {
-		return nil, nil
-	}
-	ns, name := app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName]
-	if ns == "" || name == "" {
-		return nil, nil
-	}
-	return []string{ns + "/" + name}, nil
 }
 
 // deploymentKey is the work queue key of a GitOpsDeployment.
@@ -229,13 +201,13 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 // deleteApplications retires the Applications made for the GitOpsDeployment key, except that
 // of keep: what each deployed goes first (retire.go).
 func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.UID) error {
-	objs, err := a.appIndex.ByIndex(byDeployment, key)
+	objs, err := a.appIndex.ByIndex(argocd.ByDeployment, key)
 	if err != nil {
 		return err
 	}
 	for _, obj := range objs {
 		app := obj.(*argov1alpha1.Application)
-		if keep != "" && app.Labels[LabelDeploymentUID] == string(keep) {
+		if keep != "" && app.Labels[argocd.LabelDeploymentUID] == string(keep) {
 			continue
 		}
 		if err := a.retireApplication(ctx, app); err != nil {
@@ -254,7 +226,7 @@ func (a *Agent) deleteApplication(ctx context.Context, app *argov1alpha1.Applica
 		err = nil
 	}
 	a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", name,
-		deploymentSource(app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName], types.UID(app.Labels[LabelDeploymentUID])),
+		deploymentSource(app.Labels[argocd.LabelDeploymentNamespace], app.Annotations[argocd.AnnotationDeploymentName], types.UID(app.Labels[argocd.LabelDeploymentUID])),
 		"deleted", err)
 	if err != nil {
 		return fmt.Errorf("deleting Application %s: %w", name, err)
@@ -350,7 +322,7 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	if err != nil {
 		return err
 	}
-	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelDeploymentNamespace: namespace}))
+	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{argocd.LabelDeploymentNamespace: namespace}))
 	if err != nil {
 		return err
 	}
@@ -380,7 +352,7 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	// deployments are what the deployments say: an Application whose environment was deleted
 	// syncs no more.
 	for _, app := range apps {
-		if app.Spec.Source != nil && !live[types.UID(app.Labels[LabelDeploymentUID])] {
+		if app.Spec.Source != nil && !live[types.UID(app.Labels[argocd.LabelDeploymentUID])] {
 			in.add(app.Spec.Source.RepoURL, app.Spec.Destination)
 		}
 	}

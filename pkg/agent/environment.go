@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
@@ -470,8 +471,8 @@ func (a *Agent) reconciledEnvironment(namespace string, app *argov1alpha1.Applic
 		}
 	}
 	named := ""
-	if a.deployments != nil && app.Labels[LabelDeploymentNamespace] == namespace {
-		if d, err := a.deployments.GitOpsDeployments(namespace).Get(app.Annotations[AnnotationDeploymentName]); err == nil {
+	if a.deployments != nil && app.Labels[argocd.LabelDeploymentNamespace] == namespace {
+		if d, err := a.deployments.GitOpsDeployments(namespace).Get(app.Annotations[argocd.AnnotationDeploymentName]); err == nil {
 			named = d.Spec.Destination.Environment
 		}
 	}

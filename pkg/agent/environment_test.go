@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
 
@@ -378,8 +379,8 @@ func TestEnvironmentDestination(t *testing.T) {
 	} {
 		a.deployments = nil
 		app := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{LabelDeploymentNamespace: tc.namespace},
-			Annotations: map[string]string{AnnotationDeploymentName: tc.deployment},
+			Labels:      map[string]string{argocd.LabelDeploymentNamespace: tc.namespace},
+			Annotations: map[string]string{argocd.AnnotationDeploymentName: tc.deployment},
 		}}
 		if tc.deployment != "" {
 			a.deployments = deployments.Lister()

@@ -2,23 +2,22 @@ package agent
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
 // Kubernetes Events the agent records on the tenant's objects, which is all a tenant sees of
 // Argo CD in `kubectl describe`. Each is decided by a pure function from the status the agent
-// last wrote and the one it is writing (deploymentEvents, environmentEvents, credentialEvents,
-// and planSyncRuns for SyncRuns), and recorded only once that write succeeded: a write that
-// fails or conflicts records nothing, and its retry, deciding from the same old status,
-// records the Events once. An unchanged status is never written, so an agent that restarts
+// last wrote and the one it is writing (deploymentEvents, environmentEvents, credentialEvents;
+// a SyncRun's are the SyncRun controller's, pkg/controller/syncrun), and recorded only once
+// that write succeeded: a write that fails or conflicts records nothing, and its retry,
+// deciding from the same old status, records the Events once. An unchanged status is never written, so an agent that restarts
 // records nothing for what it finds as it was.
 //
 // Messages carry no credentials: no Secret data, and URLs lose their userinfo (redact).
@@ -53,45 +52,17 @@ const (
 	EventCredentialsValidated = "CredentialsValidated"
 )
 
-// Event reasons on a GitOpsDeploymentSyncRun (its sync also shows on the GitOpsDeployment).
-const (
-	// EventSyncRequested: the agent set the sync operation on the deployment's Application.
-	EventSyncRequested = "SyncRequested"
-	// EventSyncRefused (Warning): the SyncRun will not be synced (automated deployment, or a
-	// deployment created after it).
-	EventSyncRefused = "SyncRefused"
-	// EventGitOpsDeploymentNotFound (Warning): the SyncRun's deployment does not exist (yet).
-	EventGitOpsDeploymentNotFound = "GitOpsDeploymentNotFound"
-	// EventSyncSucceeded and EventSyncFailed report the SyncRun's outcome as well.
-)
-
 // event is a Kubernetes Event to record on an object once its status is written.
-type event struct{ eventType, reason, message string }
+type event = framework.Event
 
-func normalEvent(reason, format string, args ...interface{}) event {
-	return event{corev1.EventTypeNormal, reason, redact(fmt.Sprintf(format, args...))}
-}
-
-func warningEvent(reason, format string, args ...interface{}) event {
-	return event{corev1.EventTypeWarning, reason, redact(fmt.Sprintf(format, args...))}
-}
+var normalEvent, warningEvent = framework.NormalEvent, framework.WarningEvent
 
 // recordEvents records evs on obj; nothing when the Agent has no recorder (tests).
 func (a *Agent) recordEvents(obj runtime.Object, evs []event) {
-	if a.events == nil || a.events.Recorder == nil {
-		return
-	}
-	for _, e := range evs {
-		a.events.Recorder.Event(obj, e.eventType, e.reason, e.message)
+	if a.events != nil {
+		framework.RecordEvents(a.events.Recorder, obj, evs)
 	}
 }
-
-// userinfo matches the userinfo of a URL ("scheme://user:password@"), which redact drops.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@`)
-
-// redact drops the userinfo of every URL in msg: a repository or API URL may carry a
-// password or token.
-func redact(msg string) string { return userinfo.ReplaceAllString(msg, "$1") }
 
 // deploymentEvents are the Events of a GitOpsDeployment whose status goes from old to new.
 func deploymentEvents(old, new managedv1alpha1.GitOpsDeploymentStatus) []event {

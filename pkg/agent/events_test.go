@@ -9,26 +9,23 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
-	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
 // reasons are the "Type Reason" of evs, in order.
 func reasons(evs []event) []string {
 	var out []string
 	for _, e := range evs {
-		out = append(out, e.eventType+" "+e.reason)
+		out = append(out, e.Type+" "+e.Reason)
 	}
 	return out
 }
@@ -110,8 +107,8 @@ func TestDeploymentEvents(t *testing.T) {
 			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("events %v, want %v", got, tc.want)
 			}
-			if tc.contains != "" && !strings.Contains(evs[0].message, tc.contains) {
-				t.Errorf("message %q does not contain %q", evs[0].message, tc.contains)
+			if tc.contains != "" && !strings.Contains(evs[0].Message, tc.contains) {
+				t.Errorf("message %q does not contain %q", evs[0].Message, tc.contains)
 			}
 		})
 	}
@@ -119,24 +116,11 @@ func TestDeploymentEvents(t *testing.T) {
 
 func TestDeploymentEventsInitiator(t *testing.T) {
 	op := opState(managedv1alpha1.OperationPhaseRunning, t0, "")
-	op.Operation.InitiatedBy = managedv1alpha1.OperationInitiator{Username: syncRunInitiator}
+	op.Operation.InitiatedBy = managedv1alpha1.OperationInitiator{Username: "gitops-service"} // a SyncRun's
 	op.Operation.Sync.Revision = ""
 	evs := deploymentEvents(managedv1alpha1.GitOpsDeploymentStatus{}, managedv1alpha1.GitOpsDeploymentStatus{OperationState: op})
-	if len(evs) != 1 || evs[0].message != "Argo CD started a sync to the target revision (initiated by gitops-service)" {
+	if len(evs) != 1 || evs[0].Message != "Argo CD started a sync to the target revision (initiated by gitops-service)" {
 		t.Fatalf("events %+v", evs)
-	}
-}
-
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"Repository https://user:s3cret@git.example.com/r.git failed": "Repository https://git.example.com/r.git failed",
-		"ssh://git@host:22/r.git and https://tok@h/x":                 "ssh://host:22/r.git and https://h/x",
-		"no URL here, just a@b":                                       "no URL here, just a@b",
-		"https://h/path@v1":                                           "https://h/path@v1",
-	} {
-		if got := redact(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -179,8 +163,8 @@ func TestEnvironmentEvents(t *testing.T) {
 			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("events %v, want %v", got, tc.want)
 			}
-			if tc.message != "" && evs[0].message != tc.message {
-				t.Errorf("message %q, want %q", evs[0].message, tc.message)
+			if tc.message != "" && evs[0].Message != tc.message {
+				t.Errorf("message %q, want %q", evs[0].Message, tc.message)
 			}
 		})
 	}
@@ -221,61 +205,13 @@ func TestCredentialEvents(t *testing.T) {
 			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("events %v, want %v", got, tc.want)
 			}
-			if tc.message != "" && evs[0].message != tc.message {
-				t.Errorf("message %q, want %q", evs[0].message, tc.message)
+			if tc.message != "" && evs[0].Message != tc.message {
+				t.Errorf("message %q, want %q", evs[0].Message, tc.message)
 			}
 			for _, e := range evs {
-				if strings.Contains(e.message, "hunter2") {
-					t.Errorf("message %q carries the password", e.message)
+				if strings.Contains(e.Message, "hunter2") {
+					t.Errorf("message %q carries the password", e.Message)
 				}
-			}
-		})
-	}
-}
-
-func TestSyncRunPlanEvents(t *testing.T) {
-	d := manualDeployment()
-	run := syncRun("sync", srLater)
-	runs := []*managedv1alpha1.GitOpsDeploymentSyncRun{run}
-	automated := manualDeployment()
-	automated.Spec.Type = managedv1alpha1.GitOpsDeploymentSpecTypeAutomated
-	newer := manualDeployment()
-	newer.CreationTimestamp = metav1.NewTime(srLater.Add(time.Minute))
-	for _, tc := range []struct {
-		name    string
-		runs    []*managedv1alpha1.GitOpsDeploymentSyncRun
-		depl    *managedv1alpha1.GitOpsDeployment
-		apps    []*argov1alpha1.Application
-		want    []string
-		message string
-	}{
-		{name: "waiting for its refresh", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d)}},
-		{name: "running", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d, inState(run, phaseRunning, ""))}},
-		{name: "succeeded", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d, inState(run, phaseSucceeded, "successfully synced"))},
-			want: []string{"Normal SyncSucceeded"}, message: "Argo CD synced GitOpsDeployment web to its target revision: successfully synced"},
-		{name: "failed", runs: runs, depl: d, apps: []*argov1alpha1.Application{appOf(d, inState(run, "Failed", "hook failed"))},
-			want: []string{"Warning SyncFailed"}, message: "Argo CD's sync of GitOpsDeployment web to its target revision ended with phase Failed: hook failed"},
-		{name: "outcome already written", runs: []*managedv1alpha1.GitOpsDeploymentSyncRun{syncRun("sync", srLater, withCondition(succeeded))}, depl: d,
-			apps: []*argov1alpha1.Application{appOf(d, inState(run, phaseSucceeded, "ok"))}},
-		{name: "automated deployment", runs: runs, depl: automated, apps: []*argov1alpha1.Application{appOf(automated)},
-			want: []string{"Warning SyncRefused"}, message: syncRunAutomated(run)},
-		{name: "deployment newer", runs: runs, depl: newer, apps: []*argov1alpha1.Application{appOf(newer)},
-			want: []string{"Warning SyncRefused"}, message: syncRunDeploymentNewer(run)},
-		{name: "no deployment", runs: runs, want: []string{"Warning GitOpsDeploymentNotFound"}, message: syncRunMissingDeployment(run)},
-		{name: "still no deployment", runs: []*managedv1alpha1.GitOpsDeploymentSyncRun{syncRun("sync", srLater,
-			withCondition(syncRunError(syncRunMissingDeployment(run))))}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := plan(tc.runs, tc.depl, tc.apps...)
-			var evs []event
-			for _, st := range p.statuses {
-				evs = append(evs, st.events...)
-			}
-			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("events %v, want %v", got, tc.want)
-			}
-			if tc.message != "" && evs[0].message != tc.message {
-				t.Errorf("message %q, want %q", evs[0].message, tc.message)
 			}
 		})
 	}
@@ -441,97 +377,6 @@ func TestCredentialStatusWriteRecordsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, want := recordedReasons(rec), []string{"Normal CredentialsValidated"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-}
-
-// syncRunFixture is an Agent whose caches hold d, run and app, with fake clients.
-func syncRunFixture(t *testing.T, d *managedv1alpha1.GitOpsDeployment, run *managedv1alpha1.GitOpsDeploymentSyncRun, app *argov1alpha1.Application) (*Agent, cache.Indexer, *gitopsfake.Clientset, *argofake.Clientset) {
-	t.Helper()
-	gitops := gitopsfake.NewSimpleClientset(run.DeepCopy())
-	argo := argofake.NewSimpleClientset(app.DeepCopy())
-	runs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun})
-	deployments := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byDeployment: deploymentKeyOfApplication})
-	for _, err := range []error{runs.Add(run), deployments.Add(d), apps.Add(app)} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := &Agent{
-		gitops: gitops, argo: argo, deployments: listers.NewGitOpsDeploymentLister(deployments), appIndex: apps,
-		ops: newOperationRecorder(gitops, "argocd"), argoNamespace: "argocd", now: func() time.Time { return srLater.Time },
-	}
-	return a, runs, gitops, argo
-}
-
-func TestSyncRunStatusWriteRecordsEvents(t *testing.T) {
-	ctx := context.Background()
-	d := manualDeployment()
-	run := syncRun("sync", srLater)
-	app := appOf(d, inState(run, phaseSucceeded, "successfully synced"))
-	a, runs, gitops, _ := syncRunFixture(t, d, run, app)
-	rec := fakeRecorder(a)
-	failStatusWrites(gitops, "gitopsdeploymentsyncruns", 1)
-	key := d.Namespace + "/" + d.Name
-
-	if err := a.syncSyncRuns(ctx, runs, key); err == nil {
-		t.Fatal("the failed write did not fail")
-	}
-	if got := recorded(rec); len(got) != 0 {
-		t.Fatalf("events after a failed write: %v", got)
-	}
-	if err := a.syncSyncRuns(ctx, runs, key); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := recordedReasons(rec), []string{"Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-	// The informer brings the outcome back: nothing more.
-	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(run.Namespace).Get(ctx, run.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runs.Update(written); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.syncSyncRuns(ctx, runs, key); err != nil {
-		t.Fatal(err)
-	}
-	if got := recorded(rec); len(got) != 0 {
-		t.Fatalf("events for a finished SyncRun: %v", got)
-	}
-}
-
-// SyncRequested is recorded once the operation is set on the Application, not when setting it
-// conflicts.
-func TestSyncRunStartRecordsEvent(t *testing.T) {
-	ctx := context.Background()
-	d := manualDeployment()
-	run := syncRun("sync", srLater)
-	run.Spec.RevisionID = "abc123"
-	app := appOf(d, refreshedFor(run, false))
-	a, runs, _, argo := syncRunFixture(t, d, run, app)
-	rec := fakeRecorder(a)
-	conflicts := 1
-	argo.PrependReactor("patch", "applications", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if conflicts == 0 {
-			return false, nil, nil
-		}
-		conflicts--
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "argoproj.io", Resource: "applications"}, app.Name, errors.New("changed"))
-	})
-	key := d.Namespace + "/" + d.Name
-	if err := a.syncSyncRuns(ctx, runs, key); err == nil {
-		t.Fatal("the conflicting patch did not fail")
-	}
-	if got := recorded(rec); len(got) != 0 {
-		t.Fatalf("events after a conflict: %v", got)
-	}
-	if err := a.syncSyncRuns(ctx, runs, key); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := recorded(rec), []string{"Normal SyncRequested Requested a sync of GitOpsDeployment web to revision abc123 in Argo CD"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	argoglob "github.com/argoproj/argo-cd/v2/util/glob"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -103,7 +104,7 @@ func clusterSecretFor(name, server, impersonate string, data map[string]string) 
 
 func TestProjectDestinationAccount(t *testing.T) {
 	const envURL = "https://api.example:6443?managedEnvironment=env-uid"
-	a := &Agent{argoNamespace: "argocd", localServer: InClusterServer, argoSecrets: testSecretLister(t,
+	a := &Agent{argoNamespace: "argocd", localServer: argocd.InClusterServer, argoSecrets: testSecretLister(t,
 		clusterSecretFor("managed-env-env-uid", envURL, "team:deployer", map[string]string{clusterKeyNamespaces: "web,api", clusterKeyClusterScoped: "false"}),
 		clusterSecretFor("managed-env-wide", "https://wide.example?managedEnvironment=wide", "kube-system:mgr", nil),
 		clusterSecretFor("managed-env-crs", "https://crs.example?managedEnvironment=crs", "kube-system:mgr", map[string]string{clusterKeyNamespaces: "web", clusterKeyClusterScoped: "true"}),
@@ -122,8 +123,8 @@ func TestProjectDestinationAccount(t *testing.T) {
 		// server is where Argo CD syncs dest to (the server it infers from a cluster name).
 		server string
 	}{
-		{name: "local", dest: localJane, server: InClusterServer, want: want{ok: true,
-			acct: argov1alpha1.ApplicationDestinationServiceAccount{Server: InClusterServer, Namespace: "jane", DefaultServiceAccount: "jane:gitops-deployer"}}},
+		{name: "local", dest: localJane, server: argocd.InClusterServer, want: want{ok: true,
+			acct: argov1alpha1.ApplicationDestinationServiceAccount{Server: argocd.InClusterServer, Namespace: "jane", DefaultServiceAccount: "jane:gitops-deployer"}}},
 		{name: "environment limited to namespaces", dest: argov1alpha1.ApplicationDestination{Name: "managed-env-env-uid", Namespace: "web"}, server: envURL,
 			want: want{ok: true, acct: argov1alpha1.ApplicationDestinationServiceAccount{
 				Server: `https://api.example:6443\?managedEnvironment=env-uid`, Namespace: "*", DefaultServiceAccount: "team:deployer"}}},
@@ -157,7 +158,7 @@ func TestProjectDestinationAccount(t *testing.T) {
 	// The local account belongs to its namespace alone.
 	acct, _, _ := a.destinationAccount(localJane)
 	for _, other := range []struct{ server, namespace string }{
-		{InClusterServer, "jane2"}, {InClusterServer, "other"}, {"https://api.example:6443?managedEnvironment=env-uid", "jane"},
+		{argocd.InClusterServer, "jane2"}, {argocd.InClusterServer, "other"}, {"https://api.example:6443?managedEnvironment=env-uid", "jane"},
 	} {
 		if argoMatches(t, acct, other.server, other.namespace) {
 			t.Errorf("the deployer of jane would sync to %s %s", other.server, other.namespace)
@@ -177,7 +178,7 @@ func TestDesiredProjectServiceAccounts(t *testing.T) {
 	acct := func(server, namespace, sa string) argov1alpha1.ApplicationDestinationServiceAccount {
 		return argov1alpha1.ApplicationDestinationServiceAccount{Server: server, Namespace: namespace, DefaultServiceAccount: sa}
 	}
-	local := acct(InClusterServer, "jane", "jane:gitops-deployer")
+	local := acct(argocd.InClusterServer, "jane", "jane:gitops-deployer")
 	envB := acct(`https://b\?managedEnvironment=2`, "*", "kube-system:b")
 	envA := acct(`https://a\?managedEnvironment=1`, "*", "kube-system:a")
 	envAOther := acct(`https://a\?managedEnvironment=1`, "api", "kube-system:a")

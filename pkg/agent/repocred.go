@@ -22,11 +22,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
 // Labels and annotation of the Argo CD repository Secret of a credential. The tenant namespace
-// label (LabelTenantNamespace) and the credential's name find the Secrets of a credential that
+// label (argocd.LabelTenantNamespace) and the credential's name find the Secrets of a credential that
 // is gone; the UID tells an earlier credential of the same name from the current one.
 const (
 	LabelRepositoryCredentialUID       = "managed-gitops.redhat.com/repositorycredential-uid"
@@ -169,7 +170,7 @@ func credentialOfRepoSecret(obj interface{}) ([]string, error) {
 	if !ok || s.Labels[LabelArgoSecretType] != argoSecretTypeRepository {
 		return nil, nil
 	}
-	ns, name := s.Labels[LabelTenantNamespace], s.Annotations[AnnotationRepositoryCredentialName]
+	ns, name := s.Labels[argocd.LabelTenantNamespace], s.Annotations[AnnotationRepositoryCredentialName]
 	if ns == "" || name == "" || s.Labels[LabelRepositoryCredentialUID] == "" {
 		return nil, nil
 	}
@@ -405,7 +406,7 @@ func desiredRepoSecret(cred *managedv1alpha1.GitOpsDeploymentRepositoryCredentia
 			Namespace: argoNamespace,
 			Labels: map[string]string{
 				LabelArgoSecretType:          argoSecretTypeRepository,
-				LabelTenantNamespace:         cred.Namespace,
+				argocd.LabelTenantNamespace:  cred.Namespace,
 				LabelRepositoryCredentialUID: string(cred.UID),
 				LabelClaimsRepository:        strconv.FormatBool(claims),
 			},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,14 +150,14 @@ func (a *Agent) setupProjectRefresh() error {
 	a.controllers = append(a.controllers, ctl)
 	_, err := a.argoInformers.Argoproj().V1alpha1().AppProjects().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
-			if p, ok := obj.(*argov1alpha1.AppProject); ok && p.Labels[LabelTenantNamespace] != "" {
+			if p, ok := obj.(*argov1alpha1.AppProject); ok && p.Labels[argocd.LabelTenantNamespace] != "" {
 				ctl.enqueue(p)
 			}
 		},
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*argov1alpha1.AppProject), obj.(*argov1alpha1.AppProject)
 			// slices.Equal, not reflection: ApplicationDestination has an unexported field.
-			if n.Labels[LabelTenantNamespace] != "" && (!slices.Equal(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
+			if n.Labels[argocd.LabelTenantNamespace] != "" && (!slices.Equal(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
 				!slices.Equal(o.Spec.Destinations, n.Spec.Destinations) ||
 				!slices.Equal(o.Spec.DestinationServiceAccounts, n.Spec.DestinationServiceAccounts)) {
 				ctl.enqueue(n)
@@ -183,7 +184,7 @@ func (a *Agent) refreshProjectApplications(ctx context.Context, key string) erro
 		return err
 	}
 	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{
-		LabelDeploymentNamespace: proj.Labels[LabelTenantNamespace],
+		argocd.LabelDeploymentNamespace: proj.Labels[argocd.LabelTenantNamespace],
 	}))
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
@@ -209,7 +210,7 @@ func TestIndexFunctions(t *testing.T) {
 	}
 	// A cluster Secret, or a repository Secret someone else wrote, belongs to no credential.
 	for _, labels := range []map[string]string{
-		{LabelArgoSecretType: "cluster", LabelTenantNamespace: "ns", LabelRepositoryCredentialUID: "u"},
+		{LabelArgoSecretType: "cluster", argocd.LabelTenantNamespace: "ns", LabelRepositoryCredentialUID: "u"},
 		{LabelArgoSecretType: "repository"},
 	} {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{AnnotationRepositoryCredentialName: "c"}}}

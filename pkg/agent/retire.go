@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // An Application whose GitOpsDeployment is gone (or being deleted, or replaced by a new object
@@ -67,7 +68,7 @@ func planRetirement(app *argov1alpha1.Application, destinationGone bool) retireS
 	// the cluster.
 	if isEmptied(&app.Status.Sync.ComparedTo.Source) && len(app.Status.Resources) == 0 &&
 		app.Status.Sync.Status == argov1alpha1.SyncStatusCodeSynced &&
-		(app.Status.OperationState == nil || app.Status.OperationState.Phase != phaseRunning) && app.Operation == nil {
+		(app.Status.OperationState == nil || app.Status.OperationState.Phase != argocd.PhaseRunning) && app.Operation == nil {
 		return retireDelete
 	}
 	return retireWait
@@ -109,8 +110,8 @@ func emptiedApplication(app *argov1alpha1.Application) *applicationApply {
 		repoURL = app.Spec.Source.RepoURL
 	}
 	var annotations map[string]string
-	if name, ok := app.Annotations[AnnotationDeploymentName]; ok {
-		annotations = map[string]string{AnnotationDeploymentName: name}
+	if name, ok := app.Annotations[argocd.AnnotationDeploymentName]; ok {
+		annotations = map[string]string{argocd.AnnotationDeploymentName: name}
 	}
 	factor := int64(2)
 	return &applicationApply{
@@ -154,12 +155,12 @@ func (a *Agent) retireApplication(ctx context.Context, app *argov1alpha1.Applica
 			return err
 		}
 	}
-	source := deploymentSource(app.Labels[LabelDeploymentNamespace], app.Annotations[AnnotationDeploymentName], types.UID(app.Labels[LabelDeploymentUID]))
+	source := deploymentSource(app.Labels[argocd.LabelDeploymentNamespace], app.Annotations[argocd.AnnotationDeploymentName], types.UID(app.Labels[argocd.LabelDeploymentUID]))
 	switch planRetirement(app, gone) {
 	case retireEmpty:
 		// A sync still running on the old spec would keep its resources coming.
-		if st := app.Status.OperationState; st != nil && st.Phase == phaseRunning {
-			if err := a.patchApplication(ctx, app, terminatePatch(), applicationChange(app, source, "terminated the sync of")); err != nil {
+		if st := app.Status.OperationState; st != nil && st.Phase == argocd.PhaseRunning {
+			if err := argocd.PatchApplication(ctx, a.argo, a.ops, app, argocd.TerminatePatch(), argocd.ApplicationChange(app, source, "terminated the sync of")); err != nil {
 				return err
 			}
 		}

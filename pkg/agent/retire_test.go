@@ -17,6 +17,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 )
 
 // liveSource is the source of a GitOpsDeployment's Application before it is retired.
@@ -38,8 +41,8 @@ func retiredApp(mutate ...func(*argov1alpha1.Application)) *argov1alpha1.Applica
 	app := &argov1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "gitopsdepl-uid-1", Namespace: "argocd", UID: "app-uid", ResourceVersion: "7",
-			Labels:      map[string]string{LabelDeploymentNamespace: "jane", LabelDeploymentUID: "uid-1"},
-			Annotations: map[string]string{AnnotationDeploymentName: "web"},
+			Labels:      map[string]string{argocd.LabelDeploymentNamespace: "jane", argocd.LabelDeploymentUID: "uid-1"},
+			Annotations: map[string]string{argocd.AnnotationDeploymentName: "web"},
 		},
 		Spec: argov1alpha1.ApplicationSpec{
 			Source:      emptiedSource("abc123"),
@@ -109,7 +112,7 @@ func TestPlanRetirement(t *testing.T) {
 			app: retiredApp(func(a *argov1alpha1.Application) {
 				a.Status.Sync.ComparedTo.Source = *liveSource()
 				a.Status.Resources = []argov1alpha1.ResourceStatus{{Kind: "ConfigMap", Namespace: "jane", Name: "c"}}
-				a.Status.OperationState.Phase = phaseRunning
+				a.Status.OperationState.Phase = argocd.PhaseRunning
 				a.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Prune: true}}
 			})},
 		{name: "compared to the old source", want: retireWait,
@@ -121,7 +124,7 @@ func TestPlanRetirement(t *testing.T) {
 				a.Status.Resources = []argov1alpha1.ResourceStatus{{Kind: "ConfigMap", Namespace: "jane", Name: "c", RequiresPruning: true}}
 			})},
 		{name: "sync running", want: retireWait,
-			app: retiredApp(func(a *argov1alpha1.Application) { a.Status.OperationState.Phase = phaseRunning })},
+			app: retiredApp(func(a *argov1alpha1.Application) { a.Status.OperationState.Phase = argocd.PhaseRunning })},
 		{name: "sync requested", want: retireWait,
 			app: retiredApp(func(a *argov1alpha1.Application) {
 				a.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Prune: true}}
@@ -164,7 +167,7 @@ func TestEmptiedApplication(t *testing.T) {
 			t.Errorf("label %s = %q, want %q", k, got.Metadata.Labels[k], v)
 		}
 	}
-	if got.Metadata.Annotations[AnnotationDeploymentName] != "web" {
+	if got.Metadata.Annotations[argocd.AnnotationDeploymentName] != "web" {
 		t.Errorf("annotations = %v", got.Metadata.Annotations)
 	}
 	src := got.Spec.Source
@@ -240,9 +243,9 @@ func retireFixture(t *testing.T, app *argov1alpha1.Application, kubeObjs ...runt
 	kube := kubefake.NewClientset(kubeObjs...)
 	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	a := &Agent{
-		argo: argo, kube: kube, argoNamespace: "argocd", localServer: InClusterServer,
+		argo: argo, kube: kube, argoNamespace: "argocd", localServer: argocd.InClusterServer,
 		argoSecrets: corelisters.NewSecretLister(secrets),
-		ops:         newOperationRecorder(nil, "argocd"),
+		ops:         operations.NewRecorder(nil, "argocd"),
 	}
 	argo.ClearActions()
 	return a, argo, kube
@@ -253,7 +256,7 @@ func TestRetireApplication(t *testing.T) {
 	janeNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "jane"}}
 
 	t.Run("empties a live Application, terminating its sync first", func(t *testing.T) {
-		app := retiredApp(withLiveSource, func(a *argov1alpha1.Application) { a.Status.OperationState.Phase = phaseRunning })
+		app := retiredApp(withLiveSource, func(a *argov1alpha1.Application) { a.Status.OperationState.Phase = argocd.PhaseRunning })
 		a, argo, _ := retireFixture(t, app, janeNS)
 		var applied []byte
 		argo.PrependReactor("patch", "applications", func(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -270,7 +273,7 @@ func TestRetireApplication(t *testing.T) {
 		if len(acts) != 2 {
 			t.Fatalf("actions = %v, want a terminate patch then an apply", acts)
 		}
-		if p := acts[0].(clienttesting.PatchAction); p.GetPatchType() != types.MergePatchType || !strings.Contains(string(p.GetPatch()), `"phase":"`+phaseTerminating+`"`) {
+		if p := acts[0].(clienttesting.PatchAction); p.GetPatchType() != types.MergePatchType || !strings.Contains(string(p.GetPatch()), `"phase":"`+argocd.PhaseTerminating+`"`) {
 			t.Errorf("first action = %s %s, want the merge patch that terminates the running sync", p.GetPatchType(), p.GetPatch())
 		}
 		want, _ := json.Marshal(emptiedApplication(app))
@@ -338,9 +341,9 @@ func TestRetireDestinationGone(t *testing.T) {
 		dest argov1alpha1.ApplicationDestination
 		want bool
 	}{
-		{argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "jane"}, false},
-		{argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "leaving"}, true},
-		{argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "gone"}, true},
+		{argov1alpha1.ApplicationDestination{Server: argocd.InClusterServer, Namespace: "jane"}, false},
+		{argov1alpha1.ApplicationDestination{Server: argocd.InClusterServer, Namespace: "leaving"}, true},
+		{argov1alpha1.ApplicationDestination{Server: argocd.InClusterServer, Namespace: "gone"}, true},
 		{argov1alpha1.ApplicationDestination{Name: "managed-env-env-uid", Namespace: "web"}, false},
 		{argov1alpha1.ApplicationDestination{Name: "managed-env-gone", Namespace: "web"}, true},
 	} {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 var (
@@ -26,7 +27,7 @@ func syncedApp() *argov1alpha1.Application {
 			Revision: "abc123",
 			ComparedTo: argov1alpha1.ComparedTo{
 				Source:      argov1alpha1.ApplicationSource{RepoURL: "file:///repo.git", Path: "env", TargetRevision: "HEAD"},
-				Destination: argov1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "jane"},
+				Destination: argov1alpha1.ApplicationDestination{Server: argocd.InClusterServer, Namespace: "jane"},
 			},
 		},
 		Health: argov1alpha1.HealthStatus{Status: "Healthy"},

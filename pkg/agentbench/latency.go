@@ -33,6 +33,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/bench"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
 
@@ -112,7 +113,7 @@ func (r *recorder) application(obj interface{}, now time.Time) {
 	if !ok {
 		return
 	}
-	uid := app.Labels[agent.LabelDeploymentUID]
+	uid := app.Labels[argocd.LabelDeploymentUID]
 	if uid == "" {
 		return
 	}
@@ -387,7 +388,7 @@ func cleanup(clients agent.Clients, argoNamespace string, namespaces []string, l
 			return false, nil
 		}
 		for _, a := range apps.Items {
-			if ours[a.Labels[agent.LabelDeploymentNamespace]] {
+			if ours[a.Labels[argocd.LabelDeploymentNamespace]] {
 				return false, nil
 			}
 		}

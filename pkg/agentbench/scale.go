@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // The scale benchmark (issue 18): T tenant namespaces with one automated GitOpsDeployment each,
@@ -387,7 +388,7 @@ func probe(ctx context.Context, cfg ScaleConfig, tr *Tracker, T int, repoURL str
 			return false, nil
 		}
 		for _, a := range apps {
-			if gone[a.Labels[agent.LabelDeploymentUID]] {
+			if gone[a.Labels[argocd.LabelDeploymentUID]] {
 				return false, nil
 			}
 		}

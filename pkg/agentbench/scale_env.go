@@ -19,6 +19,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // The environments step of the scale benchmark (issue 18): after the tenant steps,
@@ -377,7 +378,7 @@ func cleanupEnvironments(cfg ScaleConfig, tenants, remoteNamespaces, uids []stri
 			return false, nil
 		}
 		for _, a := range apps.Items {
-			if ours[a.Labels[agent.LabelDeploymentUID]] {
+			if ours[a.Labels[argocd.LabelDeploymentUID]] {
 				return false, nil
 			}
 		}

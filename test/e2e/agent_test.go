@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 const argoNamespace = "gitops-service-argocd"
@@ -50,9 +51,9 @@ var _ = Describe("agent", Ordered, func() {
 		waitSyncedHealthy(ctx, ns, "web", "cm-one")
 		expectConfigMap(ctx, ns, "cm-one")
 
-		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, agent.ApplicationName(depl.UID), metav1.GetOptions{})
+		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(depl.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(app.Labels).To(HaveKeyWithValue(agent.LabelDeploymentNamespace, ns))
+		Expect(app.Labels).To(HaveKeyWithValue(argocd.LabelDeploymentNamespace, ns))
 		Expect(app.Spec.Project).To(Equal(agent.ProjectName(ns)))
 		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
@@ -112,7 +113,7 @@ var _ = Describe("agent", Ordered, func() {
 			return proj.Spec.SourceRepos, nil
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal([]string{second}),
 			"the project allows the repository in use, no longer the old one")
-		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, agent.ApplicationName(depl.UID), metav1.GetOptions{})
+		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(depl.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(app.Spec.Source.RepoURL).To(Equal(second))
 
@@ -168,7 +169,7 @@ func createDeploymentWithSpec(ctx context.Context, ns, name string, spec managed
 func applicationsOf(argo argoclient.Interface, ns string) func(ctx context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		apps, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{
-			LabelSelector: agent.LabelDeploymentNamespace + "=" + ns,
+			LabelSelector: argocd.LabelDeploymentNamespace + "=" + ns,
 		})
 		if err != nil {
 			return nil, err

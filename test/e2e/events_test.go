@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
 )
 
 // Kubernetes Events the agent records on the tenant's objects: all a tenant sees of Argo CD is
@@ -77,7 +78,7 @@ var _ = Describe("agent Events", Ordered, func() {
 
 		out := describedEvent(ctx, "gitopsdeploymentsyncrun", name, "Normal", agent.EventSyncSucceeded,
 			`Argo CD synced GitOpsDeployment `+name+` to revision [0-9a-f]{40}`)
-		Expect(out).To(MatchRegexp(`Normal\s+` + agent.EventSyncRequested + `\s+.*Requested a sync of GitOpsDeployment ` + name + ` to its target revision in Argo CD`))
+		Expect(out).To(MatchRegexp(`Normal\s+` + syncrun.EventSyncRequested + `\s+.*Requested a sync of GitOpsDeployment ` + name + ` to its target revision in Argo CD`))
 	})
 
 	It("records that a ManagedEnvironment's cluster rejected its credentials", func(ctx context.Context) {

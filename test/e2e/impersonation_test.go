@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // Argo CD's application-controller only reads (artifacts/argocd-controller): every write of a
@@ -87,7 +88,7 @@ var _ = Describe("sync impersonation", func() {
 
 		By("the PreSync hook was created, and deleted once it succeeded")
 		argo := argoclient.NewForConfigOrDie(adminConfig)
-		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, agent.ApplicationName(d.UID), metav1.GetOptions{})
+		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(app.Status.OperationState).NotTo(BeNil())
 		Expect(app.Status.OperationState.SyncResult.Resources).To(ContainElement(And(

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // GitOpsDeploymentRepositoryCredentials against private Git servers of the test process: the
@@ -72,7 +73,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "repository"))
-		Expect(s.Labels).To(HaveKeyWithValue(agent.LabelTenantNamespace, ns))
+		Expect(s.Labels).To(HaveKeyWithValue(argocd.LabelTenantNamespace, ns))
 		Expect(string(s.Data["url"])).To(Equal(httpsURL))
 		Expect(string(s.Data["project"])).To(Equal(agent.ProjectName(ns)))
 		Expect(string(s.Data["password"])).To(Equal(password))

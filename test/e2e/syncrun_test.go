@@ -27,8 +27,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
 )
 
 // GitOpsDeploymentSyncRuns against the real Argo CD of the stack: each becomes one sync
@@ -73,7 +74,7 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 	// applicationG is the Application of d, asserted through g (inside Eventually);
 	// application asserts as the spec does.
 	applicationG := func(ctx context.Context, g Gomega, d *managedv1alpha1.GitOpsDeployment) *argov1alpha1.Application {
-		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, agent.ApplicationName(d.UID), metav1.GetOptions{})
+		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		return app
 	}
@@ -119,7 +120,7 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 		Expect(string(st.Phase)).To(Equal("Succeeded"))
 		Expect(st.SyncResult.Revision).To(Equal(headSHA))
 		Expect(st.Operation.InitiatedBy.Username).To(Equal("gitops-service"))
-		Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(run.UID)}))
+		Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: syncrun.OperationInfoSyncRunUID, Value: string(run.UID)}))
 		syncsBefore = len(app.Status.History)
 		By("recording the start of the sync as an Operation of the SyncRun")
 		Eventually(func(g Gomega, ctx context.Context) {
@@ -166,7 +167,7 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 		Expect(configMapValue(ctx, "cm-sync")).To(Equal("v1"))
 		st := application(ctx, manual).Status.OperationState
 		Expect(st.SyncResult.Revision).To(Equal(oldCommit))
-		Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(run.UID)}))
+		Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: syncrun.OperationInfoSyncRunUID, Value: string(run.UID)}))
 		Eventually(func(g Gomega, ctx context.Context) {
 			s := getDeployment(ctx, ns, "manual").Status
 			g.Expect(s.OperationState).NotTo(BeNil())
@@ -207,7 +208,7 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 		var hooked *managedv1alpha1.GitOpsDeployment
 		type syncRun = *managedv1alpha1.GitOpsDeploymentSyncRun
 		names := func(run syncRun) OmegaMatcher {
-			return ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(run.UID)})
+			return ContainElement(&argov1alpha1.Info{Name: syncrun.OperationInfoSyncRunUID, Value: string(run.UID)})
 		}
 		// appReaches waits until the Application satisfies cond, polling it quickly so as to
 		// kill the agent as close as can be to the moment it first does.
@@ -232,7 +233,7 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 			{"as the SyncRun is created", nil, nil},
 			{"20ms after the SyncRun is created", func(context.Context, syncRun) { time.Sleep(20 * time.Millisecond) }, nil},
 			{"once it has asked Argo CD for a refresh", appReaches("the refresh", func(g Gomega, app *argov1alpha1.Application, run syncRun) {
-				g.Expect(app.Annotations).To(HaveKeyWithValue(agent.AnnotationSyncRunRefresh, string(run.UID)))
+				g.Expect(app.Annotations).To(HaveKeyWithValue(syncrun.AnnotationSyncRunRefresh, string(run.UID)))
 			}), nil},
 			{"once it has set the Application's operation", appReaches("the operation", func(g Gomega, app *argov1alpha1.Application, run syncRun) {
 				g.Expect(app.Operation).NotTo(BeNil())
@@ -356,7 +357,7 @@ var _ = Describe("GitOpsDeploymentSyncRun", Ordered, func() {
 			st := app.Status.OperationState
 			g.Expect(st).NotTo(BeNil())
 			g.Expect(string(st.Phase)).To(Equal("Running"))
-			g.Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: agent.OperationInfoSyncRunUID, Value: string(run.UID)}))
+			g.Expect(st.Operation.Info).To(ContainElement(&argov1alpha1.Info{Name: syncrun.OperationInfoSyncRunUID, Value: string(run.UID)}))
 			_, err := kube.CoreV1().Pods(ns).Get(ctx, slowPod, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())

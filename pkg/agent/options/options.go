@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // Options are the agent's flags.
@@ -47,7 +48,7 @@ type LeaderElection struct {
 func New() *Options {
 	return &Options{
 		ArgoNamespace:            "gitops-service-argocd",
-		LocalServer:              agent.InClusterServer,
+		LocalServer:              argocd.InClusterServer,
 		ControllerServiceAccount: agent.DefaultControllerServiceAccount,
 		MetricsAddress:           "127.0.0.1:8085",
 		OperationRetention:       24 * time.Hour,

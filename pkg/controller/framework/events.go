@@ -2,6 +2,8 @@ package framework
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,3 +52,34 @@ func (e *Events) Start(ctx context.Context) {
 		e.broadcaster.Shutdown()
 	}()
 }
+
+// Event is an Event a controller decided to record on an object once the write it decided with
+// it succeeded: a write that fails or conflicts records nothing, and its retry records it once.
+type Event struct{ Type, Reason, Message string }
+
+// NormalEvent is a Normal Event whose message has no URL userinfo (Redact).
+func NormalEvent(reason, format string, args ...interface{}) Event {
+	return Event{corev1.EventTypeNormal, reason, Redact(fmt.Sprintf(format, args...))}
+}
+
+// WarningEvent is a Warning Event whose message has no URL userinfo (Redact).
+func WarningEvent(reason, format string, args ...interface{}) Event {
+	return Event{corev1.EventTypeWarning, reason, Redact(fmt.Sprintf(format, args...))}
+}
+
+// RecordEvents records evs on obj; nothing with a nil recorder (tests).
+func RecordEvents(recorder record.EventRecorder, obj runtime.Object, evs []Event) {
+	if recorder == nil {
+		return
+	}
+	for _, e := range evs {
+		recorder.Event(obj, e.Type, e.Reason, e.Message)
+	}
+}
+
+// userinfo matches the userinfo of a URL ("scheme://user:password@"), which Redact drops.
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@`)
+
+// Redact drops the userinfo of every URL in msg: a repository or API URL may carry a password
+// or token, and Argo CD's messages may quote one.
+func Redact(msg string) string { return userinfo.ReplaceAllString(msg, "$1") }

@@ -44,3 +44,16 @@ func TestEventsOnGitOpsObjects(t *testing.T) {
 		t.Errorf("event %+v", e)
 	}
 }
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"Repository https://user:s3cret@git.example.com/r.git failed": "Repository https://git.example.com/r.git failed",
+		"ssh://git@host:22/r.git and https://tok@h/x":                 "ssh://host:22/r.git and https://h/x",
+		"no URL here, just a@b":                                       "no URL here, just a@b",
+		"https://h/path@v1":                                           "https://h/path@v1",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package agent
+package syncrun
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // syncRunWorld is what the agent sees of one GitOpsDeployment key: its SyncRuns, the
@@ -98,7 +99,7 @@ func planSyncRuns(w syncRunWorld, now metav1.Time) syncRunPlan {
 
 	if depl != nil {
 		for _, app := range w.applications {
-			if app.Labels[LabelDeploymentUID] == string(depl.UID) && app.DeletionTimestamp == nil {
+			if app.Labels[argocd.LabelDeploymentUID] == string(depl.UID) && app.DeletionTimestamp == nil {
 				plan.app = app
 			}
 		}

@@ -1,4 +1,4 @@
-package agent
+package syncrun
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
@@ -27,10 +29,13 @@ var (
 )
 
 func manualDeployment() *managedv1alpha1.GitOpsDeployment {
-	return deployment(func(d *managedv1alpha1.GitOpsDeployment) {
-		d.Spec.Type = managedv1alpha1.GitOpsDeploymentSpecTypeManual
-		d.CreationTimestamp = srT0
-	})
+	return &managedv1alpha1.GitOpsDeployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "jane", Name: "web", UID: "0b1c2d3e-0000-4000-8000-000000000001", CreationTimestamp: srT0},
+		Spec: managedv1alpha1.GitOpsDeploymentSpec{
+			Source: managedv1alpha1.ApplicationSource{RepoURL: "https://example.com/org/repo", Path: "env/dev", TargetRevision: "main"},
+			Type:   managedv1alpha1.GitOpsDeploymentSpecTypeManual,
+		},
+	}
 }
 
 func syncRun(name string, created metav1.Time, mutate ...func(*managedv1alpha1.GitOpsDeploymentSyncRun)) *managedv1alpha1.GitOpsDeploymentSyncRun {
@@ -48,9 +53,9 @@ func syncRun(name string, created metav1.Time, mutate ...func(*managedv1alpha1.G
 func appOf(d *managedv1alpha1.GitOpsDeployment, mutate ...func(*argov1alpha1.Application)) *argov1alpha1.Application {
 	app := &argov1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: "argocd", Name: ApplicationName(d.UID), ResourceVersion: "7",
-			Labels:      map[string]string{LabelDeploymentNamespace: d.Namespace, LabelDeploymentUID: string(d.UID)},
-			Annotations: map[string]string{AnnotationDeploymentName: d.Name},
+			Namespace: "argocd", Name: argocd.ApplicationName(d.UID), ResourceVersion: "7",
+			Labels:      map[string]string{argocd.LabelDeploymentNamespace: d.Namespace, argocd.LabelDeploymentUID: string(d.UID)},
+			Annotations: map[string]string{argocd.AnnotationDeploymentName: d.Name},
 		},
 	}
 	for _, m := range mutate {
@@ -166,7 +171,7 @@ func TestPatchesCarryOnlyTheirFields(t *testing.T) {
 	if want := `{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal","managed-gitops.redhat.com/syncrun-refresh":"uid-a"}}}`; string(raw) != want {
 		t.Errorf("refresh patch:\n got %s\nwant %s", raw, want)
 	}
-	raw, _ = json.Marshal(terminatePatch())
+	raw, _ = json.Marshal(argocd.TerminatePatch())
 	if want := `{"status":{"operationState":{"phase":"Terminating"}}}`; string(raw) != want {
 		t.Errorf("terminate patch:\n got %s\nwant %s", raw, want)
 	}
@@ -217,7 +222,7 @@ func TestSyncRunRefreshesThenSyncs(t *testing.T) {
 	p = plan(runs, d, appOf(d, refreshedFor(run, true)))
 	expectNoAppAction(t, p)
 	p = plan(runs, d, appOf(d, refreshedFor(run, false)))
-	if p.start != run || p.refresh != nil || p.app == nil || p.app.Name != ApplicationName(d.UID) {
+	if p.start != run || p.refresh != nil || p.app == nil || p.app.Name != argocd.ApplicationName(d.UID) {
 		t.Fatalf("third step: refresh=%v start=%v", p.refresh, p.start)
 	}
 
@@ -324,7 +329,7 @@ func TestDeletedSyncRunTerminatesItsRunningSync(t *testing.T) {
 	// Requested but not started yet, already terminating, or completed: nothing to terminate.
 	for _, app := range []*argov1alpha1.Application{
 		appOf(d, requested(gone)),
-		appOf(d, inState(gone, phaseTerminating, "")),
+		appOf(d, inState(gone, argocd.PhaseTerminating, "")),
 		appOf(d, inState(gone, "Failed", "Operation terminated")),
 	} {
 		if p = plan(nil, d, app); len(p.terminate) != 0 {
@@ -390,7 +395,7 @@ func TestSyncRunIgnoresApplicationsOfEarlierDeployments(t *testing.T) {
 	run := syncRun("sync", srLater)
 	old := appOf(d, func(app *argov1alpha1.Application) {
 		app.Name = "gitopsdepl-old"
-		app.Labels[LabelDeploymentUID] = "old-uid"
+		app.Labels[argocd.LabelDeploymentUID] = "old-uid"
 	})
 	p := plan([]*managedv1alpha1.GitOpsDeploymentSyncRun{run}, d, old)
 	expectNoAppAction(t, p)
@@ -421,7 +426,7 @@ func TestSyncRunRelevantChange(t *testing.T) {
 			t.Errorf("%s must requeue the SyncRuns", name)
 		}
 	}
-	if !syncRunRelevantChange(appOf(d, inState(run, phaseRunning, "")), appOf(d, inState(run, phaseTerminating, ""))) {
+	if !syncRunRelevantChange(appOf(d, inState(run, phaseRunning, "")), appOf(d, inState(run, argocd.PhaseTerminating, ""))) {
 		t.Error("a phase change must requeue the SyncRuns")
 	}
 }
@@ -584,19 +589,19 @@ func TestSyncRunIsRecordedBeforeItsOutcome(t *testing.T) {
 
 			runs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun})
 			deployments := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-			apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byDeployment: deploymentKeyOfApplication})
+			apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{argocd.ByDeployment: argocd.DeploymentKeyOfApplication})
 			for _, add := range []error{runs.Add(run), deployments.Add(d), apps.Add(app)} {
 				if add != nil {
 					t.Fatal(add)
 				}
 			}
-			a := &Agent{
-				gitops: gitops, deployments: listers.NewGitOpsDeploymentLister(deployments), appIndex: apps,
-				ops: newOperationRecorder(gitops, "argocd"), argoNamespace: "argocd", now: func() time.Time { return srLater.Time },
+			c := &Controller{
+				gitops: gitops, runs: runs, deployments: listers.NewGitOpsDeploymentLister(deployments), apps: apps,
+				ops: operations.NewRecorder(gitops, "argocd"), now: func() time.Time { return srLater.Time },
 			}
 			// Twice, as after a restart between the records and the outcome: nothing more.
 			for i := 0; i < 2; i++ {
-				if err := a.syncSyncRuns(ctx, runs, d.Namespace+"/"+d.Name); err != nil {
+				if err := c.sync(ctx, d.Namespace+"/"+d.Name); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -607,65 +612,5 @@ func TestSyncRunIsRecordedBeforeItsOutcome(t *testing.T) {
 				t.Errorf("Operations %v, want %v", got, want)
 			}
 		})
-	}
-}
-
-// The start of a SyncRun's sync is recorded by name, so a second start of the same SyncRun
-// shows as a second attempt of its Operation, never as an Operation more or not at all.
-func TestSyncRunStartRecordedAgainIsAnotherAttempt(t *testing.T) {
-	ctx := context.Background()
-	gitops := gitopsfake.NewSimpleClientset()
-	r := newOperationRecorder(gitops, "argocd")
-	run := syncRun("sync", srLater)
-	start := syncStartChange(appOf(manualDeployment()), run, srT0.Time)
-	for i := 0; i < 2; i++ {
-		if err := r.write(ctx, r.shards[0], start); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ops, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ops.Items) != 1 || ops.Items[0].Status.Attempts != 2 || ops.Items[0].Status.State != managedv1alpha1.OperationStateCompleted {
-		t.Fatalf("Operations %+v", ops.Items)
-	}
-}
-
-// TestSyncRunStartRecordedLateIsOneAttempt makes sure of a SyncRun's start while the record
-// the start queued is still unwritten (the recorder falls behind under load): ensure must wait
-// for that record rather than skip it (the agent could die before its writer runs) or write
-// one of its own (the Operation would show two attempts).
-func TestSyncRunStartRecordedLateIsOneAttempt(t *testing.T) {
-	ctx := context.Background()
-	gitops := gitopsfake.NewSimpleClientset()
-	r := newOperationRecorder(gitops, "argocd")
-	// Now, not srT0: the recorder's run also deletes Operations that ended over its retention ago.
-	start := syncStartChange(appOf(manualDeployment()), syncRun("sync", srLater), time.Now())
-	r.record(start)
-	ensured := make(chan error, 1)
-	go func() { ensured <- r.ensure(ctx, start, false) }()
-	select {
-	case err := <-ensured:
-		t.Fatalf("ensure returned (%v) before the queued record was written", err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go r.run(runCtx, time.Hour)
-	select {
-	case err := <-ensured:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("ensure did not return once the queued record was written")
-	}
-	ops, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ops.Items) != 1 || ops.Items[0].Status.Attempts != 1 || ops.Items[0].Status.State != managedv1alpha1.OperationStateCompleted {
-		t.Fatalf("Operations %+v, want one completed with one attempt", ops.Items)
 	}
 }
