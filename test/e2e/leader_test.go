@@ -30,7 +30,8 @@ const (
 	leaseDuration      = 15 * time.Second
 	// retryPeriod is how often a standby tries to take a Lease; client-go waits up to
 	// (1 + JitterFactor 1.2) times it between tries.
-	retryPeriod = 2 * time.Second
+	retryPeriod  = 2 * time.Second
+	maxRetryWait = retryPeriod * 22 / 10
 )
 
 var _ = Describe("agents under leader election", Ordered, func() {
@@ -93,7 +94,7 @@ var _ = Describe("agents under leader election", Ordered, func() {
 			// Whatever happened, leave the stack's agent running and holding the Leases.
 			standby.stop()
 			restartIfKilled("agent")
-			Eventually(holders).WithContext(ctx).WithTimeout(leaseDuration + 3*retryPeriod).
+			Eventually(holders).WithContext(ctx).WithTimeout(leaseDuration + 2*maxRetryWait + 5*time.Second).
 				Should(Equal([]string{stackAgentIdentity, stackAgentIdentity}))
 		})
 		Eventually(standby.log).WithTimeout(time.Minute).Should(And(
@@ -111,13 +112,15 @@ var _ = Describe("agents under leader election", Ordered, func() {
 		By("killing the holder")
 		killStackProcess("agent")
 		killed := time.Now()
-		Eventually(holders).WithContext(ctx).WithTimeout(leaseDuration + 3*retryPeriod).WithPolling(100 * time.Millisecond).
+		// The standby counts the lease duration from when it saw the holder's last renewal,
+		// which it may see up to one of its jittered retry periods after the kill, and looks
+		// again up to one more after the Lease expired.
+		bound := leaseDuration + 2*maxRetryWait + time.Second
+		Eventually(holders).WithContext(ctx).WithTimeout(bound + 5*time.Second).WithPolling(100 * time.Millisecond).
 			Should(Equal([]string{"standby-agent", "standby-agent"}))
 		took := time.Since(killed)
 		GinkgoWriter.Printf("the standby took both Leases %v after the holder was killed (lease duration %v)\n", took, leaseDuration)
-		// The holder renewed at most a retry period before it died, and the standby looks
-		// again at most (1 + 1.2) retry periods after the Lease expired.
-		Expect(took).To(BeNumerically("<", leaseDuration+time.Duration(2.2*float64(retryPeriod))+time.Second))
+		Expect(took).To(BeNumerically("<", bound))
 
 		By("the standby runs both sets of controllers now")
 		createEnvironment(ctx, "after", "https://127.0.0.1:10")
@@ -139,7 +142,7 @@ var _ = Describe("agents under leader election", Ordered, func() {
 		Consistently(holders).WithContext(ctx).WithTimeout(3 * time.Second).Should(Equal([]string{"standby-agent", "standby-agent"}))
 		standby.stop()
 		stopped := time.Now()
-		Eventually(holders).WithContext(ctx).WithTimeout(4 * retryPeriod).WithPolling(100 * time.Millisecond).
+		Eventually(holders).WithContext(ctx).WithTimeout(2*maxRetryWait + time.Second).WithPolling(100 * time.Millisecond).
 			Should(Equal([]string{stackAgentIdentity, stackAgentIdentity}))
 		GinkgoWriter.Printf("the stack's agent took both Leases back %v after the standby released them\n", time.Since(stopped))
 	})
