@@ -70,6 +70,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.ComponentSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ComponentStatus"):
 		return &appstudiov1alpha1.ComponentStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ContainerLimits"):
+		return &appstudiov1alpha1.ContainerLimitsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTarget"):
 		return &appstudiov1alpha1.DeploymentTargetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTargetClaim"):
@@ -86,6 +88,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.DeploymentTargetClassSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTargetKubernetesClusterCredentials"):
 		return &appstudiov1alpha1.DeploymentTargetKubernetesClusterCredentialsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTargetParameters"):
+		return &appstudiov1alpha1.DeploymentTargetParametersApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTargetSpec"):
 		return &appstudiov1alpha1.DeploymentTargetSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTargetStatus"):
@@ -110,6 +114,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.KubernetesClusterCredentialsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ManualPromotionConfiguration"):
 		return &appstudiov1alpha1.ManualPromotionConfigurationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NamespaceProvisionerParameters"):
+		return &appstudiov1alpha1.NamespaceProvisionerParametersApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PromotionRun"):
 		return &appstudiov1alpha1.PromotionRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PromotionRunCondition"):

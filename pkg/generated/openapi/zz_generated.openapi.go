@@ -52,6 +52,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSource":                              schema_pkg_apis_appstudio_v1alpha1_ComponentSource(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentSpec":                                schema_pkg_apis_appstudio_v1alpha1_ComponentSpec(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ComponentStatus":                              schema_pkg_apis_appstudio_v1alpha1_ComponentStatus(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ContainerLimits":                              schema_pkg_apis_appstudio_v1alpha1_ContainerLimits(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTarget":                             schema_pkg_apis_appstudio_v1alpha1_DeploymentTarget(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTargetClaim":                        schema_pkg_apis_appstudio_v1alpha1_DeploymentTargetClaim(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTargetClaimConfig":                  schema_pkg_apis_appstudio_v1alpha1_DeploymentTargetClaimConfig(ref),
@@ -78,6 +79,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitSource":                                    schema_pkg_apis_appstudio_v1alpha1_GitSource(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.KubernetesClusterCredentials":                 schema_pkg_apis_appstudio_v1alpha1_KubernetesClusterCredentials(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ManualPromotionConfiguration":                 schema_pkg_apis_appstudio_v1alpha1_ManualPromotionConfiguration(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceProvisionerParameters":               schema_pkg_apis_appstudio_v1alpha1_NamespaceProvisionerParameters(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.PromotionRun":                                 schema_pkg_apis_appstudio_v1alpha1_PromotionRun(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.PromotionRunCondition":                        schema_pkg_apis_appstudio_v1alpha1_PromotionRunCondition(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.PromotionRunEnvironmentStatus":                schema_pkg_apis_appstudio_v1alpha1_PromotionRunEnvironmentStatus(ref),
@@ -1427,6 +1429,91 @@ func schema_pkg_apis_appstudio_v1alpha1_ComponentStatus(ref common.ReferenceCall
 	}
 }
 
+func schema_pkg_apis_appstudio_v1alpha1_ContainerLimits(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerLimits are the per-container limits of a LimitRange (a LimitRangeItem of type Container). For a resource, min <= defaultRequest <= default <= max where set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"default": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Default is the limit of a container that sets none.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("k8s.io/apimachinery/pkg/api/resource.Quantity"),
+									},
+								},
+							},
+						},
+					},
+					"defaultRequest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DefaultRequest is the request of a container that sets none.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("k8s.io/apimachinery/pkg/api/resource.Quantity"),
+									},
+								},
+							},
+						},
+					},
+					"max": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Max is the largest limit a container may set.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("k8s.io/apimachinery/pkg/api/resource.Quantity"),
+									},
+								},
+							},
+						},
+					},
+					"min": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Min is the smallest request a container may set.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("k8s.io/apimachinery/pkg/api/resource.Quantity"),
+									},
+								},
+							},
+						},
+					},
+					"maxLimitRequestRatio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxLimitRequestRatio is the largest ratio of a container's limit to its request; at least 1.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("k8s.io/apimachinery/pkg/api/resource.Quantity"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/api/resource.Quantity"},
+	}
+}
+
 func schema_pkg_apis_appstudio_v1alpha1_DeploymentTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1773,7 +1860,7 @@ func schema_pkg_apis_appstudio_v1alpha1_DeploymentTargetClassSpec(ref common.Ref
 					},
 					"parameters": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Parameters has no fields yet.",
+							Description: "Parameters are the provisioner's settings. application-api's have no fields; this service adds Namespace, for the provisioner ProvisionerNamespace only.",
 							Default:     map[string]interface{}{},
 							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.DeploymentTargetParameters"),
 						},
@@ -1904,10 +1991,20 @@ func schema_pkg_apis_appstudio_v1alpha1_DeploymentTargetParameters(ref common.Re
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "DeploymentTargetParameters are parameters of a provisioner.",
+				Description: "DeploymentTargetParameters are parameters of a provisioner. An empty object, all that application-api knows, stays valid for every provisioner.",
 				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace configures the managed-gitops.redhat.com/namespace provisioner (beyond application-api, whose parameters are empty). It may only be set on classes of that provisioner.",
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceProvisionerParameters"),
+						},
+					},
+				},
 			},
 		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceProvisionerParameters"},
 	}
 }
 
@@ -2471,6 +2568,53 @@ func schema_pkg_apis_appstudio_v1alpha1_ManualPromotionConfiguration(ref common.
 				Required: []string{"targetEnvironment"},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_appstudio_v1alpha1_NamespaceProvisionerParameters(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NamespaceProvisionerParameters are the settings of the managed-gitops.redhat.com/namespace provisioner: what each namespace it makes for a claim of the class gets.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"ttl": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TTL, when set, is how long after its DeploymentTarget was provisioned the claim is deleted; the class's reclaimPolicy then applies to the target. At least 1m.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Duration"),
+						},
+					},
+					"tokenExpiration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TokenExpiration is the lifetime of the ServiceAccount tokens in the target's kubeconfig Secret, which are renewed at 80% of it: 24h when unset, at least 10m (the TokenRequest API's minimum) and at most 8760h.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Duration"),
+						},
+					},
+					"resourceQuota": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceQuota is the hard limits of a ResourceQuota in each namespace, e.g. requests.cpu: \"2\", requests.memory: 4Gi, count/pods: \"20\". None when empty.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("k8s.io/apimachinery/pkg/api/resource.Quantity"),
+									},
+								},
+							},
+						},
+					},
+					"containerLimits": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerLimits are the limits of a LimitRange of type Container in each namespace. None when unset or empty.",
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ContainerLimits"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ContainerLimits", "k8s.io/apimachinery/pkg/api/resource.Quantity", "k8s.io/apimachinery/pkg/apis/meta/v1.Duration"},
 	}
 }
 

@@ -1,14 +1,20 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Provisioner names what provisions DeploymentTargets of a class.
 type Provisioner string
 
-// ProvisionerDevSandbox provisions namespaces through SpaceRequests.
-const ProvisionerDevSandbox Provisioner = "appstudio.redhat.com/devsandbox"
+const (
+	// ProvisionerDevSandbox provisions namespaces through SpaceRequests.
+	ProvisionerDevSandbox Provisioner = "appstudio.redhat.com/devsandbox"
+	// ProvisionerNamespace provisions namespaces on the service's own host cluster (the
+	// namespace provisioner); its classes may set parameters.namespace.
+	ProvisionerNamespace Provisioner = "managed-gitops.redhat.com/namespace"
+)
 
 // ReclaimPolicy is what happens to a DeploymentTarget when its claim is deleted.
 type ReclaimPolicy string
@@ -39,15 +45,66 @@ type DeploymentTargetClass struct {
 // DeploymentTargetClassSpec describes a DeploymentTargetClass.
 type DeploymentTargetClassSpec struct {
 	Provisioner Provisioner `json:"provisioner"`
-	// Parameters has no fields yet.
+	// Parameters are the provisioner's settings. application-api's have no fields; this
+	// service adds Namespace, for the provisioner ProvisionerNamespace only.
 	// +optional
 	Parameters DeploymentTargetParameters `json:"parameters,omitempty"`
 	// ReclaimPolicy is Delete (the default) or Retain.
 	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy"`
 }
 
-// DeploymentTargetParameters are parameters of a provisioner.
-type DeploymentTargetParameters struct{}
+// DeploymentTargetParameters are parameters of a provisioner. An empty object, all that
+// application-api knows, stays valid for every provisioner.
+type DeploymentTargetParameters struct {
+	// Namespace configures the managed-gitops.redhat.com/namespace provisioner (beyond
+	// application-api, whose parameters are empty). It may only be set on classes of that
+	// provisioner.
+	// +optional
+	Namespace *NamespaceProvisionerParameters `json:"namespace,omitempty"`
+}
+
+// NamespaceProvisionerParameters are the settings of the managed-gitops.redhat.com/namespace
+// provisioner: what each namespace it makes for a claim of the class gets.
+type NamespaceProvisionerParameters struct {
+	// TTL, when set, is how long after its DeploymentTarget was provisioned the claim is
+	// deleted; the class's reclaimPolicy then applies to the target. At least 1m.
+	// +optional
+	TTL *metav1.Duration `json:"ttl,omitempty"`
+	// TokenExpiration is the lifetime of the ServiceAccount tokens in the target's kubeconfig
+	// Secret, which are renewed at 80% of it: 24h when unset, at least 10m (the TokenRequest
+	// API's minimum) and at most 8760h.
+	// +optional
+	TokenExpiration *metav1.Duration `json:"tokenExpiration,omitempty"`
+	// ResourceQuota is the hard limits of a ResourceQuota in each namespace, e.g.
+	// requests.cpu: "2", requests.memory: 4Gi, count/pods: "20". None when empty.
+	// +optional
+	ResourceQuota corev1.ResourceList `json:"resourceQuota,omitempty"`
+	// ContainerLimits are the limits of a LimitRange of type Container in each namespace.
+	// None when unset or empty.
+	// +optional
+	ContainerLimits *ContainerLimits `json:"containerLimits,omitempty"`
+}
+
+// ContainerLimits are the per-container limits of a LimitRange (a LimitRangeItem of type
+// Container). For a resource, min <= defaultRequest <= default <= max where set.
+type ContainerLimits struct {
+	// Default is the limit of a container that sets none.
+	// +optional
+	Default corev1.ResourceList `json:"default,omitempty"`
+	// DefaultRequest is the request of a container that sets none.
+	// +optional
+	DefaultRequest corev1.ResourceList `json:"defaultRequest,omitempty"`
+	// Max is the largest limit a container may set.
+	// +optional
+	Max corev1.ResourceList `json:"max,omitempty"`
+	// Min is the smallest request a container may set.
+	// +optional
+	Min corev1.ResourceList `json:"min,omitempty"`
+	// MaxLimitRequestRatio is the largest ratio of a container's limit to its request; at
+	// least 1.
+	// +optional
+	MaxLimitRequestRatio corev1.ResourceList `json:"maxLimitRequestRatio,omitempty"`
+}
 
 // DeploymentTargetClassStatus is empty.
 type DeploymentTargetClassStatus struct{}

@@ -5,10 +5,12 @@ package validation
 import (
 	"fmt"
 	"net/url"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -394,8 +396,138 @@ func validateDeploymentTargetClassSpec(spec *appstudio.DeploymentTargetClassSpec
 			errs = append(errs, field.Invalid(p, spec.Provisioner, msg))
 		}
 	}
-	return append(errs, fieldvalidation.Enum(specPath.Child("reclaimPolicy"), spec.ReclaimPolicy, true,
+	errs = append(errs, fieldvalidation.Enum(specPath.Child("reclaimPolicy"), spec.ReclaimPolicy, true,
 		appstudio.ReclaimPolicyDelete, appstudio.ReclaimPolicyRetain)...)
+	return append(errs, validateDeploymentTargetParameters(spec, specPath.Child("parameters"))...)
+}
+
+// Bounds of the namespace provisioner's durations. The TokenRequest API refuses tokens of less
+// than 10 minutes; a year bounds a credential that nobody renews by hand anyway.
+const (
+	minNamespaceTTL             = time.Minute
+	minNamespaceTokenExpiration = 10 * time.Minute
+	maxNamespaceTokenExpiration = 8760 * time.Hour
+)
+
+// validateDeploymentTargetParameters checks a class's parameters: parameters.namespace belongs
+// to the namespace provisioner alone; an empty parameters object is valid for every one.
+func validateDeploymentTargetParameters(spec *appstudio.DeploymentTargetClassSpec, fldPath *field.Path) field.ErrorList {
+	ns := spec.Parameters.Namespace
+	if ns == nil {
+		return nil
+	}
+	p := fldPath.Child("namespace")
+	if spec.Provisioner != appstudio.ProvisionerNamespace {
+		return field.ErrorList{field.Forbidden(p,
+			fmt.Sprintf("may only be set when spec.provisioner is %s", appstudio.ProvisionerNamespace))}
+	}
+	var errs field.ErrorList
+	if d := ns.TTL; d != nil && d.Duration < minNamespaceTTL {
+		errs = append(errs, field.Invalid(p.Child("ttl"), d.Duration.String(),
+			fmt.Sprintf("must be at least %s", minNamespaceTTL)))
+	}
+	if d := ns.TokenExpiration; d != nil {
+		switch {
+		case d.Duration < minNamespaceTokenExpiration:
+			errs = append(errs, field.Invalid(p.Child("tokenExpiration"), d.Duration.String(),
+				fmt.Sprintf("must be at least %s, the TokenRequest API's minimum", minNamespaceTokenExpiration)))
+		case d.Duration > maxNamespaceTokenExpiration:
+			errs = append(errs, field.Invalid(p.Child("tokenExpiration"), d.Duration.String(),
+				fmt.Sprintf("must be at most %s", maxNamespaceTokenExpiration)))
+		}
+	}
+	errs = append(errs, validateResourceList(ns.ResourceQuota, p.Child("resourceQuota"))...)
+	if l := ns.ContainerLimits; l != nil {
+		errs = append(errs, validateContainerLimits(l, p.Child("containerLimits"))...)
+	}
+	return errs
+}
+
+// validateResourceList checks that the names are qualified names (as Kubernetes' resource
+// names: requests.cpu, count/pods, example.com/gpu) and the quantities not negative.
+func validateResourceList(list corev1.ResourceList, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range sortedResourceNames(list) {
+		q := list[name]
+		p := fldPath.Key(string(name))
+		if name == "" {
+			errs = append(errs, field.Invalid(p, string(name), "a resource name must not be empty"))
+		} else {
+			for _, msg := range utilvalidation.IsQualifiedName(string(name)) {
+				errs = append(errs, field.Invalid(p, string(name), msg))
+			}
+		}
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(p, q.String(), "must be greater than or equal to 0"))
+		}
+	}
+	return errs
+}
+
+// validateContainerLimits checks a LimitRange item of type Container as Kubernetes does,
+// simplified: maxLimitRequestRatio at least 1, and for each resource
+// min <= defaultRequest <= default <= max among those set. A broken order is reported at the
+// value that is out of place: min against max, the defaults against min, max and each other.
+func validateContainerLimits(l *appstudio.ContainerLimits, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name string
+		list corev1.ResourceList
+	}{
+		{"default", l.Default}, {"defaultRequest", l.DefaultRequest}, {"max", l.Max}, {"min", l.Min},
+		{"maxLimitRequestRatio", l.MaxLimitRequestRatio},
+	} {
+		errs = append(errs, validateResourceList(f.list, fldPath.Child(f.name))...)
+	}
+	for _, name := range sortedResourceNames(l.MaxLimitRequestRatio) {
+		if q := l.MaxLimitRequestRatio[name]; q.Sign() >= 0 && q.Cmp(resource.MustParse("1")) < 0 {
+			errs = append(errs, field.Invalid(fldPath.Child("maxLimitRequestRatio").Key(string(name)), q.String(),
+				"must be greater than or equal to 1"))
+		}
+	}
+	names := sets.New[corev1.ResourceName]()
+	for _, list := range []corev1.ResourceList{l.Default, l.DefaultRequest, l.Max, l.Min} {
+		for name := range list {
+			names.Insert(name)
+		}
+	}
+	// Negative quantities are reported above and left out of the comparisons.
+	for _, name := range sets.List(names) {
+		// above reports list[name] > bound[name] at list's key when both are set.
+		above := func(list corev1.ResourceList, listName string, bound corev1.ResourceList, boundName string) {
+			q, ok := list[name]
+			b, bok := bound[name]
+			if ok && bok && q.Sign() >= 0 && b.Sign() >= 0 && q.Cmp(b) > 0 {
+				errs = append(errs, field.Invalid(fldPath.Child(listName).Key(string(name)), q.String(),
+					fmt.Sprintf("must be less than or equal to %s %s of %s", boundName, name, b.String())))
+			}
+		}
+		below := func(list corev1.ResourceList, listName string, bound corev1.ResourceList, boundName string) {
+			q, ok := list[name]
+			b, bok := bound[name]
+			if ok && bok && q.Sign() >= 0 && b.Sign() >= 0 && q.Cmp(b) < 0 {
+				errs = append(errs, field.Invalid(fldPath.Child(listName).Key(string(name)), q.String(),
+					fmt.Sprintf("must be greater than or equal to %s %s of %s", boundName, name, b.String())))
+			}
+		}
+		above(l.Min, "min", l.Max, "max")
+		above(l.Default, "default", l.Max, "max")
+		below(l.Default, "default", l.Min, "min")
+		above(l.DefaultRequest, "defaultRequest", l.Max, "max")
+		below(l.DefaultRequest, "defaultRequest", l.Min, "min")
+		above(l.DefaultRequest, "defaultRequest", l.Default, "default")
+	}
+	return errs
+}
+
+// sortedResourceNames are a list's names in order, so that errors come in a stable order.
+func sortedResourceNames(list corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(list))
+	for name := range list {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
 }
 
 // The rules of Application, Component and ComponentDetectionQuery are those of

@@ -692,6 +692,121 @@ func deploymentTargetClassSpecCases() []tc[appstudio.DeploymentTargetClass] {
 	}
 }
 
+// validNamespaceClass is a class of the namespace provisioner with every parameter set.
+func validNamespaceClass() *appstudio.DeploymentTargetClass {
+	return &appstudio.DeploymentTargetClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "namespace-preview", ResourceVersion: "1"},
+		Spec: appstudio.DeploymentTargetClassSpec{
+			Provisioner:   appstudio.ProvisionerNamespace,
+			ReclaimPolicy: appstudio.ReclaimPolicyDelete,
+			Parameters: appstudio.DeploymentTargetParameters{Namespace: &appstudio.NamespaceProvisionerParameters{
+				TTL:             &metav1.Duration{Duration: 168 * time.Hour},
+				TokenExpiration: &metav1.Duration{Duration: 24 * time.Hour},
+				ResourceQuota: corev1.ResourceList{
+					"requests.cpu": resource.MustParse("2"), "requests.memory": resource.MustParse("4Gi"), "count/pods": resource.MustParse("20"),
+				},
+				ContainerLimits: &appstudio.ContainerLimits{
+					Default:              corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("512Mi")},
+					DefaultRequest:       corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("256Mi")},
+					Max:                  corev1.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("2Gi")},
+					Min:                  corev1.ResourceList{"cpu": resource.MustParse("10m"), "memory": resource.MustParse("16Mi")},
+					MaxLimitRequestRatio: corev1.ResourceList{"cpu": resource.MustParse("10")},
+				},
+			}},
+		},
+	}
+}
+
+// namespaceParameterCases are the rules of spec.parameters.namespace, on validNamespaceClass.
+func namespaceParameterCases() []tc[appstudio.DeploymentTargetClass] {
+	type K = appstudio.DeploymentTargetClass
+	const p = "spec.parameters.namespace"
+	ns := func(o *K) *appstudio.NamespaceProvisionerParameters { return o.Spec.Parameters.Namespace }
+	lim := func(o *K) *appstudio.ContainerLimits { return o.Spec.Parameters.Namespace.ContainerLimits }
+	d := func(s string) *metav1.Duration {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			panic(err)
+		}
+		return &metav1.Duration{Duration: v}
+	}
+	q := resource.MustParse
+	return []tc[K]{
+		{"namespace: all set", func(*K) {}, nil},
+		{"namespace: empty", func(o *K) { o.Spec.Parameters.Namespace = &appstudio.NamespaceProvisionerParameters{} }, nil},
+		{"namespace: empty parameters", func(o *K) { o.Spec.Parameters = appstudio.DeploymentTargetParameters{} }, nil},
+		{"namespace: empty container limits", func(o *K) { ns(o).ContainerLimits = &appstudio.ContainerLimits{} }, nil},
+		{"namespace: other provisioner", func(o *K) { o.Spec.Provisioner = appstudio.ProvisionerDevSandbox },
+			[]apitesting.Want{apitesting.Forbidden(p)}},
+		{"namespace: other provisioner, empty", func(o *K) {
+			o.Spec.Provisioner = "example.com/other"
+			o.Spec.Parameters.Namespace = &appstudio.NamespaceProvisionerParameters{}
+		}, []apitesting.Want{apitesting.Forbidden(p)}},
+		{"ttl 1m", func(o *K) { ns(o).TTL = d("1m") }, nil},
+		{"ttl below 1m", func(o *K) { ns(o).TTL = d("59s") }, []apitesting.Want{apitesting.Invalid(p + ".ttl")}},
+		{"ttl zero", func(o *K) { ns(o).TTL = d("0s") }, []apitesting.Want{apitesting.Invalid(p + ".ttl")}},
+		{"ttl negative", func(o *K) { ns(o).TTL = d("-1h") }, []apitesting.Want{apitesting.Invalid(p + ".ttl")}},
+		{"tokenExpiration 10m", func(o *K) { ns(o).TokenExpiration = d("10m") }, nil},
+		{"tokenExpiration 8760h", func(o *K) { ns(o).TokenExpiration = d("8760h") }, nil},
+		{"tokenExpiration below 10m", func(o *K) { ns(o).TokenExpiration = d("9m59s") }, []apitesting.Want{apitesting.Invalid(p + ".tokenExpiration")}},
+		{"tokenExpiration zero", func(o *K) { ns(o).TokenExpiration = d("0s") }, []apitesting.Want{apitesting.Invalid(p + ".tokenExpiration")}},
+		{"tokenExpiration above 8760h", func(o *K) { ns(o).TokenExpiration = d("8761h") }, []apitesting.Want{apitesting.Invalid(p + ".tokenExpiration")}},
+		{"resourceQuota extended resource", func(o *K) { ns(o).ResourceQuota["requests.example.com/gpu"] = q("1") }, nil},
+		{"resourceQuota count of a group's resource", func(o *K) { ns(o).ResourceQuota["count/deployments.apps"] = q("5") }, nil},
+		{"resourceQuota zero", func(o *K) { ns(o).ResourceQuota["count/pods"] = q("0") }, nil},
+		{"resourceQuota invalid name", func(o *K) { ns(o).ResourceQuota["requests cpu"] = q("1") },
+			[]apitesting.Want{apitesting.Invalid(p + ".resourceQuota[requests cpu]")}},
+		{"resourceQuota empty name", func(o *K) { ns(o).ResourceQuota[""] = q("1") },
+			[]apitesting.Want{apitesting.Invalid(p + ".resourceQuota[]")}},
+		{"resourceQuota negative", func(o *K) { ns(o).ResourceQuota["requests.cpu"] = q("-1") },
+			[]apitesting.Want{apitesting.Invalid(p + ".resourceQuota[requests.cpu]")}},
+		{"containerLimits invalid name", func(o *K) { lim(o).Max["cpu/a/b"] = q("1") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.max[cpu/a/b]")}},
+		{"containerLimits negative max", func(o *K) { lim(o).Max = corev1.ResourceList{"cpu": q("-1")} },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.max[cpu]")}},
+		{"containerLimits negative min", func(o *K) { lim(o).Min["ephemeral-storage"] = q("-1Gi") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.min[ephemeral-storage]")}},
+		{"containerLimits negative default", func(o *K) { *lim(o) = appstudio.ContainerLimits{Default: corev1.ResourceList{"memory": q("-1")}} },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.default[memory]")}},
+		{"containerLimits negative defaultRequest", func(o *K) {
+			*lim(o) = appstudio.ContainerLimits{DefaultRequest: corev1.ResourceList{"memory": q("-1")}}
+		}, []apitesting.Want{apitesting.Invalid(p + ".containerLimits.defaultRequest[memory]")}},
+		{"maxLimitRequestRatio 1", func(o *K) { lim(o).MaxLimitRequestRatio["cpu"] = q("1") }, nil},
+		{"maxLimitRequestRatio below 1", func(o *K) { lim(o).MaxLimitRequestRatio["cpu"] = q("0.5") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.maxLimitRequestRatio[cpu]")}},
+		{"maxLimitRequestRatio negative", func(o *K) { lim(o).MaxLimitRequestRatio["cpu"] = q("-2") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.maxLimitRequestRatio[cpu]")}},
+		{"equal bounds", func(o *K) {
+			*lim(o) = appstudio.ContainerLimits{
+				Min: corev1.ResourceList{"cpu": q("1")}, DefaultRequest: corev1.ResourceList{"cpu": q("1000m")},
+				Default: corev1.ResourceList{"cpu": q("1")}, Max: corev1.ResourceList{"cpu": q("1")},
+			}
+		}, nil},
+		{"bounds of other resources", func(o *K) {
+			*lim(o) = appstudio.ContainerLimits{Min: corev1.ResourceList{"cpu": q("2")}, Max: corev1.ResourceList{"memory": q("1")}}
+		}, nil},
+		{"min above max", func(o *K) { lim(o).Min["cpu"] = q("3") },
+			// min[cpu] 3 is also above default and defaultRequest, which are reported there.
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.min[cpu]"),
+				apitesting.Invalid(p + ".containerLimits.default[cpu]"), apitesting.Invalid(p + ".containerLimits.defaultRequest[cpu]")}},
+		{"min above max only", func(o *K) {
+			*lim(o) = appstudio.ContainerLimits{Min: corev1.ResourceList{"cpu": q("2")}, Max: corev1.ResourceList{"cpu": q("1")}}
+		}, []apitesting.Want{apitesting.Invalid(p + ".containerLimits.min[cpu]")}},
+		{"default above max", func(o *K) { lim(o).Default["memory"] = q("3Gi") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.default[memory]")}},
+		{"default below min", func(o *K) {
+			*lim(o) = appstudio.ContainerLimits{Min: corev1.ResourceList{"cpu": q("1")}, Default: corev1.ResourceList{"cpu": q("500m")}}
+		}, []apitesting.Want{apitesting.Invalid(p + ".containerLimits.default[cpu]")}},
+		{"defaultRequest above max", func(o *K) {
+			*lim(o) = appstudio.ContainerLimits{Max: corev1.ResourceList{"cpu": q("1")}, DefaultRequest: corev1.ResourceList{"cpu": q("2")}}
+		}, []apitesting.Want{apitesting.Invalid(p + ".containerLimits.defaultRequest[cpu]")}},
+		{"defaultRequest below min", func(o *K) { lim(o).DefaultRequest["memory"] = q("8Mi") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.defaultRequest[memory]")}},
+		{"defaultRequest above default", func(o *K) { lim(o).DefaultRequest["cpu"] = q("600m") },
+			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.defaultRequest[cpu]")}},
+	}
+}
+
 func TestValidateDeploymentTargetClass(t *testing.T) {
 	type K = appstudio.DeploymentTargetClass
 	cases := append(deploymentTargetClassSpecCases(),
@@ -701,12 +816,24 @@ func TestValidateDeploymentTargetClass(t *testing.T) {
 		tc[K]{"invalid name", func(o *K) { o.Name = "Isolation" }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
 	)
 	run(t, validDeploymentTargetClass, ValidateDeploymentTargetClass, cases)
+	run(t, validNamespaceClass, ValidateDeploymentTargetClass, namespaceParameterCases())
 }
 
 func TestValidateDeploymentTargetClassUpdate(t *testing.T) {
 	type K = appstudio.DeploymentTargetClass
 	runUpdate(t, validDeploymentTargetClass, ValidateDeploymentTargetClassUpdate,
 		append(deploymentTargetClassSpecCases(), nameImmutable(func(o *K, n string) { o.Name = n })))
+	runUpdate(t, validNamespaceClass, ValidateDeploymentTargetClassUpdate, namespaceParameterCases())
+	// Parameters may change, and an old class of another provisioner cannot gain them.
+	runUpdate(t, validDeploymentTargetClass, ValidateDeploymentTargetClassUpdate, []tc[K]{
+		{"namespace parameters added with the provisioner", func(o *K) {
+			o.Spec.Provisioner = appstudio.ProvisionerNamespace
+			o.Spec.Parameters.Namespace = validNamespaceClass().Spec.Parameters.Namespace
+		}, nil},
+		{"namespace parameters added to a devsandbox class", func(o *K) {
+			o.Spec.Parameters.Namespace = &appstudio.NamespaceProvisionerParameters{}
+		}, []apitesting.Want{apitesting.Forbidden("spec.parameters.namespace")}},
+	})
 }
 
 // Application

@@ -12,8 +12,8 @@
 // by name (the namespace by its labels) on the next sync, whether the claim, the target, or
 // neither still exists, and a provisioning stopped anywhere converges.
 //
-// The class's parameters are in its annotation AnnParameters (parseParameters): ttl,
-// tokenExpiration, resourceQuota.hard.*, limitRange.*.*.
+// The class's parameters are its spec.parameters.namespace, typed and validated by the API
+// server (parametersOf): ttl, tokenExpiration, resourceQuota, containerLimits.
 //
 // The ttl releases the claim by deleting it, as Kubernetes' TTL controller deletes finished
 // Jobs: the binder then hands the target back per the class's reclaimPolicy (Delete: target,

@@ -218,7 +218,7 @@ func (f *fixture) provision() {
 }
 
 func TestProvisionEndToEnd(t *testing.T) {
-	class := newClass("Delete", `{"resourceQuota.hard.requests.cpu": "2", "limitRange.default.memory": "256Mi", "tokenExpiration": "1h"}`)
+	class := newClass("Delete", `{"resourceQuota": {"requests.cpu": "2"}, "containerLimits": {"default": {"memory": "256Mi"}}, "tokenExpiration": "1h"}`)
 	f := newFixture(t, class, newClaim())
 	f.provision()
 

@@ -3,22 +3,18 @@ package namespaceprovisioner
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 )
 
 // ProvisionerName is the provisioner of the DeploymentTargetClasses this controller serves.
-const ProvisionerName appstudiov1alpha1.Provisioner = "managed-gitops.redhat.com/namespace"
+const ProvisionerName = appstudiov1alpha1.ProvisionerNamespace
 
 // prefix is the prefix of the provisioner's own labels, annotations and finalizer.
 const prefix = "namespace.provisioner.managed-gitops.redhat.com/"
@@ -51,9 +47,6 @@ const (
 const (
 	// AnnClaimName on the namespace and the target is the claim's full name.
 	AnnClaimName = prefix + "claim-name"
-	// AnnParameters on a DeploymentTargetClass holds its parameters (see parseParameters):
-	// application-api's DeploymentTargetParameters has no fields, so spec.parameters cannot.
-	AnnParameters = prefix + "parameters"
 	// Of the Secret: when its token was issued and expires (RFC 3339), the UID of the
 	// ServiceAccount it is for, and a hash of the rest of the kubeconfig (server, CA,
 	// namespace). A change of any makes a new token.
@@ -141,10 +134,7 @@ func ownedBy(labels map[string]string, namespace, target string) bool {
 // DefaultTokenExpiration is the lifetime of the tokens asked for when the class sets none.
 const DefaultTokenExpiration = 24 * time.Hour
 
-// minTokenExpiration is the TokenRequest API's minimum.
-const minTokenExpiration = 10 * time.Minute
-
-// parameters are a class's parameters for this provisioner.
+// parameters are a class's parameters for this provisioner, with the defaults applied.
 type parameters struct {
 	// ttl, when set, is how long after its target's creation the claim is deleted.
 	ttl time.Duration
@@ -156,108 +146,49 @@ type parameters struct {
 	limits *corev1.LimitRangeItem
 }
 
-// The keys of the parameters.
-const (
-	paramTTL             = "ttl"
-	paramTokenExpiration = "tokenExpiration"
-	paramQuotaHard       = "resourceQuota.hard."
-	paramLimitRange      = "limitRange."
-)
-
-// parseParameters reads the parameters of a class from its annotation AnnParameters, a
-// YAML/JSON object of strings, as a StorageClass's parameters:
-//
-//	ttl: 72h                              # delete the claim 72h after its target was made
-//	tokenExpiration: 24h                  # token lifetime (default 24h, at least 10m)
-//	resourceQuota.hard.<resource>: <qty>  # ResourceQuota "deployment-target", e.g. requests.cpu: "2", count/pods: "20"
-//	limitRange.<kind>.<resource>: <qty>   # LimitRange "deployment-target", type Container;
-//	                                      # kind: default, defaultRequest, max, min, maxLimitRequestRatio
-//
-// Any other key is an error, as is a value that does not parse: a typo is reported, not ignored.
-func parseParameters(class *appstudiov1alpha1.DeploymentTargetClass) (parameters, error) {
+// parametersOf reads the parameters of a class, nil for none, from its
+// spec.parameters.namespace (appstudiov1alpha1.NamespaceProvisionerParameters): ttl,
+// tokenExpiration (DefaultTokenExpiration when unset), resourceQuota, containerLimits. The API
+// server decodes them strictly and validates them (pkg/apis/appstudio/validation: ttl at least
+// 1m, tokenExpiration from 10m to 8760h, qualified resource names, quantities not negative,
+// min <= defaultRequest <= default <= max), so they are used as they are and cannot be
+// invalid: there is no InvalidParameters reason any more. An empty resourceQuota or
+// containerLimits makes no ResourceQuota or LimitRange.
+func parametersOf(class *appstudiov1alpha1.DeploymentTargetClass) parameters {
 	p := parameters{tokenExpiration: DefaultTokenExpiration}
-	raw, ok := class.Annotations[AnnParameters]
-	if !ok || strings.TrimSpace(raw) == "" {
-		return p, nil
+	if class == nil || class.Spec.Parameters.Namespace == nil {
+		return p
 	}
-	var m map[string]string
-	if err := yaml.Unmarshal([]byte(raw), &m); err != nil {
-		return p, fmt.Errorf("annotation %s is not an object of strings: %v", AnnParameters, err)
+	n := class.Spec.Parameters.Namespace
+	if n.TTL != nil {
+		p.ttl = n.TTL.Duration
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	if n.TokenExpiration != nil {
+		p.tokenExpiration = n.TokenExpiration.Duration
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := m[k]
-		switch {
-		case k == paramTTL || k == paramTokenExpiration:
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return p, fmt.Errorf("parameter %s: %q is not a positive duration", k, v)
-			}
-			if k == paramTTL {
-				p.ttl = d
-			} else if d < minTokenExpiration {
-				return p, fmt.Errorf("parameter %s: %s is less than the TokenRequest API's minimum, %s", k, v, minTokenExpiration)
-			} else {
-				p.tokenExpiration = d
-			}
-		case strings.HasPrefix(k, paramQuotaHard):
-			name := strings.TrimPrefix(k, paramQuotaHard)
-			q, err := quantity(k, name, v)
-			if err != nil {
-				return p, err
-			}
-			if p.quota == nil {
-				p.quota = corev1.ResourceList{}
-			}
-			p.quota[corev1.ResourceName(name)] = q
-		case strings.HasPrefix(k, paramLimitRange):
-			kind, name, _ := strings.Cut(strings.TrimPrefix(k, paramLimitRange), ".")
-			q, err := quantity(k, name, v)
-			if err != nil {
-				return p, err
-			}
-			if p.limits == nil {
-				p.limits = &corev1.LimitRangeItem{Type: corev1.LimitTypeContainer}
-			}
-			var list *corev1.ResourceList
-			switch kind {
-			case "default":
-				list = &p.limits.Default
-			case "defaultRequest":
-				list = &p.limits.DefaultRequest
-			case "max":
-				list = &p.limits.Max
-			case "min":
-				list = &p.limits.Min
-			case "maxLimitRequestRatio":
-				list = &p.limits.MaxLimitRequestRatio
-			default:
-				return p, fmt.Errorf("parameter %s: %q is not one of default, defaultRequest, max, min, maxLimitRequestRatio", k, kind)
-			}
-			if *list == nil {
-				*list = corev1.ResourceList{}
-			}
-			(*list)[corev1.ResourceName(name)] = q
-		default:
-			return p, fmt.Errorf("unknown parameter %q", k)
+	p.quota = nonEmpty(n.ResourceQuota)
+	if l := n.ContainerLimits; l != nil {
+		item := corev1.LimitRangeItem{
+			Type:                 corev1.LimitTypeContainer,
+			Default:              nonEmpty(l.Default),
+			DefaultRequest:       nonEmpty(l.DefaultRequest),
+			Max:                  nonEmpty(l.Max),
+			Min:                  nonEmpty(l.Min),
+			MaxLimitRequestRatio: nonEmpty(l.MaxLimitRequestRatio),
+		}
+		if item.Default != nil || item.DefaultRequest != nil || item.Max != nil || item.Min != nil || item.MaxLimitRequestRatio != nil {
+			p.limits = &item
 		}
 	}
-	return p, nil
+	return p
 }
 
-func quantity(key, name, v string) (resource.Quantity, error) {
-	if name == "" {
-		return resource.Quantity{}, fmt.Errorf("parameter %s names no resource", key)
+// nonEmpty is a copy of list, nil when it is empty.
+func nonEmpty(list corev1.ResourceList) corev1.ResourceList {
+	if len(list) == 0 {
+		return nil
 	}
-	q, err := resource.ParseQuantity(v)
-	if err != nil {
-		return q, fmt.Errorf("parameter %s: %q is not a quantity", key, v)
-	}
-	return q, nil
+	return list.DeepCopy()
 }
 
 // everything selects every object of a lister.

@@ -34,7 +34,6 @@ const ConditionProvisioned = "Provisioned"
 const (
 	ReasonProvisioned        = "Provisioned"
 	ReasonProvisioning       = "Provisioning"
-	ReasonInvalidParameters  = "InvalidParameters"
 	ReasonNameConflict       = "NameConflict"
 	ReasonProvisioningFailed = "ProvisioningFailed"
 
@@ -257,11 +256,7 @@ func (p *planner) labels() map[string]string {
 
 // provision makes what a claim asks for, up to its target.
 func (p *planner) provision() {
-	params, err := parseParameters(p.s.class)
-	if err != nil {
-		p.problem(ReasonInvalidParameters, "DeploymentTargetClass %s: %v", p.s.class.Name, err)
-		return
-	}
+	params := parametersOf(p.s.class)
 	if !p.ensureHost(&params) || !p.ensureSecret(params) {
 		return
 	}
@@ -302,18 +297,10 @@ func (p *planner) credentials() appstudiov1alpha1.DeploymentTargetKubernetesClus
 // maintain keeps a live target of this provisioner as provisioned.
 func (p *planner) maintain() {
 	dt := p.s.dt
-	params := parameters{tokenExpiration: DefaultTokenExpiration}
-	var paramsErr error
-	if p.s.class != nil {
-		params, paramsErr = parseParameters(p.s.class)
-	}
-	if paramsErr != nil {
-		// The quota and limits stay as they are; the credentials are still kept fresh.
-		params = parameters{tokenExpiration: DefaultTokenExpiration}
-		p.problem(ReasonInvalidParameters, "DeploymentTargetClass %s: %v", p.s.class.Name, paramsErr)
-	}
-	keepQuota := p.s.class == nil || paramsErr != nil
-	if !p.ensureHostWith(&params, keepQuota) || !p.ensureSecret(params) {
+	// Without the class, the quota and limits stay as they are; the credentials are still
+	// kept fresh, with the default token lifetime.
+	params := parametersOf(p.s.class)
+	if !p.ensureHostWith(&params, p.s.class == nil) || !p.ensureSecret(params) {
 		return
 	}
 	upd := dt.DeepCopy()
@@ -340,17 +327,15 @@ func (p *planner) maintain() {
 				p.requeue(expires.Sub(p.now))
 			}
 		}
-	} else if paramsErr == nil {
+	} else {
 		delete(upd.Annotations, AnnExpires)
 	}
 	if !apiequality.Semantic.DeepEqual(upd.ObjectMeta, dt.ObjectMeta) || !apiequality.Semantic.DeepEqual(upd.Spec, dt.Spec) {
 		p.updateTarget = upd
 	}
 	p.markAvailable = dt.Status.Phase == ""
-	if paramsErr == nil {
-		p.setCondition(metav1.ConditionTrue, ReasonProvisioned,
-			fmt.Sprintf("DeploymentTarget %s provisioned with namespace %s", dt.Name, p.namespaceName()), false)
-	}
+	p.setCondition(metav1.ConditionTrue, ReasonProvisioned,
+		fmt.Sprintf("DeploymentTarget %s provisioned with namespace %s", dt.Name, p.namespaceName()), false)
 }
 
 func (p *planner) ensureHost(params *parameters) bool { return p.ensureHostWith(params, false) }

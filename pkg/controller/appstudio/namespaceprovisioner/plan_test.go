@@ -1,16 +1,19 @@
 package namespaceprovisioner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -27,13 +30,18 @@ var (
 	cfg = config{server: server, ca: []byte("ca")}
 )
 
+// newClass is a class of this provisioner; params, unless empty, is its
+// spec.parameters.namespace in YAML, decoded strictly as the API server does.
 func newClass(policy appstudiov1alpha1.ReclaimPolicy, params string) *classT {
 	c := &classT{
 		ObjectMeta: metav1.ObjectMeta{Name: className},
 		Spec:       appstudiov1alpha1.DeploymentTargetClassSpec{Provisioner: ProvisionerName, ReclaimPolicy: policy},
 	}
 	if params != "" {
-		c.Annotations = map[string]string{AnnParameters: params}
+		c.Spec.Parameters.Namespace = &appstudiov1alpha1.NamespaceProvisionerParameters{}
+		if err := yaml.UnmarshalStrict([]byte(params), c.Spec.Parameters.Namespace); err != nil {
+			panic(fmt.Sprintf("parameters %q: %v", params, err))
+		}
 	}
 	return c
 }
@@ -223,8 +231,8 @@ func TestPlanUnit(t *testing.T) {
 		{
 			name: "the class's parameters give the namespace a quota and limits",
 			s: withState(func(s *state) {
-				s.class = newClass("Delete", `{"resourceQuota.hard.requests.cpu": "2", "resourceQuota.hard.count/pods": "20",
-					"limitRange.default.memory": "512Mi", "limitRange.defaultRequest.cpu": "100m", "tokenExpiration": "2h"}`)
+				s.class = newClass("Delete", `{"resourceQuota": {"requests.cpu": "2", "count/pods": "20"},
+					"containerLimits": {"default": {"memory": "512Mi"}, "defaultRequest": {"cpu": "100m"}}, "tokenExpiration": "2h"}`)
 			}),
 			want: "createNamespace createSA createRoleBinding createQuota createLimits token createTarget markAvailable condition=True/Provisioned event=Provisioned",
 			check: func(t *testing.T, p plan) {
@@ -243,9 +251,13 @@ func TestPlanUnit(t *testing.T) {
 			},
 		},
 		{
-			name: "invalid parameters: nothing made, the claim says why",
-			s:    withState(func(s *state) { s.class = newClass("Delete", `{"resourceQuota.hard.cpu": "lots"}`) }),
-			want: "condition=False/InvalidParameters event=InvalidParameters",
+			// The API server keeps parameters.namespace valid, so parameters never stop a claim;
+			// empty quota and limits make neither object.
+			name: "empty parameters: no quota, no limits",
+			s: withState(func(s *state) {
+				s.class = newClass("Delete", `{"resourceQuota": {}, "containerLimits": {"max": {}}}`)
+			}),
+			want: "createNamespace createSA createRoleBinding token createTarget markAvailable condition=True/Provisioned event=Provisioned",
 		},
 		{
 			name: "a claim the binder has not marked is not provisioned",
@@ -381,7 +393,7 @@ func TestPlanUnit(t *testing.T) {
 		{
 			name: "a quota the class no longer sets is deleted; a changed one updated",
 			s: live(func(s *state) {
-				s.class = newClass("Delete", `limitRange.max.cpu: "4"`)
+				s.class = newClass("Delete", `containerLimits: {max: {cpu: "4"}}`)
 				s.quota = &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: unitNS}}
 				s.limits = &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: unitNS}}
 			}),
@@ -594,40 +606,49 @@ func TestNames(t *testing.T) {
 	}
 }
 
-func TestParseParameters(t *testing.T) {
+func TestParametersOf(t *testing.T) {
+	q := resource.MustParse
 	cases := []struct {
-		params  string
-		wantErr string
-		check   func(parameters) bool
+		name  string
+		class *classT
+		want  parameters
 	}{
-		{"", "", func(p parameters) bool {
-			return p.ttl == 0 && p.tokenExpiration == DefaultTokenExpiration && p.quota == nil && p.limits == nil
-		}},
-		{"ttl: 72h\ntokenExpiration: 1h", "", func(p parameters) bool { return p.ttl == 72*time.Hour && p.tokenExpiration == time.Hour }},
-		{`{"resourceQuota.hard.limits.memory": "1Gi"}`, "", func(p parameters) bool { return p.quota.Name("limits.memory", "").String() == "1Gi" }},
-		{`{"limitRange.maxLimitRequestRatio.cpu": "2", "limitRange.min.cpu": "10m"}`, "", func(p parameters) bool {
-			return p.limits.MaxLimitRequestRatio.Cpu().String() == "2" && p.limits.Min.Cpu().String() == "10m"
-		}},
-		{"ttl: soon", "not a positive duration", nil},
-		{"ttl: -1h", "not a positive duration", nil},
-		{"tokenExpiration: 5m", "minimum", nil},
-		{"resourceQuota.hard.cpu: lots", "not a quantity", nil},
-		{"resourceQuota.hard.: 1", "names no resource", nil},
-		{"limitRange.maximum.cpu: 1", "not one of", nil},
-		{"ttI: 1h", "unknown parameter", nil},
-		{"[1, 2]", "not an object of strings", nil},
+		{"no class", nil, parameters{tokenExpiration: DefaultTokenExpiration}},
+		{"no parameters", newClass("Delete", ""), parameters{tokenExpiration: DefaultTokenExpiration}},
+		{"empty parameters", newClass("Delete", "{}"), parameters{tokenExpiration: DefaultTokenExpiration}},
+		{"durations", newClass("Delete", "ttl: 72h\ntokenExpiration: 1h"), parameters{ttl: 72 * time.Hour, tokenExpiration: time.Hour}},
+		{"quota", newClass("Delete", `{"resourceQuota": {"limits.memory": "1Gi"}}`),
+			parameters{tokenExpiration: DefaultTokenExpiration, quota: corev1.ResourceList{"limits.memory": q("1Gi")}}},
+		{"limits", newClass("Delete", `{"containerLimits": {"maxLimitRequestRatio": {"cpu": "2"}, "min": {"cpu": "10m"}}}`),
+			parameters{tokenExpiration: DefaultTokenExpiration, limits: &corev1.LimitRangeItem{Type: corev1.LimitTypeContainer,
+				MaxLimitRequestRatio: corev1.ResourceList{"cpu": q("2")}, Min: corev1.ResourceList{"cpu": q("10m")}}}},
+		{"every limit", newClass("Delete", `{"containerLimits": {"default": {"cpu": "1"}, "defaultRequest": {"cpu": "500m"},
+			"max": {"cpu": "2"}, "min": {"cpu": "100m"}, "maxLimitRequestRatio": {"cpu": "4"}}}`),
+			parameters{tokenExpiration: DefaultTokenExpiration, limits: &corev1.LimitRangeItem{Type: corev1.LimitTypeContainer,
+				Default: corev1.ResourceList{"cpu": q("1")}, DefaultRequest: corev1.ResourceList{"cpu": q("500m")},
+				Max: corev1.ResourceList{"cpu": q("2")}, Min: corev1.ResourceList{"cpu": q("100m")},
+				MaxLimitRequestRatio: corev1.ResourceList{"cpu": q("4")}}}},
+		{"empty quota and limits make neither", newClass("Delete", `{"resourceQuota": {}, "containerLimits": {"default": {}}}`),
+			parameters{tokenExpiration: DefaultTokenExpiration}},
 	}
 	for _, tc := range cases {
-		class := newClass("Delete", tc.params)
-		p, err := parseParameters(class)
-		switch {
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%q: error %v, want %q", tc.params, err, tc.wantErr)
-		case tc.wantErr == "" && err != nil:
-			t.Errorf("%q: %v", tc.params, err)
-		case tc.check != nil && !tc.check(p):
-			t.Errorf("%q: %+v", tc.params, p)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got := parametersOf(tc.class)
+			// nil, not empty, for no quota and no limits: that is what makes no object.
+			if got.ttl != tc.want.ttl || got.tokenExpiration != tc.want.tokenExpiration ||
+				!apiequality.Semantic.DeepEqual(got.quota, tc.want.quota) || (got.quota == nil) != (tc.want.quota == nil) ||
+				!apiequality.Semantic.DeepEqual(got.limits, tc.want.limits) || (got.limits == nil) != (tc.want.limits == nil) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// The parameters are a copy: the plan's objects never share maps with the lister's class.
+	class := newClass("Delete", `{"resourceQuota": {"count/pods": "1"}, "containerLimits": {"max": {"cpu": "1"}}}`)
+	p := parametersOf(class)
+	p.quota["count/pods"] = q("2")
+	p.limits.Max["cpu"] = q("2")
+	if n := class.Spec.Parameters.Namespace; !n.ResourceQuota["count/pods"].Equal(q("1")) || !n.ContainerLimits.Max.Cpu().Equal(q("1")) {
+		t.Errorf("the class was changed: %+v", n)
 	}
 }
 

@@ -2,7 +2,10 @@ package deploymenttargetclass
 
 import (
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -76,6 +79,7 @@ func TestPrepareForUpdate(t *testing.T) {
 		{Name: "generation sent", Mutate: func(c *appstudio.DeploymentTargetClass) { c.Generation = 1 }, Want: 3},
 		{Name: "reclaim policy", Mutate: func(c *appstudio.DeploymentTargetClass) { c.Spec.ReclaimPolicy = appstudio.ReclaimPolicyRetain }, Want: 4},
 		{Name: "provisioner", Mutate: func(c *appstudio.DeploymentTargetClass) { c.Spec.Provisioner = "example.com/other" }, Want: 4},
+		{Name: "parameters", Mutate: namespaceClass, Want: 4},
 	}
 	registrytest.RunPrepareForUpdate(t, testKind, cases)
 }
@@ -90,6 +94,21 @@ func TestValidate(t *testing.T) {
 			Want: []apitesting.Want{apitesting.Invalid("spec.provisioner")}},
 		{Name: "unknown reclaim policy", Mutate: func(c *appstudio.DeploymentTargetClass) { c.Spec.ReclaimPolicy = "Recycle" },
 			Want: []apitesting.Want{apitesting.NotSupported("spec.reclaimPolicy")}},
+		// The namespace provisioner's parameters; the validation package's table has every rule.
+		{Name: "namespace parameters", Mutate: namespaceClass},
+		{Name: "namespace parameters of another provisioner", Mutate: func(c *appstudio.DeploymentTargetClass) {
+			namespaceClass(c)
+			c.Spec.Provisioner = appstudio.ProvisionerDevSandbox
+		}, Want: []apitesting.Want{apitesting.Forbidden("spec.parameters.namespace")}},
+		{Name: "short token expiration", Mutate: func(c *appstudio.DeploymentTargetClass) {
+			namespaceClass(c)
+			c.Spec.Parameters.Namespace.TokenExpiration = &metav1.Duration{Duration: time.Minute}
+		}, Want: []apitesting.Want{apitesting.Invalid("spec.parameters.namespace.tokenExpiration")}},
+		{Name: "min above max", Mutate: func(c *appstudio.DeploymentTargetClass) {
+			namespaceClass(c)
+			c.Spec.Parameters.Namespace.ContainerLimits.Default = nil
+			c.Spec.Parameters.Namespace.ContainerLimits.Min = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		}, Want: []apitesting.Want{apitesting.Invalid("spec.parameters.namespace.containerLimits.min[cpu]")}},
 	}
 	registrytest.RunValidate(t, testKind, cases)
 }
@@ -104,8 +123,26 @@ func TestValidateUpdate(t *testing.T) {
 		{Name: "no reclaim policy", Mutate: func(c *appstudio.DeploymentTargetClass) { c.Spec.ReclaimPolicy = "" },
 			Want: []apitesting.Want{apitesting.Required("spec.reclaimPolicy")}},
 		{Name: "renamed", Mutate: func(c *appstudio.DeploymentTargetClass) { c.Name = "other" }, Want: []apitesting.Want{apitesting.Invalid("metadata.name")}},
+		{Name: "namespace parameters", Mutate: namespaceClass},
+		{Name: "negative quota", Mutate: func(c *appstudio.DeploymentTargetClass) {
+			namespaceClass(c)
+			c.Spec.Parameters.Namespace.ResourceQuota["count/pods"] = resource.MustParse("-1")
+		}, Want: []apitesting.Want{apitesting.Invalid("spec.parameters.namespace.resourceQuota[count/pods]")}},
 	}
 	registrytest.RunValidateUpdate(t, testKind, cases)
+}
+
+// namespaceClass makes a class one of the namespace provisioner, with parameters.
+func namespaceClass(c *appstudio.DeploymentTargetClass) {
+	c.Spec.Provisioner = appstudio.ProvisionerNamespace
+	c.Spec.Parameters.Namespace = &appstudio.NamespaceProvisionerParameters{
+		TTL:           &metav1.Duration{Duration: 168 * time.Hour},
+		ResourceQuota: corev1.ResourceList{"count/pods": resource.MustParse("20")},
+		ContainerLimits: &appstudio.ContainerLimits{
+			Default: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+			Max:     corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		},
+	}
 }
 
 func TestSelectableFields(t *testing.T) {

@@ -25,9 +25,9 @@ import (
 // DeploymentTargetClassSpecApplyConfiguration represents a declarative configuration of the DeploymentTargetClassSpec type for use
 // with apply.
 type DeploymentTargetClassSpecApplyConfiguration struct {
-	Provisioner   *v1alpha1.Provisioner                `json:"provisioner,omitempty"`
-	Parameters    *v1alpha1.DeploymentTargetParameters `json:"parameters,omitempty"`
-	ReclaimPolicy *v1alpha1.ReclaimPolicy              `json:"reclaimPolicy,omitempty"`
+	Provisioner   *v1alpha1.Provisioner                         `json:"provisioner,omitempty"`
+	Parameters    *DeploymentTargetParametersApplyConfiguration `json:"parameters,omitempty"`
+	ReclaimPolicy *v1alpha1.ReclaimPolicy                       `json:"reclaimPolicy,omitempty"`
 }
 
 // DeploymentTargetClassSpecApplyConfiguration constructs a declarative configuration of the DeploymentTargetClassSpec type for use with
@@ -47,8 +47,8 @@ func (b *DeploymentTargetClassSpecApplyConfiguration) WithProvisioner(value v1al
 // WithParameters sets the Parameters field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Parameters field is set to the value of the last call.
-func (b *DeploymentTargetClassSpecApplyConfiguration) WithParameters(value v1alpha1.DeploymentTargetParameters) *DeploymentTargetClassSpecApplyConfiguration {
-	b.Parameters = &value
+func (b *DeploymentTargetClassSpecApplyConfiguration) WithParameters(value *DeploymentTargetParametersApplyConfiguration) *DeploymentTargetClassSpecApplyConfiguration {
+	b.Parameters = value
 	return b
 }
 
