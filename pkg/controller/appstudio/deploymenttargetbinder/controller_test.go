@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+	"slices"
 )
 
 // fixture is the binder over a fake clientset, with its informers running; tests call sync
@@ -141,7 +142,7 @@ func TestBind(t *testing.T) {
 	}
 	c := f.claim("c1")
 	if c.Spec.TargetName != "dt1" || c.Status.Phase != claimBound || c.Annotations[annBound] != "true" || c.Annotations[annByCtrl] != "true" ||
-		!hasString(c.Finalizers, finBinder) {
+		!slices.Contains(c.Finalizers, finBinder) {
 		t.Errorf("claim %+v %+v %+v", c.ObjectMeta, c.Spec, c.Status)
 	}
 	if got := errorOccurred(c.Status.Conditions); got != "False/Success/" {
@@ -191,10 +192,10 @@ func TestReleaseAndRebind(t *testing.T) {
 	f.awaitCaches()
 	f.mustSync("c1")
 	dt := f.target("dt1")
-	if dt.Spec.ClaimRef != "" || dt.Status.Phase != targetReleased || !hasString(dt.Finalizers, finTarget) || dt.DeletionTimestamp != nil {
+	if dt.Spec.ClaimRef != "" || dt.Status.Phase != targetReleased || !slices.Contains(dt.Finalizers, finTarget) || dt.DeletionTimestamp != nil {
 		t.Fatalf("target %+v %+v %+v, want kept, Released, claimRef cleared, with the DT finalizer", dt.ObjectMeta, dt.Spec, dt.Status)
 	}
-	if c := f.claim("c1"); hasString(c.Finalizers, finBinder) {
+	if c := f.claim("c1"); slices.Contains(c.Finalizers, finBinder) {
 		t.Fatalf("claim finalizers %v", c.Finalizers)
 	}
 	f.expectEvents("Normal TargetReleased Released DeploymentTarget dt1")
@@ -225,7 +226,7 @@ func TestDeleteReclaimPolicyDeletesTheTarget(t *testing.T) {
 	if dt := f.target("dt1"); dt != nil {
 		t.Errorf("target %+v not deleted", dt)
 	}
-	if c := f.claim("c1"); hasString(c.Finalizers, finBinder) {
+	if c := f.claim("c1"); slices.Contains(c.Finalizers, finBinder) {
 		t.Errorf("claim finalizers %v", c.Finalizers)
 	}
 	f.expectEvents("Normal TargetDeleted Deleted DeploymentTarget dt1: its class bronze has reclaimPolicy Delete",

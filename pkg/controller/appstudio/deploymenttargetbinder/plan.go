@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"slices"
 )
 
 type (
@@ -194,7 +196,7 @@ func planClaim(s state, now metav1.Time) plan {
 		p.release(s)
 		return p.plan
 	}
-	if !hasString(claim.Finalizers, appstudiov1alpha1.FinalizerBinder) {
+	if !slices.Contains(claim.Finalizers, appstudiov1alpha1.FinalizerBinder) {
 		claim = p.writeClaim(claim, func(c *claimT) {
 			c.Finalizers = append(c.Finalizers, appstudiov1alpha1.FinalizerBinder)
 		})
@@ -403,7 +405,7 @@ func (p *planner) bind(claim *claimT, t *targetT, byController bool) (*claimT, a
 // claim is not this claim's to hand back: only the claim's finalizer goes.
 func (p *planner) release(s state) {
 	claim := s.claim
-	if !hasString(claim.Finalizers, appstudiov1alpha1.FinalizerBinder) {
+	if !slices.Contains(claim.Finalizers, appstudiov1alpha1.FinalizerBinder) {
 		return
 	}
 	if isBindCompleted(claim) && claim.Status.Phase == appstudiov1alpha1.DeploymentTargetClaimPhaseBound {
@@ -418,7 +420,7 @@ func (p *planner) release(s state) {
 			if t.DeletionTimestamp == nil {
 				// A terminating object takes no new finalizer.
 				t = p.writeTarget(t, func(t *targetT) {
-					if !hasString(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
+					if !slices.Contains(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
 						t.Finalizers = append(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer)
 					}
 				})
@@ -435,7 +437,7 @@ func (p *planner) release(s state) {
 			p.event("Normal", EventTargetReleased, "Released DeploymentTarget %s", t.Name)
 		}
 	}
-	p.writeClaim(claim, func(c *claimT) { c.Finalizers = removeString(c.Finalizers, appstudiov1alpha1.FinalizerBinder) })
+	p.writeClaim(claim, func(c *claimT) { c.Finalizers = framework.Without(c.Finalizers, appstudiov1alpha1.FinalizerBinder) })
 }
 
 // doesTargetMatchClaim is why t cannot be bound to claim, "" when it can (reference:
@@ -510,24 +512,5 @@ func findTarget(targets []*targetT, name string) *targetT {
 func sortedTargets(targets []*targetT) []*targetT {
 	out := append([]*targetT(nil), targets...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func removeString(list []string, s string) []string {
-	var out []string
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
 	return out
 }

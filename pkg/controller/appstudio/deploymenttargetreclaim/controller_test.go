@@ -18,6 +18,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+	"slices"
 )
 
 // fixture is the controller over a fake clientset, with its informers running; tests call
@@ -94,7 +95,7 @@ func TestRetainReleasesTheTargetOfAGoneClaim(t *testing.T) {
 	f := newFixture(t, retainClass, newTarget(withFinalizers(), noConditions, boundTo("c1"))).start()
 	f.mustSync()
 	got := f.target()
-	if got.Spec.ClaimRef != "" || got.Status.Phase != released || !hasString(got.Finalizers, finDT) {
+	if got.Spec.ClaimRef != "" || got.Status.Phase != released || !slices.Contains(got.Finalizers, finDT) {
 		t.Errorf("target %+v %+v %+v, want released with the DT finalizer", got.ObjectMeta, got.Spec, got.Status)
 	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, "ErrorOccurred"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Success" {

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"slices"
 )
 
 type (
@@ -141,7 +143,7 @@ func planTarget(s state, now metav1.Time) plan {
 		p.terminating(t)
 		return p.plan
 	}
-	if !hasString(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
+	if !slices.Contains(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
 		t = p.write(t, func(t *targetT) {
 			t.Finalizers = append(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer)
 		})
@@ -203,9 +205,9 @@ func isProvisioned(t *targetT) bool {
 
 // terminating is a target being deleted.
 func (p *planner) terminating(t *targetT) {
-	if hasString(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
+	if slices.Contains(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
 		t = p.write(t, func(t *targetT) {
-			t.Finalizers = removeString(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer)
+			t.Finalizers = framework.Without(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer)
 		})
 	}
 	if len(t.Finalizers) == 0 || t.Status.Phase == appstudiov1alpha1.DeploymentTargetPhaseFailed {
@@ -236,23 +238,4 @@ func setErrorOccurred(conds *[]metav1.Condition, msg string, now metav1.Time) {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appstudiov1alpha1.DeploymentTargetReasonErrorOccurred, msg
 	}
 	meta.SetStatusCondition(conds, c)
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func removeString(list []string, s string) []string {
-	var out []string
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+	"slices"
 )
 
 // testCA is a PEM certificate, as New requires one.
@@ -265,7 +266,7 @@ func TestProvisionEndToEnd(t *testing.T) {
 		d.Spec.DeploymentTargetClassName != className || d.Spec.KubernetesClusterCredentials.DefaultNamespace != unitNS ||
 		d.Spec.KubernetesClusterCredentials.APIURL != server || d.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret != s.Name ||
 		d.Spec.KubernetesClusterCredentials.AllowInsecureSkipTLSVerify ||
-		d.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] != string(ProvisionerName) || !hasString(d.Finalizers, Finalizer) {
+		d.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] != string(ProvisionerName) || !slices.Contains(d.Finalizers, Finalizer) {
 		t.Fatalf("target %+v %+v %+v", d.ObjectMeta, d.Spec, d.Status)
 	}
 	c := meta.FindStatusCondition(f.claim().Status.Conditions, ConditionProvisioned)
@@ -381,7 +382,7 @@ func TestReclaimDelete(t *testing.T) {
 	if f.secret() != nil || f.namespace() != nil {
 		t.Fatal("Secret and namespace remain")
 	}
-	if !hasString(f.target().Finalizers, Finalizer) {
+	if !slices.Contains(f.target().Finalizers, Finalizer) {
 		t.Fatal("the finalizer went before the namespace was seen gone")
 	}
 	f.expectEvents(fmt.Sprintf("Normal Deprovisioning Deleting namespace %s and Secret %s of DeploymentTarget %s: reclaimPolicy Delete",
@@ -389,7 +390,7 @@ func TestReclaimDelete(t *testing.T) {
 
 	f.settle()
 	f.mustSync()
-	if hasString(f.target().Finalizers, Finalizer) {
+	if slices.Contains(f.target().Finalizers, Finalizer) {
 		t.Error("the finalizer remains")
 	}
 	f.expectEvents(fmt.Sprintf("Normal Deprovisioned Deleted namespace %s and Secret %s of DeploymentTarget %s", unitNS, SecretName(unitTarget), unitTarget))
@@ -411,7 +412,7 @@ func TestReclaimRetain(t *testing.T) {
 	if n, s := f.namespace(), f.secret(); n == nil || s == nil || n.Labels[LabelRetained] != "true" || s.Labels[LabelRetained] != "true" {
 		t.Fatalf("namespace %+v Secret %+v", n, s)
 	}
-	if hasString(f.target().Finalizers, Finalizer) {
+	if slices.Contains(f.target().Finalizers, Finalizer) {
 		t.Error("the finalizer remains")
 	}
 	f.expectEvents(fmt.Sprintf("Normal Retained Kept namespace %s and Secret %s of DeploymentTarget %s: reclaimPolicy Retain",

@@ -16,6 +16,7 @@ import (
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"slices"
 )
 
 type (
@@ -210,7 +211,7 @@ func planUnit(s state, cfg config, now time.Time) plan {
 
 // isOurs tells whether this provisioner made t.
 func isOurs(t *targetT) bool {
-	return t.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] == string(ProvisionerName) || hasString(t.Finalizers, Finalizer)
+	return t.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] == string(ProvisionerName) || slices.Contains(t.Finalizers, Finalizer)
 }
 
 // wantsProvisioning tells whether the binder asks this provisioner for a target for s.claim.
@@ -304,7 +305,7 @@ func (p *planner) maintain() {
 		return
 	}
 	upd := dt.DeepCopy()
-	if !hasString(upd.Finalizers, Finalizer) {
+	if !slices.Contains(upd.Finalizers, Finalizer) {
 		upd.Finalizers = append(upd.Finalizers, Finalizer)
 	}
 	if upd.Annotations == nil {
@@ -490,7 +491,7 @@ func (p *planner) reclaimPolicy() appstudiov1alpha1.ReclaimPolicy {
 func (p *planner) reclaim() {
 	s := p.s
 	dt := s.dt
-	if !hasString(dt.Finalizers, Finalizer) {
+	if !slices.Contains(dt.Finalizers, Finalizer) {
 		return
 	}
 	secret := s.secret
@@ -499,7 +500,7 @@ func (p *planner) reclaim() {
 	}
 	release := func() {
 		upd := dt.DeepCopy()
-		upd.Finalizers = removeString(upd.Finalizers, Finalizer)
+		upd.Finalizers = framework.Without(upd.Finalizers, Finalizer)
 		p.updateTarget = upd
 	}
 	if p.reclaimPolicy() == appstudiov1alpha1.ReclaimPolicyRetain {
@@ -549,23 +550,4 @@ func (p *planner) collectOrphans() {
 		p.deleteSecret = s.secret
 		p.orphanNeedsNoTarget = true
 	}
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func removeString(list []string, s string) []string {
-	var out []string
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
 }

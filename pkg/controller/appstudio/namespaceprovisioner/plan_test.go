@@ -17,6 +17,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"slices"
 )
 
 const (
@@ -223,7 +224,7 @@ func TestPlanUnit(t *testing.T) {
 						DefaultNamespace: unitNS, APIURL: server, ClusterCredentialsSecret: SecretName(unitTarget)}}
 				if d.Spec != want || d.Status.Phase != appstudiov1alpha1.DeploymentTargetPhaseAvailable ||
 					d.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] != string(ProvisionerName) ||
-					d.Labels[appstudiov1alpha1.AnnTargetProvisioner] != className || !hasString(d.Finalizers, Finalizer) {
+					d.Labels[appstudiov1alpha1.AnnTargetProvisioner] != className || !slices.Contains(d.Finalizers, Finalizer) {
 					t.Errorf("target %+v %+v", d.ObjectMeta, d.Spec)
 				}
 			},
@@ -469,7 +470,7 @@ func TestPlanUnit(t *testing.T) {
 				if p.confirmNamespaceGone != unitNS {
 					t.Errorf("confirmNamespaceGone %q", p.confirmNamespaceGone)
 				}
-				if hasString(p.updateTarget.Finalizers, Finalizer) || !hasString(p.updateTarget.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
+				if slices.Contains(p.updateTarget.Finalizers, Finalizer) || !slices.Contains(p.updateTarget.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer) {
 					t.Errorf("finalizers %v", p.updateTarget.Finalizers)
 				}
 			},
