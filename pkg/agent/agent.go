@@ -8,18 +8,30 @@
 // root: clients, shared informer factories, which controllers run, and under which Lease.
 //
 // Where the controllers live:
-//   - pkg/controller/syncrun: SyncRun → sync operations (an Argo CD controller).
+//   - pkg/controller/syncrun: SyncRun → sync operations (an Argo CD controller; syncrun.go wires it).
+//   - pkg/controller/repositorycredential: RepositoryCredential → Argo CD repository Secret,
+//     checked by ls-remote (an Argo CD controller; repositorycredential.go wires it).
+//   - pkg/controller/managedenvironment: ManagedEnvironment → shared Argo CD cluster Secret,
+//     and the ServiceAccounts of createNewServiceAccount on remote clusters (an Argo CD
+//     controller; managedenvironment.go wires it). Its Clusters tells the GitOpsDeployment
+//     controller where an environment deploys; it queues GitOpsDeployments through
+//     a.deploymentCtl.add.
 //   - pkg/controller/operations: the Operation records of every change in Argo CD, and their
 //     retention (run with the Argo CD controllers).
-//   - pkg/controller/argocd: the Argo CD naming contract (labels, Application and AppProject
-//     names, the Applications-by-deployment index) and the recorded Application patch.
+//   - pkg/controller/argocd: the Argo CD naming contract (labels, Application, AppProject and
+//     repository Secret names, cluster Secret keys, the Applications-by-deployment index), the
+//     recorded Application patch, and the repository Secrets' claims on repositories that
+//     AppProjects honour (RepositoryAllowed).
 //   - pkg/controller/appstudio/...: the appstudio Environment, SnapshotEnvironmentBinding and
 //     PromotionRun controllers, under the AppStudio Lease.
 //   - still in this package (controller.go's aliases over framework.Controller): the
-//     GitOpsDeployment, deployer, ManagedEnvironment and RepositoryCredential controllers.
+//     GitOpsDeployment controller (deployment.go, application.go, status.go, retire.go,
+//     destination.go; with its watch of repository Secrets and the project refresh
+//     controller, project_refresh.go) and the deployer controller (deployer.go).
 //
-// The Argo CD controllers (ArgoCDControllers: this package's and pkg/controller/syncrun) run
-// under ArgoCDLease, the appstudio ones under AppStudioLease.
+// The Argo CD controllers (ArgoCDControllers: this package's, pkg/controller/syncrun,
+// pkg/controller/repositorycredential and pkg/controller/managedenvironment) run under
+// ArgoCDLease, the appstudio ones under AppStudioLease.
 package agent
 
 import (
@@ -51,6 +63,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
@@ -164,7 +177,8 @@ type Agent struct {
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
 	// argoCDPackaged are the Argo CD controllers with packages of their own under
-	// pkg/controller (the SyncRun controller): they run with a.controllers, under ArgoCDLease.
+	// pkg/controller (the RepositoryCredential, SyncRun and ManagedEnvironment controllers):
+	// they run with a.controllers, under ArgoCDLease.
 	argoCDPackaged []packagedController
 	// appStudio are the AppStudio controllers (packages of their own under
 	// pkg/controller/appstudio), run under AppStudioLease.
@@ -177,13 +191,13 @@ type Agent struct {
 	appIndex     cache.Indexer
 	projects     argolisters.AppProjectLister
 	argoSecrets  corelisters.SecretLister
-	// argoConfigMaps holds the ConfigMaps of the Argo CD namespace: whom Argo CD trusts for
-	// Git hosts.
-	argoConfigMaps corelisters.ConfigMapLister
 
 	deploymentCtl *controller
-	ops           *operations.Recorder
-	opsRetention  time.Duration
+	// envClusters tells the GitOpsDeployment controller which Argo CD cluster an environment
+	// deploys to (the ManagedEnvironment controller's view, pkg/controller/managedenvironment).
+	envClusters  *managedenvironment.Clusters
+	ops          *operations.Recorder
+	opsRetention time.Duration
 
 	// deployerInformers watch the deployers' objects in every namespace (deployer.go).
 	deployerInformers informers.SharedInformerFactory
@@ -264,12 +278,10 @@ func (a *Agent) setupArgoCD() error {
 	if err := a.addInformer(secrets.Informer()); err != nil {
 		return err
 	}
-	configMaps := a.argoKubeInformers.Core().V1().ConfigMaps()
-	a.argoConfigMaps = configMaps.Lister()
-	if err := a.addInformer(configMaps.Informer()); err != nil {
+	if err := a.setupRepositoryCredentials(); err != nil {
 		return err
 	}
-	if err := a.setupRepositoryCredentials(); err != nil {
+	if err := a.setupRepositoryIsolation(); err != nil {
 		return err
 	}
 	if err := a.setupSyncRuns(); err != nil {
@@ -451,28 +463,4 @@ func (a *Agent) tenantSecrets(secretType string) coreinformers.SecretInformer {
 		a.factories = append(a.factories, factory)
 	}
 	return factory.Core().V1().Secrets()
-}
-
-// watchTenantSecrets watches the Secrets of one type in every namespace (tenantSecrets) and
-// queues on ctl the objects that users indexes, under index, by the Secret's "namespace/name".
-func (a *Agent) watchTenantSecrets(secretType string, users cache.Indexer, index string, ctl *controller) (corelisters.SecretLister, error) {
-	secrets := a.tenantSecrets(secretType)
-	enqueueUsers := func(obj interface{}) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		objs, _ := users.ByIndex(index, key)
-		for _, o := range objs {
-			ctl.enqueue(o)
-		}
-	}
-	if err := a.addInformer(secrets.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueueUsers,
-		UpdateFunc: func(_, obj interface{}) { enqueueUsers(obj) },
-		DeleteFunc: enqueueUsers,
-	}); err != nil {
-		return nil, err
-	}
-	return secrets.Lister(), nil
 }

@@ -23,11 +23,6 @@ const (
 	fieldManager               = argocd.FieldManager
 )
 
-// Messages of user errors the agent finds at run time (reference §3.2).
-const (
-	userErrorManagedEnvironment = "Unable to reconcile the ManagedEnvironment. Verify that the ManagedEnvironment and Secret are correctly defined, and have valid credentials"
-)
-
 // userError is an error whose message is meant for the owner of the GitOpsDeployment; retrying
 // does not help until they change the object.
 type userError struct{ msg string }

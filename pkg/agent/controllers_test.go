@@ -9,6 +9,8 @@ import (
 	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
+	"github.com/gitops-service/gitops-service/pkg/controller/repositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
@@ -50,8 +52,9 @@ func TestEnabledControllers(t *testing.T) {
 	}
 }
 
-// The SyncRun controller, packaged in pkg/controller/syncrun, is one of the Argo CD
-// controllers: it runs under the Argo CD Lease, never the AppStudio one.
+// The RepositoryCredential, SyncRun and ManagedEnvironment controllers, packaged under
+// pkg/controller, are Argo CD controllers: they run under the Argo CD Lease, never the AppStudio
+// one.
 func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset()}
 	names := func(cs []packagedController) []string {
@@ -67,7 +70,7 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 		wantAppStudio         bool
 		wantDeploymentControl bool
 	}{
-		{controllers: []string{"argocd"}, argoCD: []string{syncrun.Name}, wantDeploymentControl: true},
+		{controllers: []string{"argocd"}, argoCD: []string{repositorycredential.Name, syncrun.Name, managedenvironment.Name}, wantDeploymentControl: true},
 		{controllers: []string{"*", "-argocd"}, wantAppStudio: true},
 	} {
 		t.Run(strings.Join(tc.controllers, ","), func(t *testing.T) {
@@ -82,7 +85,7 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 			if got := names(a.argoCDPackaged); !slices.Equal(got, tc.argoCD) {
 				t.Errorf("packaged Argo CD controllers %v, want %v", got, tc.argoCD)
 			}
-			if got := names(a.appStudio); (len(got) > 0) != tc.wantAppStudio || slices.Contains(got, syncrun.Name) {
+			if got := names(a.appStudio); (len(got) > 0) != tc.wantAppStudio || slices.Contains(got, syncrun.Name) || slices.Contains(got, repositorycredential.Name) || slices.Contains(got, managedenvironment.Name) {
 				t.Errorf("AppStudio controllers %v", got)
 			}
 			if (a.deploymentCtl != nil) != tc.wantDeploymentControl {

@@ -358,7 +358,7 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	}
 	repos := make([]string, 0, len(in.repos))
 	for _, r := range in.repos {
-		if a.repositoryAllowed(namespace, r) { // another tenant's private repository: repocred_isolation.go
+		if a.repositoryAllowed(namespace, r) { // another tenant's private repository: project_refresh.go, argocd.RepositoryAllowed
 			repos = append(repos, r)
 		}
 	}
@@ -457,9 +457,9 @@ func (a *Agent) removeProject(ctx context.Context, t *tenant, namespace string, 
 // destinationAccount is the entry of a tenant project's destinationServiceAccounts for dest:
 // whom Argo CD impersonates to sync there. In the local cluster that is the namespace's
 // deployer; through a ManagedEnvironment, the ServiceAccount its credentials belong to
-// (recorded on its cluster Secret, environment_impersonation.go), which also tells whether
-// the environment reaches cluster-scoped resources. ok is false for a cluster the agent does
-// not know (yet).
+// (argocd.AnnotationImpersonate on its cluster Secret, pkg/controller/managedenvironment), which
+// also tells whether the environment reaches cluster-scoped resources. ok is false for a
+// cluster the agent does not know (yet).
 func (a *Agent) destinationAccount(dest argov1alpha1.ApplicationDestination) (acct argov1alpha1.ApplicationDestinationServiceAccount, wholeCluster, ok bool) {
 	if dest.Server == a.localServer {
 		return argov1alpha1.ApplicationDestinationServiceAccount{
@@ -472,14 +472,14 @@ func (a *Agent) destinationAccount(dest argov1alpha1.ApplicationDestination) (ac
 		return acct, false, false
 	}
 	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(dest.Name)
-	if err != nil || s.Annotations[annotationImpersonate] == "" || len(s.Data[clusterKeyServer]) == 0 {
+	if err != nil || s.Annotations[argocd.AnnotationImpersonate] == "" || len(s.Data[argocd.ClusterKeyServer]) == 0 {
 		return acct, false, false
 	}
 	return argov1alpha1.ApplicationDestinationServiceAccount{
-		Server:                globEscape(string(s.Data[clusterKeyServer])),
+		Server:                globEscape(string(s.Data[argocd.ClusterKeyServer])),
 		Namespace:             "*", // the environment's cluster Secret limits the namespaces
-		DefaultServiceAccount: s.Annotations[annotationImpersonate],
-	}, len(s.Data[clusterKeyNamespaces]) == 0 || string(s.Data[clusterKeyClusterScoped]) == "true", true
+		DefaultServiceAccount: s.Annotations[argocd.AnnotationImpersonate],
+	}, len(s.Data[argocd.ClusterKeyNamespaces]) == 0 || string(s.Data[argocd.ClusterKeyClusterScoped]) == "true", true
 }
 
 // globEscape quotes the characters Argo CD's glob matching of destinationServiceAccounts

@@ -2,10 +2,7 @@ package agent
 
 import (
 	"fmt"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -14,8 +11,10 @@ import (
 
 // Kubernetes Events the agent records on the tenant's objects, which is all a tenant sees of
 // Argo CD in `kubectl describe`. Each is decided by a pure function from the status the agent
-// last wrote and the one it is writing (deploymentEvents, environmentEvents, credentialEvents;
-// a SyncRun's are the SyncRun controller's, pkg/controller/syncrun), and recorded only once
+// last wrote and the one it is writing (deploymentEvents; a SyncRun's are the SyncRun
+// controller's, pkg/controller/syncrun, a ManagedEnvironment's the ManagedEnvironment
+// controller's, pkg/controller/managedenvironment, and a RepositoryCredential's the
+// RepositoryCredential controller's, pkg/controller/repositorycredential), and recorded only once
 // that write succeeded: a write that fails or conflicts records nothing, and its retry,
 // deciding from the same old status, records the Events once. An unchanged status is never written, so an agent that restarts
 // records nothing for what it finds as it was.
@@ -34,22 +33,6 @@ const (
 	EventHealthDegraded = "HealthDegraded"
 	// EventHealthRecovered: health went from Degraded back to Healthy.
 	EventHealthRecovered = "HealthRecovered"
-)
-
-// Event reasons on a GitOpsDeploymentManagedEnvironment and a
-// GitOpsDeploymentRepositoryCredential. The other problems of either are Warnings with their
-// condition's reason.
-const (
-	// EventCredentialsRejected (Warning): the cluster (UnableToValidateClusterCredentials) or
-	// the Git host (ls-remote: InvalidCredentials) did not accept the credentials, or could
-	// not be reached with them.
-	EventCredentialsRejected = "CredentialsRejected"
-	// EventCredentialsAccepted: a ManagedEnvironment's cluster accepted its credentials after
-	// a problem had been reported.
-	EventCredentialsAccepted = "CredentialsAccepted"
-	// EventCredentialsValidated: a RepositoryCredential's credentials passed ls-remote after a
-	// problem had been reported.
-	EventCredentialsValidated = "CredentialsValidated"
 )
 
 // event is a Kubernetes Event to record on an object once its status is written.
@@ -127,62 +110,4 @@ func healthName(h managedv1alpha1.HealthStatusCode) string {
 		return "unknown"
 	}
 	return string(h)
-}
-
-// environmentEvents are the Events of a ManagedEnvironment whose conditions go from
-// env.Status.Conditions to conds: a new problem of its connection (a Warning; the cluster
-// refusing or not answering is EventCredentialsRejected), or success after a problem.
-func environmentEvents(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, conds []metav1.Condition) []event {
-	typ := managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded
-	oc, nc := meta.FindStatusCondition(env.Status.Conditions, typ), meta.FindStatusCondition(conds, typ)
-	if nc == nil || (oc != nil && oc.Status == nc.Status && oc.Reason == nc.Reason && oc.Message == nc.Message) {
-		return nil
-	}
-	if nc.Status == metav1.ConditionTrue {
-		if oc == nil || oc.Status == metav1.ConditionTrue {
-			return nil
-		}
-		return []event{normalEvent(EventCredentialsAccepted,
-			"The cluster accepted the credentials of Secret %s again: the environment is connected", env.Spec.ClusterCredentialsSecret)}
-	}
-	reason, msg := nc.Reason, nc.Message
-	switch managedv1alpha1.ManagedEnvironmentConditionReason(reason) {
-	case managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials:
-		reason = EventCredentialsRejected
-	case managedv1alpha1.ManagedEnvironmentReasonUnableToParseKubeconfigData:
-		// A parser's error may quote the Secret's data.
-		if strings.HasPrefix(msg, "unable to parse kubeconfig data:") {
-			msg = "unable to parse the kubeconfig data of Secret " + env.Spec.ClusterCredentialsSecret
-		}
-	}
-	return []event{warningEvent(reason, "%s", msg)}
-}
-
-// credentialEvents are the Events of a RepositoryCredential checked with outcome o: a new
-// problem (a Warning; credentials that ls-remote refused are EventCredentialsRejected), or
-// valid credentials after a problem.
-func credentialEvents(cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential, o credentialOutcome) []event {
-	oc := meta.FindStatusCondition(cred.Status.Conditions, managedv1alpha1.RepositoryCredentialConditionErrorOccurred)
-	nc := credentialConditions(cred.Spec, o)[0] // ErrorOccurred
-	if oc != nil && oc.Status == nc.Status && oc.Reason == nc.Reason && oc.Message == nc.Message {
-		return nil
-	}
-	repo := anonymousURL(cred.Spec.Repository)
-	switch o.Reason {
-	case credentialValid.Reason:
-		if oc == nil || oc.Status != metav1.ConditionTrue {
-			return nil
-		}
-		return []event{normalEvent(EventCredentialsValidated, "git ls-remote accepted the credentials of Secret %s for repository %s", cred.Spec.Secret, repo)}
-	case managedv1alpha1.RepositoryCredentialReasonInvalidCredentials:
-		// ls-remote tells no more than that it failed: the host refused the credentials, or
-		// could not be reached or trusted (argocd-tls-certs-cm, argocd-ssh-known-hosts-cm).
-		return []event{warningEvent(EventCredentialsRejected,
-			"git ls-remote of repository %s with the credentials of Secret %s failed: the Git host refused them, or could not be reached or trusted",
-			repo, cred.Spec.Secret)}
-	case managedv1alpha1.RepositoryCredentialReasonInvalidRepositoryURL:
-		return []event{warningEvent(o.Reason, "Repository %s does not exist: %s", repo, o.Detail)}
-	default:
-		return []event{warningEvent(o.Reason, "%s (Secret %s)", nc.Message, cred.Spec.Secret)}
-	}
 }

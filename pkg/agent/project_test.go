@@ -88,13 +88,13 @@ func testSecretLister(t *testing.T, secrets ...*corev1.Secret) corelisters.Secre
 func clusterSecretFor(name, server, impersonate string, data map[string]string) *corev1.Secret {
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argocd"},
-		Data:       map[string][]byte{clusterKeyName: []byte(name)},
+		Data:       map[string][]byte{argocd.ClusterKeyName: []byte(name)},
 	}
 	if server != "" {
-		s.Data[clusterKeyServer] = []byte(server)
+		s.Data[argocd.ClusterKeyServer] = []byte(server)
 	}
 	if impersonate != "" {
-		s.Annotations = map[string]string{annotationImpersonate: impersonate}
+		s.Annotations = map[string]string{argocd.AnnotationImpersonate: impersonate}
 	}
 	for k, v := range data {
 		s.Data[k] = []byte(v)
@@ -105,9 +105,9 @@ func clusterSecretFor(name, server, impersonate string, data map[string]string) 
 func TestProjectDestinationAccount(t *testing.T) {
 	const envURL = "https://api.example:6443?managedEnvironment=env-uid"
 	a := &Agent{argoNamespace: "argocd", localServer: argocd.InClusterServer, argoSecrets: testSecretLister(t,
-		clusterSecretFor("managed-env-env-uid", envURL, "team:deployer", map[string]string{clusterKeyNamespaces: "web,api", clusterKeyClusterScoped: "false"}),
+		clusterSecretFor("managed-env-env-uid", envURL, "team:deployer", map[string]string{argocd.ClusterKeyNamespaces: "web,api", argocd.ClusterKeyClusterScoped: "false"}),
 		clusterSecretFor("managed-env-wide", "https://wide.example?managedEnvironment=wide", "kube-system:mgr", nil),
-		clusterSecretFor("managed-env-crs", "https://crs.example?managedEnvironment=crs", "kube-system:mgr", map[string]string{clusterKeyNamespaces: "web", clusterKeyClusterScoped: "true"}),
+		clusterSecretFor("managed-env-crs", "https://crs.example?managedEnvironment=crs", "kube-system:mgr", map[string]string{argocd.ClusterKeyNamespaces: "web", argocd.ClusterKeyClusterScoped: "true"}),
 		clusterSecretFor("managed-env-user", "https://user.example?managedEnvironment=user", "", nil),
 		clusterSecretFor("managed-env-noserver", "", "kube-system:mgr", nil),
 	)}

@@ -17,9 +17,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 )
 
 // The environments step of the scale benchmark (issue 18): after the tenant steps,
@@ -72,7 +72,7 @@ type EnvironmentSample struct {
 	// RemoteWatches is the WATCH requests in flight on the remote kube-apiserver.
 	RemoteWatches           float64
 	RemoteWatchesByResource map[string]float64
-	// ClusterSecrets counts the agent's shared Argo CD cluster Secrets (agent.LabelManagedCluster).
+	// ClusterSecrets counts the agent's shared Argo CD cluster Secrets (managedenvironment.LabelManagedCluster).
 	ClusterSecrets int
 }
 
@@ -255,7 +255,7 @@ func sampleEnvironments(ctx context.Context, cfg ScaleConfig, tr *Tracker) (Envi
 	if s.RemoteWatches, s.RemoteWatchesByResource, err = APIServerWatches(ctx, cfg.Remote.Kube); err != nil {
 		return s, fmt.Errorf("the remote cluster: %w", err)
 	}
-	secrets, err := cfg.Kube.CoreV1().Secrets(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{LabelSelector: agent.LabelManagedCluster})
+	secrets, err := cfg.Kube.CoreV1().Secrets(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{LabelSelector: managedenvironment.LabelManagedCluster})
 	if err != nil {
 		return s, err
 	}
@@ -395,7 +395,7 @@ func cleanupEnvironments(cfg ScaleConfig, tenants, remoteNamespaces, uids []stri
 		}
 	}
 	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		s, err := cfg.Kube.CoreV1().Secrets(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{LabelSelector: agent.LabelManagedCluster})
+		s, err := cfg.Kube.CoreV1().Secrets(cfg.ArgoNamespace).List(ctx, metav1.ListOptions{LabelSelector: managedenvironment.LabelManagedCluster})
 		return err == nil && len(s.Items) <= clusterSecrets, nil
 	}); err != nil {
 		logf("environments: the agent had not deleted their cluster Secrets after %s; going on", time.Since(start).Round(time.Second))

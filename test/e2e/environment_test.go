@@ -32,6 +32,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	managedtyped "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/typed/managedgitops/v1alpha1"
 )
 
@@ -189,7 +190,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(s.Name).To(HavePrefix("managed-cluster-"))
 		Expect(string(s.Data["name"])).To(Equal(s.Name))
 		Expect(string(s.Data["server"])).To(Equal(remoteURL + "?managedCluster=" + strings.TrimPrefix(s.Name, "managed-cluster-")))
-		Expect(s.Annotations[agent.AnnotationClusterUsers]).NotTo(ContainSubstring(deployerToken))
+		Expect(s.Annotations[managedenvironment.AnnotationClusterUsers]).NotTo(ContainSubstring(deployerToken))
 		Expect(string(s.Data["namespaces"])).To(Equal(ns))
 		Expect(string(s.Data["clusterResources"])).To(Equal("false"))
 		cfg := clusterConfig(s)
@@ -296,7 +297,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 			if err != nil {
 				return "", err
 			}
-			return s.Annotations[agent.AnnotationClusterUsers], nil
+			return s.Annotations[managedenvironment.AnnotationClusterUsers], nil
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(
 			And(ContainSubstring(ns+"/shared/"), Not(ContainSubstring(second+"/shared/"))))
 		Consistently(func(ctx context.Context) error {
@@ -362,7 +363,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Expect(s.Data).NotTo(HaveKey("namespaces"))
 		cur, err := envClient().Get(ctx, env.Name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cur.Finalizers).To(ContainElement(agent.EnvironmentFinalizer))
+		Expect(cur.Finalizers).To(ContainElement(managedenvironment.EnvironmentFinalizer))
 
 		By("deploying through it")
 		d := createDeploymentTo(ctx, ns, "to-remote-own-sa", repoURL, "env2", managedv1alpha1.ApplicationDestination{Environment: env.Name, Namespace: ns}, false)
@@ -769,14 +770,14 @@ func createSecret(ctx context.Context, ns, name string, typ corev1.SecretType, d
 // environmentClusterSecret is the Argo CD cluster Secret that lists env among its users
 // (environments with the same credentials and settings share one).
 func environmentClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
-	list, err := kube.CoreV1().Secrets(argoNamespace).List(ctx, metav1.ListOptions{LabelSelector: agent.LabelManagedCluster})
+	list, err := kube.CoreV1().Secrets(argoNamespace).List(ctx, metav1.ListOptions{LabelSelector: managedenvironment.LabelManagedCluster})
 	if err != nil {
 		return nil, err
 	}
 	entry := env.Namespace + "/" + env.Name + "/" + string(env.UID)
 	for i := range list.Items {
 		var users []string
-		if err := json.Unmarshal([]byte(list.Items[i].Annotations[agent.AnnotationClusterUsers]), &users); err == nil && slices.Contains(users, entry) {
+		if err := json.Unmarshal([]byte(list.Items[i].Annotations[managedenvironment.AnnotationClusterUsers]), &users); err == nil && slices.Contains(users, entry) {
 			return &list.Items[i], nil
 		}
 	}

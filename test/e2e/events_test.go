@@ -15,6 +15,8 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
+	"github.com/gitops-service/gitops-service/pkg/controller/repositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
 )
 
@@ -99,7 +101,7 @@ var _ = Describe("agent Events", Ordered, func() {
 			Expect(kube.CoreV1().Secrets(tenantA).Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
 		})
 
-		out := describedEvent(ctx, "gitopsdeploymentmanagedenvironment", name, "Warning", agent.EventCredentialsRejected,
+		out := describedEvent(ctx, "gitopsdeploymentmanagedenvironment", name, "Warning", managedenvironment.EventCredentialsRejected,
 			regexp.QuoteMeta("Unable to validate the credentials provided in the ManagedEnvironment Secret."))
 		Expect(out).NotTo(ContainSubstring("not-a-token"))
 	})
@@ -123,7 +125,7 @@ var _ = Describe("agent Events", Ordered, func() {
 			Expect(kube.CoreV1().Secrets(tenantA).Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
 		})
 
-		out := describedEvent(ctx, "gitopsdeploymentrepositorycredential", name, "Warning", agent.EventCredentialsRejected,
+		out := describedEvent(ctx, "gitopsdeploymentrepositorycredential", name, "Warning", repositorycredential.EventCredentialsRejected,
 			regexp.QuoteMeta("git ls-remote of repository "+url+" with the credentials of Secret "+name+" failed: the Git host refused them"))
 		Expect(out).NotTo(ContainSubstring("wrong-" + suffix))
 
@@ -133,7 +135,7 @@ var _ = Describe("agent Events", Ordered, func() {
 		s.Data["password"] = []byte(password)
 		_, err = kube.CoreV1().Secrets(tenantA).Update(ctx, s, metav1.UpdateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		out = describedEvent(ctx, "gitopsdeploymentrepositorycredential", name, "Normal", agent.EventCredentialsValidated,
+		out = describedEvent(ctx, "gitopsdeploymentrepositorycredential", name, "Normal", repositorycredential.EventCredentialsValidated,
 			regexp.QuoteMeta("git ls-remote accepted the credentials of Secret "+name+" for repository "+url))
 		Expect(out).NotTo(ContainSubstring(password))
 	})

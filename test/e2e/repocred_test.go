@@ -70,7 +70,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		cred := createCredential(ctx, ns, "https", httpsURL, "https-cred")
 		waitCredentialConditions(ctx, ns, "https", validConditions(httpsURL, "https-cred"))
 
-		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(cred.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "repository"))
 		Expect(s.Labels).To(HaveKeyWithValue(argocd.LabelTenantNamespace, ns))
@@ -88,7 +88,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 			map[string]string{"sshPrivateKey": sshKey})
 		cred := createCredential(ctx, ns, "ssh", sshURL, "ssh-cred")
 		waitCredentialConditions(ctx, ns, "ssh", validConditions(sshURL, "ssh-cred"))
-		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(cred.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Data).NotTo(HaveKey("insecureIgnoreHostKey"), "the host key is checked, by the agent and by Argo CD")
 
@@ -113,7 +113,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		// Well within the ten minutes of the periodic re-check: only the Secret's event can do it.
 		waitCredentialConditions(ctx, ns, "bad-pass", validConditions(httpsURL, "bad-pass"))
 		Eventually(func(ctx context.Context) error {
-			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+			_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(cred.UID), metav1.GetOptions{})
 			return err
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 
@@ -226,9 +226,9 @@ var _ = Describe("repository credentials", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
 
 		By("the repository Secret of the private repository claims it")
-		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(getCredential(ctx, ns, "https").UID), metav1.GetOptions{})
+		s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(getCredential(ctx, ns, "https").UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(s.Labels).To(HaveKeyWithValue(agent.LabelClaimsRepository, "true"))
+		Expect(s.Labels).To(HaveKeyWithValue(argocd.LabelClaimsRepository, "true"))
 
 		By("a credential of the other tenant that holds nothing does not open the private repository")
 		createSecret(ctx, other, "empty", managedv1alpha1.RepositoryCredentialSecretType, map[string]string{})
@@ -287,7 +287,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		}
 		for _, cred := range creds {
 			Eventually(func(ctx context.Context) error {
-				_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+				_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(cred.UID), metav1.GetOptions{})
 				return err
 			}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "the repository Secret of %s", cred.Name)
 		}
@@ -307,9 +307,9 @@ var _ = Describe("repository credentials", Ordered, func() {
 
 		By("the other tenant's repository Secrets claim nothing, and serve its own deployments")
 		for _, cred := range creds {
-			s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+			s, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(cred.UID), metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(s.Labels).To(HaveKeyWithValue(agent.LabelClaimsRepository, "false"), cred.Name)
+			Expect(s.Labels).To(HaveKeyWithValue(argocd.LabelClaimsRepository, "false"), cred.Name)
 		}
 		createDeployment(ctx, taker, "public-app", publicURL, "app", false)
 		waitSyncedHealthy(ctx, taker, "public-app", "cm-public")
@@ -428,7 +428,7 @@ func sameConditions(reason, msg string) []string {
 func expectNoRepoSecret(ctx context.Context, cred *managedv1alpha1.GitOpsDeploymentRepositoryCredential) {
 	GinkgoHelper()
 	Eventually(func(ctx context.Context) bool {
-		_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, agent.RepositorySecretName(cred.UID), metav1.GetOptions{})
+		_, err := kube.CoreV1().Secrets(argoNamespace).Get(ctx, argocd.RepositorySecretName(cred.UID), metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(BeTrue(), "an invalid credential has no repository Secret")
 }

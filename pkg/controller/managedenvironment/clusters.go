@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // Environments share Argo CD clusters. Argo CD keeps one cache per cluster Secret, so the
@@ -179,7 +181,7 @@ func sharedClusterSecret(apiURL string, config argov1alpha1.ClusterConfig, names
 		Namespaces:       ns,
 		ClusterResources: clusterResources,
 		Labels:           map[string]string{LabelManagedCluster: short},
-		Annotations:      map[string]string{annotationImpersonate: identity, annotationClusterKey: full},
+		Annotations:      map[string]string{argocd.AnnotationImpersonate: identity, annotationClusterKey: full},
 	}, nil
 }
 
@@ -211,22 +213,22 @@ func clusterSecretData(cs clusterSecret) (map[string]string, error) {
 		return nil, err
 	}
 	data := map[string]string{
-		clusterKeyName:   cs.Name,
-		clusterKeyServer: cs.Server,
-		clusterKeyConfig: string(config),
+		argocd.ClusterKeyName:   cs.Name,
+		argocd.ClusterKeyServer: cs.Server,
+		argocd.ClusterKeyConfig: string(config),
 	}
 	if len(cs.Namespaces) > 0 {
 		ns := append([]string(nil), cs.Namespaces...)
 		sort.Strings(ns)
-		data[clusterKeyNamespaces] = strings.Join(ns, ",")
-		data[clusterKeyClusterScoped] = fmt.Sprint(cs.ClusterResources)
+		data[argocd.ClusterKeyNamespaces] = strings.Join(ns, ",")
+		data[argocd.ClusterKeyClusterScoped] = fmt.Sprint(cs.ClusterResources)
 	}
 	return data, nil
 }
 
 // clusterSecretLabels are the labels of cs as written.
 func clusterSecretLabels(cs clusterSecret) map[string]string {
-	labels := map[string]string{LabelArgoSecretType: argoSecretTypeCluster}
+	labels := map[string]string{argocd.LabelSecretType: argocd.SecretTypeCluster}
 	for k, v := range cs.Labels {
 		labels[k] = v
 	}
@@ -240,7 +242,7 @@ func clusterUpToDate(cur *corev1.Secret, cs clusterSecret, u clusterUser) bool {
 		return false
 	}
 	data, err := clusterSecretData(cs)
-	if err != nil || !secretHas(cur, clusterSecretLabels(cs), data) || !hasAnnotations(cur, cs.Annotations) {
+	if err != nil || !argocd.SecretHas(cur, clusterSecretLabels(cs), data) || !argocd.HasAnnotations(cur, cs.Annotations) {
 		return false
 	}
 	for _, x := range parseClusterUsers(cur) {
@@ -309,7 +311,7 @@ func joinCluster(live *corev1.Secret, cs clusterSecret, namespace string, u clus
 	if live == nil {
 		return next, secretCreate, nil
 	}
-	if secretHas(live, next.Labels, data) && hasAnnotations(live, next.Annotations) {
+	if argocd.SecretHas(live, next.Labels, data) && argocd.HasAnnotations(live, next.Annotations) {
 		return nil, secretUnchanged, nil
 	}
 	return next, secretUpdate, nil
@@ -361,4 +363,22 @@ func reconciledUser(users []clusterUser, namespace, named string) string {
 	default:
 		return slices.Min(candidates)
 	}
+}
+
+// clusterSecret is an Argo CD cluster Secret in the Argo CD namespace. The credentials go
+// only into this Secret (never into the GitOps objects, PostgreSQL or the log); environments
+// share them (clusters.go).
+type clusterSecret struct {
+	// Name is both the Secret's name and the cluster's name in Argo CD.
+	Name string
+	// Server is the API URL. Argo CD keys its cluster cache by it, so two Secrets for the same
+	// API server must differ in it (a query parameter does; reference §4.3).
+	Server string
+	Config argov1alpha1.ClusterConfig
+	// Namespaces limits what Argo CD watches and deploys to; empty means the whole cluster.
+	Namespaces       []string
+	ClusterResources bool
+	// Labels tie the Secret back to what it was made for.
+	Labels      map[string]string
+	Annotations map[string]string
 }

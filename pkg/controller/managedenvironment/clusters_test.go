@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 )
 
@@ -59,7 +61,7 @@ func TestSharedClusterSecretKey(t *testing.T) {
 	}
 	key := strings.TrimPrefix(base.Name, clusterSecretPrefix)
 	if base.Server != testAPIURL+"?managedCluster="+key || base.Labels[LabelManagedCluster] != key ||
-		!strings.HasPrefix(base.Annotations[annotationClusterKey], key) || base.Annotations[annotationImpersonate] != "team:deployer" {
+		!strings.HasPrefix(base.Annotations[annotationClusterKey], key) || base.Annotations[argocd.AnnotationImpersonate] != "team:deployer" {
 		t.Fatalf("secret %+v", base)
 	}
 	if fmt.Sprint(base.Namespaces) != "[api web]" {
@@ -158,9 +160,9 @@ func TestJoinAndLeaveCluster(t *testing.T) {
 	if err != nil || action != secretCreate {
 		t.Fatalf("join of none: %v, %v", action, err)
 	}
-	if created.Name != cs.Name || created.Namespace != "argocd" || created.Labels[LabelArgoSecretType] != "cluster" ||
-		string(created.Data[clusterKeyServer]) != cs.Server || string(created.Data[clusterKeyNamespaces]) != "api,web" ||
-		string(created.Data[clusterKeyClusterScoped]) != "false" || users(created) != fmt.Sprint([]clusterUser{jane}) {
+	if created.Name != cs.Name || created.Namespace != "argocd" || created.Labels[argocd.LabelSecretType] != "cluster" ||
+		string(created.Data[argocd.ClusterKeyServer]) != cs.Server || string(created.Data[argocd.ClusterKeyNamespaces]) != "api,web" ||
+		string(created.Data[argocd.ClusterKeyClusterScoped]) != "false" || users(created) != fmt.Sprint([]clusterUser{jane}) {
 		t.Fatalf("created %+v", created)
 	}
 	if !clusterUpToDate(created, cs, jane) || clusterUpToDate(created, cs, bob) {
@@ -187,10 +189,10 @@ func TestJoinAndLeaveCluster(t *testing.T) {
 	}
 	// Content someone changed is put back; labels and annotations of others stay.
 	tampered := both.DeepCopy()
-	tampered.Data[clusterKeyServer] = []byte("https://elsewhere")
+	tampered.Data[argocd.ClusterKeyServer] = []byte("https://elsewhere")
 	tampered.Annotations["someone/else"] = "x"
 	fixed, action, _ := joinCluster(tampered, cs, "argocd", jane)
-	if action != secretUpdate || string(fixed.Data[clusterKeyServer]) != cs.Server || fixed.Annotations["someone/else"] != "x" {
+	if action != secretUpdate || string(fixed.Data[argocd.ClusterKeyServer]) != cs.Server || fixed.Annotations["someone/else"] != "x" {
 		t.Errorf("tampered: %v %+v", action, fixed)
 	}
 	// A Secret of the name with the content of another key is left alone.
@@ -246,17 +248,16 @@ func TestReconciledUser(t *testing.T) {
 // makes its informer show what the fake API server holds.
 type membershipFixture struct {
 	kube   *kubefake.Clientset
-	agent  *Agent
-	envs   *environments
+	envs   *Controller
 	secret cache.Indexer
 }
 
 func newMembershipFixture(t *testing.T, kube *kubefake.Clientset) *membershipFixture {
 	t.Helper()
-	a := testAgent(t)
-	a.kube = kube
-	a.ops = operations.NewRecorder(nil, "argocd")
-	f := &membershipFixture{kube: kube, agent: a, envs: &environments{Agent: a}, secret: a.clusterIndex()}
+	c, _ := testController(t)
+	c.kube = kube
+	c.ops = operations.NewRecorder(nil, "argocd")
+	f := &membershipFixture{kube: kube, envs: c, secret: c.clusterIndex}
 	return f
 }
 
@@ -326,7 +327,7 @@ func TestClusterMembership(t *testing.T) {
 	if got := f.users(t, shared.Name); got != "[bob/prod/b1 jane/prod/j1]" {
 		t.Fatalf("users %s", got)
 	}
-	if name, ok := f.agent.environmentCluster(bobProd); !ok || name != shared.Name {
+	if name, ok := f.envs.environmentCluster(bobProd); !ok || name != shared.Name {
 		t.Errorf("bob's cluster %q %v", name, ok)
 	}
 
@@ -559,8 +560,14 @@ func TestClusterMembershipOptimistic(t *testing.T) {
 func TestOnClusterSecretEvent(t *testing.T) {
 	f := newMembershipFixture(t, kubefake.NewClientset())
 	e := f.envs
-	e.ctl = newController("test-environments", nil)
-	f.agent.deploymentCtl = newController("test-deployments", nil)
+	e.Controller = framework.NewController("test-environments", nil)
+	var queuedDeployments []string
+	e.enqueueDeployment = func(key string) { queuedDeployments = append(queuedDeployments, key) }
+	deployments := func() []string {
+		keys := queuedDeployments
+		queuedDeployments = nil
+		return keys
+	}
 	deplIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byEnvironment: environmentKeyOfDeployment})
 	for _, d := range []struct{ ns, name, env string }{{"jane", "web", "prod"}, {"bob", "api", "prod"}, {"bob", "other", "test"}} {
 		depl := &managedv1alpha1.GitOpsDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: d.ns, Name: d.name}}
@@ -569,11 +576,11 @@ func TestOnClusterSecretEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	drain := func(c *controller) []string {
+	drain := func(c *framework.Controller) []string {
 		var keys []string
-		for c.queue.Len() > 0 {
-			k, _ := c.queue.Get()
-			c.queue.Done(k)
+		for c.Queue.Len() > 0 {
+			k, _ := c.Queue.Get()
+			c.Queue.Done(k)
 			keys = append(keys, k)
 		}
 		return keys
@@ -584,31 +591,31 @@ func TestOnClusterSecretEvent(t *testing.T) {
 	s2, _, _ := joinCluster(s1, cs, "argocd", bob)
 
 	e.onClusterSecretEvent(nil, s1, false, deplIndex)
-	if envs, depls := drain(e.ctl), drain(f.agent.deploymentCtl); fmt.Sprint(envs) != "[jane/prod]" || fmt.Sprint(depls) != "[jane/web]" {
+	if envs, depls := drain(e.Controller), deployments(); fmt.Sprint(envs) != "[jane/prod]" || fmt.Sprint(depls) != "[jane/web]" {
 		t.Errorf("add: %v %v", envs, depls)
 	}
 	// Bob joins: only bob's environment and deployments hear of it.
 	e.onClusterSecretEvent(s1, s2, false, deplIndex)
-	if envs, depls := drain(e.ctl), drain(f.agent.deploymentCtl); fmt.Sprint(envs) != "[bob/prod]" || fmt.Sprint(depls) != "[bob/api]" {
+	if envs, depls := drain(e.Controller), deployments(); fmt.Sprint(envs) != "[bob/prod]" || fmt.Sprint(depls) != "[bob/api]" {
 		t.Errorf("join: %v %v", envs, depls)
 	}
 	// Someone changes the content: everyone is put back.
 	tampered := s2.DeepCopy()
-	tampered.Data[clusterKeyServer] = []byte("https://elsewhere")
+	tampered.Data[argocd.ClusterKeyServer] = []byte("https://elsewhere")
 	e.onClusterSecretEvent(s2, tampered, false, deplIndex)
-	if envs := drain(e.ctl); len(envs) != 2 {
+	if envs := drain(e.Controller); len(envs) != 2 {
 		t.Errorf("tampered: %v", envs)
 	}
-	drain(f.agent.deploymentCtl)
+	deployments()
 	// Deleted: everyone.
 	e.onClusterSecretEvent(nil, cache.DeletedFinalStateUnknown{Key: "argocd/" + s2.Name, Obj: s2}, true, deplIndex)
-	if envs := drain(e.ctl); len(envs) != 2 {
+	if envs := drain(e.Controller); len(envs) != 2 {
 		t.Errorf("deleted: %v", envs)
 	}
-	drain(f.agent.deploymentCtl)
+	deployments()
 	// Other Secrets of the namespace are nobody's business here.
 	e.onClusterSecretEvent(nil, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo", Namespace: "argocd"}}, false, deplIndex)
-	if envs := drain(e.ctl); len(envs) != 0 {
+	if envs := drain(e.Controller); len(envs) != 0 {
 		t.Errorf("unrelated: %v", envs)
 	}
 }

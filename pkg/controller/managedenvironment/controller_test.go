@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"crypto/x509"
@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
@@ -254,26 +253,21 @@ func TestClusterConfig(t *testing.T) {
 	}
 }
 
-// testAgent is an Agent whose environment informer holds envs, and whose informer of the
-// Argo CD namespace's Secrets holds the Secrets among envs' objects; nothing is started.
-func testAgent(t *testing.T, objs ...runtime.Object) *Agent {
+// testController is a Controller whose environment informer holds the environments among
+// objs, and whose informer of the Argo CD namespace's Secrets holds the Secrets among them;
+// nothing is started. The informer factory of the GitOps objects comes back with it.
+func testController(t *testing.T, objs ...runtime.Object) (*Controller, externalversions.SharedInformerFactory) {
 	t.Helper()
-	a := &Agent{
-		gitopsInformers:   externalversions.NewSharedInformerFactory(nil, 0),
-		argoKubeInformers: informers.NewSharedInformerFactoryWithOptions(kubefake.NewClientset(), 0, informers.WithNamespace("argocd")),
-		argoNamespace:     "argocd",
-	}
-	inf := a.environmentInformer()
-	if err := inf.AddIndexers(cache.Indexers{byUID: uidKey}); err != nil {
+	gitopsInformers := externalversions.NewSharedInformerFactory(nil, 0)
+	argoKube := informers.NewSharedInformerFactoryWithOptions(kubefake.NewClientset(), 0, informers.WithNamespace("argocd"))
+	envs := gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments()
+	secrets := argoKube.Core().V1().Secrets()
+	clusters, err := NewClusters(envs, secrets, nil, "argocd")
+	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := a.argoKubeInformers.Core().V1().Secrets()
-	if err := secrets.Informer().AddIndexers(cache.Indexers{byEnvironmentRef: environmentRefsOfSecret}); err != nil {
-		t.Fatal(err)
-	}
-	a.argoSecrets = secrets.Lister()
 	for _, obj := range objs {
-		idx := inf.GetIndexer()
+		idx := envs.Informer().GetIndexer()
 		if _, ok := obj.(*corev1.Secret); ok {
 			idx = secrets.Informer().GetIndexer()
 		}
@@ -281,14 +275,14 @@ func testAgent(t *testing.T, objs ...runtime.Object) *Agent {
 			t.Fatal(err)
 		}
 	}
-	return a
+	return &Controller{Clusters: clusters, now: time.Now}, gitopsInformers
 }
 
 // sharedSecret is a shared cluster Secret in the cache listing users.
 func sharedSecret(name string, users ...clusterUser) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: "argocd",
-		Labels:      map[string]string{LabelArgoSecretType: argoSecretTypeCluster, LabelManagedCluster: strings.TrimPrefix(name, clusterSecretPrefix)},
+		Labels:      map[string]string{argocd.LabelSecretType: argocd.SecretTypeCluster, LabelManagedCluster: strings.TrimPrefix(name, clusterSecretPrefix)},
 		Annotations: map[string]string{AnnotationClusterUsers: formatClusterUsers(users)},
 	}}
 }
@@ -315,7 +309,7 @@ func TestEnvironmentDestination(t *testing.T) {
 	renamed := env("jane", "renamed", "new-uid")
 	fresh := env("jane", "fresh", "fresh-uid")
 	user := func(e *managedv1alpha1.GitOpsDeploymentManagedEnvironment) clusterUser { return userOf(e) }
-	a := testAgent(t, connected, sibling, failing, elsewhere, legacy, moving, renamed, fresh,
+	a, gitopsInformers := testController(t, connected, sibling, failing, elsewhere, legacy, moving, renamed, fresh,
 		sharedSecret("managed-cluster-aaaa", user(connected), user(elsewhere), user(sibling)),
 		sharedSecret("managed-cluster-m2", user(moving)),
 		sharedSecret("managed-cluster-m1", user(moving)),
@@ -333,22 +327,25 @@ func TestEnvironmentDestination(t *testing.T) {
 		{name: "another tenant with the same credentials", namespace: "other", env: "theirs", destNamespace: "web", want: "managed-cluster-aaaa"},
 		{name: "per-environment Secret of an earlier agent", namespace: "jane", env: "old", destNamespace: "web", want: "managed-env-old-uid"},
 		{name: "moving between two", namespace: "jane", env: "moving", destNamespace: "web", want: "managed-cluster-m1"},
-		{name: "missing", namespace: "jane", env: "nope", destNamespace: "web", userErr: userErrorManagedEnvironment},
-		{name: "not connected", namespace: "jane", env: "broken", destNamespace: "web", userErr: userErrorManagedEnvironment},
-		{name: "another namespace's", namespace: "jane", env: "theirs", destNamespace: "web", userErr: userErrorManagedEnvironment},
-		{name: "listed under an earlier object of its name only", namespace: "jane", env: "renamed", destNamespace: "web", userErr: userErrorManagedEnvironment},
-		{name: "no cluster Secret yet", namespace: "jane", env: "fresh", destNamespace: "web", userErr: userErrorManagedEnvironment},
-		{name: "no namespace", namespace: "jane", env: "prod", userErr: userErrorDestinationNamespace},
+		{name: "missing", namespace: "jane", env: "nope", destNamespace: "web", userErr: UserErrorManagedEnvironment},
+		{name: "not connected", namespace: "jane", env: "broken", destNamespace: "web", userErr: UserErrorManagedEnvironment},
+		{name: "another namespace's", namespace: "jane", env: "theirs", destNamespace: "web", userErr: UserErrorManagedEnvironment},
+		{name: "listed under an earlier object of its name only", namespace: "jane", env: "renamed", destNamespace: "web", userErr: UserErrorManagedEnvironment},
+		{name: "no cluster Secret yet", namespace: "jane", env: "fresh", destNamespace: "web", userErr: UserErrorManagedEnvironment},
+		{name: "no namespace", namespace: "jane", env: "prod", userErr: UserErrorDestinationNamespace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			depl := &managedv1alpha1.GitOpsDeployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: tc.namespace}}
 			depl.Spec.Destination = managedv1alpha1.ApplicationDestination{Environment: tc.env, Namespace: tc.destNamespace}
-			got, err := a.destination(depl)
+			got, userErr, err := a.Destination(depl)
 			if tc.userErr != "" {
-				if !isUserError(err) || err.Error() != tc.userErr {
-					t.Fatalf("got %v (%v), want user error %q", got, err, tc.userErr)
+				if err != nil || userErr != tc.userErr {
+					t.Fatalf("got %v (%v, %q), want user error %q", got, err, userErr, tc.userErr)
 				}
 				return
+			}
+			if userErr != "" {
+				t.Fatalf("user error %q", userErr)
 			}
 			if want := (argov1alpha1.ApplicationDestination{Name: tc.want, Namespace: tc.destNamespace}); err != nil || got != want {
 				t.Fatalf("got %+v, %v; want %+v", got, err, want)
@@ -356,7 +353,7 @@ func TestEnvironmentDestination(t *testing.T) {
 		})
 	}
 
-	deployments := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
+	deployments := gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
 	for name, envName := range map[string]string{"to-prod": "prod", "to-prod2": "prod2"} {
 		d := &managedv1alpha1.GitOpsDeployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "jane"}}
 		d.Spec.Destination.Environment = envName
@@ -386,7 +383,7 @@ func TestEnvironmentDestination(t *testing.T) {
 			a.deployments = deployments.Lister()
 		}
 		app.Status.Sync.ComparedTo.Destination.Name = tc.cluster
-		if got := a.reconciledEnvironment(tc.namespace, app); got != tc.want {
+		if got := a.ReconciledEnvironment(tc.namespace, app); got != tc.want {
 			t.Errorf("reconciledEnvironment(%s, %s of %q) = %q, want %q", tc.namespace, tc.cluster, tc.deployment, got, tc.want)
 		}
 	}

@@ -1,13 +1,24 @@
-package agent
+// Package managedenvironment is the GitOpsDeploymentManagedEnvironment controller: an
+// environment's credentials are checked against its cluster (and, with createNewServiceAccount,
+// a ServiceAccount of its own is installed there and removed again when the environment goes),
+// and the environment becomes an entry on a shared Argo CD cluster Secret (clusters.go); the
+// outcome becomes its ConnectionInitializationSucceeded condition and Events. It is one of the
+// agent's Argo CD controllers, run under the Argo CD Lease.
+//
+// Clusters answers, from the same caches, which Argo CD cluster a GitOpsDeployment's environment
+// deploys to: the GitOpsDeployment controller's side of the contract. The controller queues
+// nothing of another controller's but through enqueueDeployment: an environment's deployments
+// follow its status and its cluster Secret.
+package managedenvironment
 
 import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions/application/v1alpha1"
+	argolisters "github.com/argoproj/argo-cd/v2/pkg/client/listers/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,19 +26,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
-	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
 )
 
 // Labels of the Argo CD cluster Secret the agent used to make for each
 // GitOpsDeploymentManagedEnvironment alone (ClusterSecretName); environments now share
-// cluster Secrets (cluster_share.go), and the agent deletes these once nothing uses them.
+// cluster Secrets (clusters.go), and the agent deletes these once nothing uses them.
 const (
 	LabelEnvironmentNamespace = "managed-gitops.redhat.com/managedenvironment-namespace"
 	LabelEnvironmentUID       = "managed-gitops.redhat.com/managedenvironment-uid"
@@ -52,106 +68,182 @@ const (
 	retryUnreachableAfter = 30 * time.Second
 )
 
-// userErrorDestinationNamespace is the reference's message (§3.2) for a deployment to an
-// environment without a namespace; the API rejects it, the check stays for older objects.
-const userErrorDestinationNamespace = "the namespace specified in the destination field is invalid"
-
 // ClusterSecretName is the name of the Argo CD cluster Secret, and cluster, that earlier
 // agents made for the ManagedEnvironment with the given UID alone.
 func ClusterSecretName(uid types.UID) string { return "managed-env-" + string(uid) }
 
-// environments reconciles GitOpsDeploymentManagedEnvironments into Argo CD cluster Secrets.
-type environments struct {
-	*Agent
-	ctl *controller
+// Name is the controller's name in logs and metrics.
+const Name = "managedenvironments"
+
+// fieldManager is the field manager of the controller's writes.
+const fieldManager = argocd.FieldManager
+
+// Controller reconciles GitOpsDeploymentManagedEnvironments into Argo CD cluster Secrets.
+type Controller struct {
+	*framework.Controller
+	// Clusters reads which cluster Secrets list an environment.
+	*Clusters
+
+	gitops   versioned.Interface
+	kube     kubernetes.Interface
+	recorder record.EventRecorder
+	// ops records the controller's writes to cluster Secrets as Operations.
+	ops *operations.Recorder
+
 	// secrets holds the Secrets of the managed-environment type, in every namespace.
-	secrets corelisters.SecretLister
+	secrets      corelisters.SecretLister
+	applications argolisters.ApplicationLister
+	// enqueueDeployment queues a GitOpsDeployment key on the GitOpsDeployment controller.
+	enqueueDeployment func(key string)
 	// clusterLocks serialises the workers' changes to a shared cluster Secret.
 	clusterLocks keyedMutex
 	// cacheWait bounds how long a reconcile that changed a shared cluster Secret waits for
 	// the cache to show it (awaitClusterCache); zero does not wait.
 	cacheWait time.Duration
+
+	now func() time.Time
 }
 
-// setupEnvironments wires the environment controller: an environment is queued by its own
-// events and by those of its Secret, and queues the GitOpsDeployments that deploy through it.
-func (a *Agent) setupEnvironments() error {
-	e := &environments{Agent: a, cacheWait: 5 * time.Second}
-	e.ctl = newController("managedenvironments", e.sync)
-	a.controllers = append(a.controllers, e.ctl)
-
-	envInformer := a.environmentInformer()
-	if err := envInformer.AddIndexers(cache.Indexers{byCredentialsSecret: credentialsSecretKey, byUID: uidKey}); err != nil {
-		return err
+// New wires the controller's handlers and indexes into the informers: an environment is queued
+// by its own events, by those of its Secret (credentialSecrets: the tenants' Secrets of
+// ManagedEnvironmentSecretType, in every namespace) and by those of the cluster Secrets that
+// list it (argoSecrets: the Argo CD namespace's Secrets); its GitOpsDeployments (deployments'
+// index by environment) are queued through enqueueDeployment. The informers are shared with
+// the other Argo CD controllers.
+func New(
+	envs managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
+	credentialSecrets coreinformers.SecretInformer,
+	deployments managedinformers.GitOpsDeploymentInformer,
+	argoSecrets coreinformers.SecretInformer,
+	applications argoinformers.ApplicationInformer,
+	argoNamespace string,
+	gitops versioned.Interface,
+	kube kubernetes.Interface,
+	ops *operations.Recorder,
+	recorder record.EventRecorder,
+	enqueueDeployment func(key string),
+) (*Controller, error) {
+	clusters, err := NewClusters(envs, argoSecrets, deployments.Lister(), argoNamespace)
+	if err != nil {
+		return nil, err
 	}
-	deplInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments().Informer()
+	envInformer, deplInformer := envs.Informer(), deployments.Informer()
+	if err := envInformer.AddIndexers(cache.Indexers{byCredentialsSecret: credentialsSecretKey}); err != nil {
+		return nil, err
+	}
 	if err := deplInformer.AddIndexers(cache.Indexers{byEnvironment: environmentKeyOfDeployment}); err != nil {
-		return err
+		return nil, err
 	}
+	e := &Controller{
+		Clusters:          clusters,
+		gitops:            gitops,
+		kube:              kube,
+		recorder:          recorder,
+		ops:               ops,
+		secrets:           credentialSecrets.Lister(),
+		applications:      applications.Lister(),
+		enqueueDeployment: enqueueDeployment,
+		cacheWait:         5 * time.Second,
+		now:               time.Now,
+	}
+	e.Controller = framework.NewController(Name, e.sync)
+
 	// The deployments of an environment follow its status; the environment itself needs no
 	// second look at a status it just wrote (its generation moves only with its spec), which
 	// would cost a request to its cluster.
+	deplIndex := deplInformer.GetIndexer()
 	enqueueDeployments := func(obj interface{}) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
 			return
 		}
-		depls, _ := deplInformer.GetIndexer().ByIndex(byEnvironment, key)
-		for _, d := range depls {
-			a.deploymentCtl.enqueue(d)
-		}
+		e.enqueueDeploymentsOf(deplIndex, key)
 	}
 	onEnvironment := func(obj interface{}) {
-		e.ctl.enqueue(obj)
+		e.Enqueue(obj)
 		enqueueDeployments(obj)
 	}
-	if err := a.addInformer(envInformer, cache.ResourceEventHandlerFuncs{
+	if _, err := envInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: onEnvironment,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
 			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 				slices.Contains(o.Finalizers, EnvironmentFinalizer) != slices.Contains(n.Finalizers, EnvironmentFinalizer) {
-				e.ctl.enqueue(obj)
+				e.Enqueue(obj)
 			}
 			enqueueDeployments(obj)
 		},
 		DeleteFunc: onEnvironment,
 	}); err != nil {
-		return err
+		return nil, err
 	}
 
-	secrets, err := a.watchTenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType, envInformer.GetIndexer(), byCredentialsSecret, e.ctl)
-	if err != nil {
-		return err
+	// A referenced Secret that comes, changes or goes queues the environments that name it.
+	envIndex := envInformer.GetIndexer()
+	enqueueUsers := func(obj interface{}) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		objs, _ := envIndex.ByIndex(byCredentialsSecret, key)
+		for _, o := range objs {
+			e.Enqueue(o)
+		}
 	}
-	e.secrets = secrets
+	if _, err := credentialSecrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueueUsers,
+		UpdateFunc: func(_, obj interface{}) { enqueueUsers(obj) },
+		DeleteFunc: enqueueUsers,
+	}); err != nil {
+		return nil, err
+	}
 
 	// A cluster Secret changed or deleted by someone else is rewritten; the entry of an
 	// environment that is gone (deleted while the agent was not running) is collected. At
 	// start-up every cluster Secret comes by as an add.
-	clusterInformer := a.argoKubeInformers.Core().V1().Secrets().Informer()
-	if err := clusterInformer.AddIndexers(cache.Indexers{byEnvironmentRef: environmentRefsOfSecret}); err != nil {
-		return err
-	}
-	deplIndex := deplInformer.GetIndexer()
-	return a.addInformer(clusterInformer, cache.ResourceEventHandlerFuncs{
+	if _, err := argoSecrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { e.onClusterSecretEvent(nil, obj, false, deplIndex) },
 		UpdateFunc: func(old, obj interface{}) { e.onClusterSecretEvent(old, obj, false, deplIndex) },
 		DeleteFunc: func(obj interface{}) { e.onClusterSecretEvent(nil, obj, true, deplIndex) },
+	}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Run reconciles environments with workers workers until ctx is done.
+func (e *Controller) Run(ctx context.Context, workers int) { e.Controller.Run(ctx, workers) }
+
+// enqueueDeploymentsOf queues the GitOpsDeployments that deploy through the environment key.
+func (e *Controller) enqueueDeploymentsOf(deplIndex cache.Indexer, key string) {
+	if e.enqueueDeployment == nil {
+		return
+	}
+	depls, _ := deplIndex.ByIndex(byEnvironment, key)
+	for _, d := range depls {
+		if k, err := cache.MetaNamespaceKeyFunc(d); err == nil {
+			e.enqueueDeployment(k)
+		}
+	}
+}
+
+// recordChange records a write the controller made (err nil) or failed to make in Argo CD.
+func (e *Controller) recordChange(rt managedv1alpha1.OperationResourceType, kind, name string,
+	source managedv1alpha1.OperationSource, action string, err error,
+) {
+	if e.ops == nil {
+		return
+	}
+	e.ops.Record(operations.Change{
+		ResourceType: rt,
+		Target:       managedv1alpha1.OperationTarget{Kind: kind, Namespace: e.argoNamespace, Name: name},
+		Source:       source, Action: action, Err: err,
 	})
 }
 
 // namespaceKey is the work queue key that collects the cluster Secrets of the deleted
 // environments of a namespace: a key with no name, which no environment has.
 func namespaceKey(namespace string) string { return namespace + "/" }
-
-func (a *Agent) environmentInformer() cache.SharedIndexInformer {
-	return a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments().Informer()
-}
-
-func (a *Agent) environmentLister() listers.GitOpsDeploymentManagedEnvironmentLister {
-	return a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments().Lister()
-}
 
 func credentialsSecretKey(obj interface{}) ([]string, error) {
 	env, ok := obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
@@ -179,7 +271,7 @@ func environmentKeyOfDeployment(obj interface{}) ([]string, error) {
 
 // sync makes the Argo CD cluster Secret of one environment key match the environment and its
 // Secret, and reports the outcome in the environment's status.
-func (e *environments) sync(ctx context.Context, key string) error {
+func (e *Controller) sync(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
@@ -187,7 +279,7 @@ func (e *environments) sync(ctx context.Context, key string) error {
 	if name == "" {
 		return e.collectClusterSecrets(ctx, namespace)
 	}
-	env, err := e.environmentLister().GitOpsDeploymentManagedEnvironments(namespace).Get(name)
+	env, err := e.envs.GitOpsDeploymentManagedEnvironments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		// The shared cluster Secrets still listing it know its UID.
 		if err := e.releaseClusters(ctx, clusterUser{Namespace: namespace, Name: name}); err != nil {
@@ -214,7 +306,7 @@ func (e *environments) sync(ctx context.Context, key string) error {
 			return err
 		}
 		if _, legacy := e.environmentClusters(env); legacy != "" {
-			e.ctl.add(namespaceKey(env.Namespace)) // collects it once no Application uses it
+			e.Add(namespaceKey(env.Namespace)) // collects it once no Application uses it
 		}
 	} else if err := e.deleteClusterSecret(ctx, env); err != nil {
 		return err
@@ -224,10 +316,10 @@ func (e *environments) sync(ctx context.Context, key string) error {
 	}
 	switch {
 	case conn.status == metav1.ConditionTrue:
-		e.ctl.queue.AddAfter(key, revalidateAfter)
+		e.Queue.AddAfter(key, revalidateAfter)
 	case conn.reason == managedv1alpha1.ManagedEnvironmentReasonUnableToValidateClusterCredentials ||
 		conn.reason == managedv1alpha1.ManagedEnvironmentReasonUnableToInstallServiceAccount:
-		e.ctl.queue.AddAfter(key, retryUnreachableAfter)
+		e.Queue.AddAfter(key, retryUnreachableAfter)
 	}
 	return nil
 }
@@ -235,7 +327,7 @@ func (e *environments) sync(ctx context.Context, key string) error {
 // connect reads the environment's Secret, connects to the cluster with it and returns the
 // cluster Secret to write (nil when the environment is not usable) and the condition. An error
 // is the agent's own trouble (reading the Secret), to be retried.
-func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*clusterSecret, connection, error) {
+func (e *Controller) connect(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*clusterSecret, connection, error) {
 	secret, err := e.credentialsSecret(ctx, env)
 	if apierrors.IsNotFound(err) {
 		return nil, *connectionFailed(managedv1alpha1.ManagedEnvironmentReasonKubernetesError,
@@ -295,7 +387,7 @@ func (e *environments) connect(ctx context.Context, env *managedv1alpha1.GitOpsD
 // credentialsSecret is the environment's Secret, from the namespace of the environment only.
 // The cache holds only Secrets of the right type, so a miss is asked of the server, which can
 // tell a Secret of the wrong type from a missing one.
-func (e *environments) credentialsSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
+func (e *Controller) credentialsSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (*corev1.Secret, error) {
 	if env.Spec.ClusterCredentialsSecret == "" {
 		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), "")
 	}
@@ -309,7 +401,7 @@ func (e *environments) credentialsSecret(ctx context.Context, env *managedv1alph
 // updateStatus sets the ConnectionInitializationSucceeded condition, and writes the status only
 // when that changed it, and then records the Events of the change. SetStatusCondition keeps
 // lastTransitionTime while the status stays.
-func (e *environments) updateStatus(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, conn connection) error {
+func (e *Controller) updateStatus(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, conn connection) error {
 	conds := environmentConditions(env, conn, metav1.NewTime(e.now()))
 	if apiequality.Semantic.DeepEqual(conds, env.Status.Conditions) {
 		return nil
@@ -351,7 +443,7 @@ func environmentConditions(env *managedv1alpha1.GitOpsDeploymentManagedEnvironme
 // deleteClusterSecret takes env off its shared cluster Secrets (the last user deletes one) and
 // deletes the Secret an earlier agent made for it alone, if the cache has it. One the cache
 // has not seen yet is deleted when its add event brings env back here.
-func (e *environments) deleteClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+func (e *Controller) deleteClusterSecret(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
 	if err := e.releaseClusters(ctx, userOf(env)); err != nil {
 		return err
 	}
@@ -359,7 +451,7 @@ func (e *environments) deleteClusterSecret(ctx context.Context, env *managedv1al
 	if _, err := e.argoSecrets.Secrets(e.argoNamespace).Get(name); apierrors.IsNotFound(err) {
 		return nil
 	}
-	return e.deleteSecret(ctx, name)
+	return argocd.DeleteSecret(ctx, e.kube, e.argoNamespace, name)
 }
 
 // legacyCollectRetry is when the collection of a namespace's per-environment cluster Secrets
@@ -371,14 +463,14 @@ const legacyCollectRetry = 5 * time.Second
 // keyed by name, the controller does not know the UID of an environment that is gone; the
 // labels of the Secrets do), or it has moved to a shared cluster Secret and no Application
 // deploys through the old one any more (one being retired prunes through it).
-func (e *environments) collectClusterSecrets(ctx context.Context, namespace string) error {
+func (e *Controller) collectClusterSecrets(ctx context.Context, namespace string) error {
 	list, err := e.argoSecrets.Secrets(e.argoNamespace).List(labels.SelectorFromSet(labels.Set{LabelEnvironmentNamespace: namespace}))
 	if err != nil {
 		return err
 	}
 	waiting := false
 	for _, s := range list {
-		envs, err := e.environmentInformer().GetIndexer().ByIndex(byUID, s.Labels[LabelEnvironmentUID])
+		envs, err := e.envIndex.ByIndex(byUID, s.Labels[LabelEnvironmentUID])
 		if err != nil {
 			return err
 		}
@@ -392,40 +484,15 @@ func (e *environments) collectClusterSecrets(ctx context.Context, namespace stri
 				continue
 			}
 		}
-		if err := e.deleteSecret(ctx, s.Name); err != nil {
+		if err := argocd.DeleteSecret(ctx, e.kube, e.argoNamespace, s.Name); err != nil {
 			return err
 		}
 		klog.V(2).InfoS("deleted the per-environment cluster Secret of an earlier agent", "secret", s.Name)
 	}
 	if waiting {
-		e.ctl.queue.AddAfter(namespaceKey(namespace), legacyCollectRetry)
+		e.Queue.AddAfter(namespaceKey(namespace), legacyCollectRetry)
 	}
 	return nil
-}
-
-// environmentDestination is a deployment through a GitOpsDeploymentManagedEnvironment of the
-// deployment's own namespace: its Argo CD cluster, once the environment is connected.
-func (a *Agent) environmentDestination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
-	if depl.Spec.Destination.Namespace == "" {
-		return argov1alpha1.ApplicationDestination{}, &userError{userErrorDestinationNamespace}
-	}
-	env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(depl.Namespace).Get(depl.Spec.Destination.Environment)
-	if apierrors.IsNotFound(err) {
-		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
-	}
-	if err != nil {
-		return argov1alpha1.ApplicationDestination{}, err
-	}
-	if !meta.IsStatusConditionTrue(env.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded) {
-		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
-	}
-	cluster, ok := a.environmentCluster(env)
-	if !ok {
-		// Connected, but its cluster Secret is not (yet, or no longer) in the cache: its
-		// event brings the deployment back.
-		return argov1alpha1.ApplicationDestination{}, &userError{userErrorManagedEnvironment}
-	}
-	return argov1alpha1.ApplicationDestination{Name: cluster, Namespace: depl.Spec.Destination.Namespace}, nil
 }
 
 // managesWholeCluster tells whether Argo CD (and, with createNewServiceAccount, the account
@@ -433,48 +500,4 @@ func (a *Agent) environmentDestination(depl *managedv1alpha1.GitOpsDeployment) (
 // when it names none, or when it asks for cluster resources as well.
 func managesWholeCluster(spec managedv1alpha1.ManagedEnvironmentSpec) bool {
 	return len(spec.Namespaces) == 0 || spec.ClusterResources
-}
-
-// reconciledEnvironment is the name of the ManagedEnvironment (of namespace) that Argo CD last
-// compared app against, or "" for any other cluster (reference §4.3). A shared cluster maps
-// back to the environment of namespace that uses it: if several do, the one app's
-// GitOpsDeployment names.
-func (a *Agent) reconciledEnvironment(namespace string, app *argov1alpha1.Application) string {
-	if app == nil {
-		return ""
-	}
-	cluster := app.Status.Sync.ComparedTo.Destination.Name
-	if uid, ok := strings.CutPrefix(cluster, ClusterSecretName("")); ok {
-		envs, _ := a.environmentInformer().GetIndexer().ByIndex(byUID, uid)
-		for _, obj := range envs {
-			if env := obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment); env.Namespace == namespace {
-				return env.Name
-			}
-		}
-		return ""
-	}
-	if !strings.HasPrefix(cluster, clusterSecretPrefix) {
-		return ""
-	}
-	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(cluster)
-	if err != nil {
-		return ""
-	}
-	// Only environments that still exist as listed: never an earlier object of the name.
-	var users []clusterUser
-	for _, u := range parseClusterUsers(s) {
-		if u.Namespace != namespace {
-			continue
-		}
-		if env, err := a.environmentLister().GitOpsDeploymentManagedEnvironments(u.Namespace).Get(u.Name); err == nil && env.UID == u.UID {
-			users = append(users, u)
-		}
-	}
-	named := ""
-	if a.deployments != nil && app.Labels[argocd.LabelDeploymentNamespace] == namespace {
-		if d, err := a.deployments.GitOpsDeployments(namespace).Get(app.Annotations[argocd.AnnotationDeploymentName]); err == nil {
-			named = d.Spec.Destination.Environment
-		}
-	}
-	return reconciledUser(users, namespace, named)
 }

@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
 // keyedMutex is a lock per name; an entry lives while someone holds or waits for it.
@@ -55,60 +56,13 @@ func (k *keyedMutex) lock(name string) func() {
 	}
 }
 
-// clusterIndex is the informer index of the Secrets of the Argo CD namespace.
-func (a *Agent) clusterIndex() cache.Indexer {
-	return a.argoKubeInformers.Core().V1().Secrets().Informer().GetIndexer()
-}
-
-// listingClusters is the shared cluster Secrets (in the cache) with an entry of the
-// environment key "namespace/name".
-func (a *Agent) listingClusters(key string) []*corev1.Secret {
-	objs, err := a.clusterIndex().ByIndex(byEnvironmentRef, key)
-	if err != nil {
-		return nil
-	}
-	out := make([]*corev1.Secret, 0, len(objs))
-	for _, o := range objs {
-		if s, ok := o.(*corev1.Secret); ok && s.Namespace == a.argoNamespace {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// environmentClusters is the names of the cluster Secrets (in the cache) that list env, and
-// the Secret of the earlier per-environment scheme if there is one.
-func (a *Agent) environmentClusters(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (shared []string, legacy string) {
-	u := userOf(env)
-	for _, s := range a.listingClusters(u.key()) {
-		if listsUser(s, u) {
-			shared = append(shared, s.Name)
-		}
-	}
-	slices.Sort(shared)
-	if _, err := a.argoSecrets.Secrets(a.argoNamespace).Get(ClusterSecretName(env.UID)); err == nil {
-		legacy = ClusterSecretName(env.UID)
-	}
-	return shared, legacy
-}
-
-// environmentCluster is the Argo CD cluster env deploys to: its shared cluster Secret, or
-// while it has none yet, the one an earlier agent made for it alone.
-func (a *Agent) environmentCluster(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (string, bool) {
-	shared, legacy := a.environmentClusters(env)
-	if name := preferredCluster(shared); name != "" {
-		return name, true
-	}
-	return legacy, legacy != ""
-}
-
 func environmentSource(u clusterUser) managedv1alpha1.OperationSource {
 	return managedv1alpha1.OperationSource{Kind: "GitOpsDeploymentManagedEnvironment", Namespace: u.Namespace, Name: u.Name, UID: string(u.UID)}
 }
 
 // syncClusterMembership lists env on the shared cluster Secret cs, and takes it off every
 // other. An unchanged world costs no request.
-func (e *environments) syncClusterMembership(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, cs clusterSecret) error {
+func (e *Controller) syncClusterMembership(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, cs clusterSecret) error {
 	u := userOf(env)
 	listing := e.listingClusters(u.key())
 	cur, err := e.argoSecrets.Secrets(e.argoNamespace).Get(cs.Name)
@@ -139,7 +93,7 @@ func (e *environments) syncClusterMembership(ctx context.Context, env *managedv1
 
 // releaseClusters takes the environment key "namespace/name" off every shared cluster Secret
 // that lists it, deleting those it leaves empty.
-func (e *environments) releaseClusters(ctx context.Context, u clusterUser) error {
+func (e *Controller) releaseClusters(ctx context.Context, u clusterUser) error {
 	for _, s := range e.listingClusters(u.key()) {
 		if err := e.leaveClusterSecret(ctx, s.Name, u); err != nil {
 			return err
@@ -148,7 +102,7 @@ func (e *environments) releaseClusters(ctx context.Context, u clusterUser) error
 	return nil
 }
 
-func (e *environments) leaveClusterSecret(ctx context.Context, name string, u clusterUser) error {
+func (e *Controller) leaveClusterSecret(ctx context.Context, name string, u clusterUser) error {
 	return e.changeClusterSecret(ctx, name, environmentSource(u), func(live *corev1.Secret) (*corev1.Secret, secretAction, error) {
 		next, action := leaveCluster(live, u.key())
 		return next, action, nil
@@ -158,7 +112,7 @@ func (e *environments) leaveClusterSecret(ctx context.Context, name string, u cl
 // changeClusterSecret carries out change on the cluster Secret name as the API server has it,
 // under the lock of name (the agent's workers) and with its resourceVersion as precondition
 // (anyone else), again if someone wrote in between.
-func (e *environments) changeClusterSecret(ctx context.Context, name string, source managedv1alpha1.OperationSource,
+func (e *Controller) changeClusterSecret(ctx context.Context, name string, source managedv1alpha1.OperationSource,
 	change func(live *corev1.Secret) (*corev1.Secret, secretAction, error),
 ) error {
 	unlock := e.clusterLocks.lock(name)
@@ -205,7 +159,7 @@ func (e *environments) changeClusterSecret(ctx context.Context, name string, sou
 // awaitClusterCache waits, briefly, until the cache shows u on name alone, so that the status
 // written next sends the environment's deployments to a cluster they can find. The Secret's
 // own events bring them back if it takes longer.
-func (e *environments) awaitClusterCache(ctx context.Context, u clusterUser, name string) {
+func (e *Controller) awaitClusterCache(ctx context.Context, u clusterUser, name string) {
 	if e.cacheWait <= 0 {
 		return
 	}
@@ -221,19 +175,19 @@ func (e *environments) awaitClusterCache(ctx context.Context, u clusterUser, nam
 // put it back), and their deployments, whose cluster it may now be or no longer be.
 // Secrets of the per-environment scheme: their environment, or, when it is gone, their
 // namespace's collection.
-func (e *environments) onClusterSecretEvent(old, obj interface{}, deleted bool, deplIndex cache.Indexer) {
-	obj = unwrapTombstone(obj)
+func (e *Controller) onClusterSecretEvent(old, obj interface{}, deleted bool, deplIndex cache.Indexer) {
+	obj = framework.UnwrapTombstone(obj)
 	s, ok := obj.(*corev1.Secret)
 	if !ok {
 		return
 	}
 	if uid := s.Labels[LabelEnvironmentUID]; uid != "" {
-		envs, _ := e.environmentInformer().GetIndexer().ByIndex(byUID, uid)
+		envs, _ := e.envIndex.ByIndex(byUID, uid)
 		if len(envs) == 0 || deleted {
-			e.ctl.add(namespaceKey(s.Labels[LabelEnvironmentNamespace]))
+			e.Add(namespaceKey(s.Labels[LabelEnvironmentNamespace]))
 		}
 		for _, env := range envs {
-			e.ctl.enqueue(env)
+			e.Enqueue(env)
 		}
 		return
 	}
@@ -245,11 +199,8 @@ func (e *environments) onClusterSecretEvent(old, obj interface{}, deleted bool, 
 		users = changedUsers(parseClusterUsers(prev), users)
 	}
 	for _, u := range users {
-		e.ctl.add(u.key())
-		depls, _ := deplIndex.ByIndex(byEnvironment, u.key())
-		for _, d := range depls {
-			e.deploymentCtl.enqueue(d)
-		}
+		e.Add(u.key())
+		e.enqueueDeploymentsOf(deplIndex, u.key())
 	}
 }
 
@@ -269,7 +220,7 @@ func sameClusterContent(a, b *corev1.Secret) bool {
 			return false
 		}
 	}
-	for _, k := range []string{annotationImpersonate, annotationClusterKey} {
+	for _, k := range []string{argocd.AnnotationImpersonate, annotationClusterKey} {
 		if a.Annotations[k] != b.Annotations[k] {
 			return false
 		}
@@ -279,7 +230,7 @@ func sameClusterContent(a, b *corev1.Secret) bool {
 
 // environmentApplications counts the Applications of env's namespace that deploy through
 // env's clusters (shared or not).
-func (e *environments) environmentApplications(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) int {
+func (e *Controller) environmentApplications(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) int {
 	shared, legacy := e.environmentClusters(env)
 	if legacy != "" {
 		shared = append(shared, legacy)

@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // Argo CD's sync impersonation (which confines the tenants' deployments into the local
-// cluster, deployer.go) is one switch for every cluster of the instance: a sync anywhere
+// cluster, pkg/agent/deployer.go) is one switch for every cluster of the instance: a sync anywhere
 // impersonates the ServiceAccount the project names for its destination, and fails if there
 // is none. Through a ManagedEnvironment the tenant's own credentials already confine it, so
 // Argo CD impersonates the very ServiceAccount those credentials belong to: nothing changes
@@ -22,9 +22,8 @@ import (
 // namespace grant. Credentials of a user rather than a ServiceAccount cannot be used so; the
 // environment says so, and createNewServiceAccount is the way out.
 
-// annotationImpersonate on an environment's cluster Secret is the ServiceAccount
+// argocd.AnnotationImpersonate on an environment's cluster Secret is the ServiceAccount
 // ("namespace:name") that syncs through it impersonate.
-const annotationImpersonate = "managed-gitops.redhat.com/impersonate"
 
 // Messages of the conditions about impersonation.
 const (

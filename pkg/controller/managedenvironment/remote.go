@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func managerRoleBindingName(uid types.UID) string {
 func managerTokenName(uid types.UID) string { return "argocd-manager-token-" + string(uid) }
 
 // managerImpersonateName is the Role and RoleBinding, in managerNamespace, that let the
-// ServiceAccount impersonate itself, as Argo CD's syncs through it do (environment_impersonation.go).
+// ServiceAccount impersonate itself, as Argo CD's syncs through it do (impersonation.go).
 func managerImpersonateName(uid types.UID) string { return "argocd-manager-impersonate-" + string(uid) }
 
 // managerNamespace is where the ServiceAccount lives, as with `argocd cluster add`.

@@ -1,4 +1,4 @@
-package agent
+package managedenvironment
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // EnvironmentFinalizer keeps a ManagedEnvironment with createNewServiceAccount until the agent
@@ -35,13 +36,13 @@ const uninstallGiveUp = 5 * time.Minute
 var errCannotConnect = errors.New("the environment's Secret no longer gives credentials for its cluster")
 
 // addEnvironmentFinalizer adds EnvironmentFinalizer to env; its update event brings env back.
-func (e *environments) addEnvironmentFinalizer(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+func (e *Controller) addEnvironmentFinalizer(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
 	return e.patchEnvironmentFinalizers(ctx, env, append(append([]string(nil), env.Finalizers...), EnvironmentFinalizer))
 }
 
 // finalizeEnvironment handles an environment being deleted: its cluster Secret goes, and with
 // EnvironmentFinalizer, what createNewServiceAccount installed goes from its cluster first.
-func (e *environments) finalizeEnvironment(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+func (e *Controller) finalizeEnvironment(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
 	if !slices.Contains(env.Finalizers, EnvironmentFinalizer) {
 		return e.deleteClusterSecret(ctx, env)
 	}
@@ -49,7 +50,7 @@ func (e *environments) finalizeEnvironment(ctx context.Context, env *managedv1al
 	// Argo CD deletes what its Applications deployed with the ServiceAccount's credentials:
 	// they go first (or, bounded, Argo CD would give up and orphan the resources).
 	if e.environmentApplications(env) > 0 && deleting < uninstallGiveUp {
-		e.ctl.queue.AddAfter(env.Namespace+"/"+env.Name, 2*time.Second)
+		e.Queue.AddAfter(env.Namespace+"/"+env.Name, 2*time.Second)
 		return nil
 	}
 	if err := e.uninstallServiceAccount(ctx, env); err != nil {
@@ -65,7 +66,7 @@ func (e *environments) finalizeEnvironment(ctx context.Context, env *managedv1al
 	return e.patchEnvironmentFinalizers(ctx, env, without(env.Finalizers, EnvironmentFinalizer))
 }
 
-func (e *environments) patchEnvironmentFinalizers(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, finalizers []string) error {
+func (e *Controller) patchEnvironmentFinalizers(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment, finalizers []string) error {
 	patch, err := finalizersPatch(env.ResourceVersion, finalizers)
 	if err != nil {
 		return err
@@ -80,7 +81,7 @@ func (e *environments) patchEnvironmentFinalizers(ctx context.Context, env *mana
 
 // applicationsOnCluster counts the Applications (of any namespace) that deploy to the Argo CD
 // cluster named.
-func (e *environments) applicationsOnCluster(cluster string) int {
+func (e *Controller) applicationsOnCluster(cluster string) int {
 	apps, err := e.applications.Applications(e.argoNamespace).List(labels.Everything())
 	if err != nil {
 		return 0
@@ -99,7 +100,7 @@ func (e *environments) applicationsOnCluster(cluster string) int {
 // tenant namespace being deleted takes the Secret along), the ServiceAccount deletes itself
 // with its own token from the cluster Secret: that revokes it, though its (then inert) roles
 // stay.
-func (e *environments) uninstallServiceAccount(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
+func (e *Controller) uninstallServiceAccount(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) error {
 	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
 	defer cancel()
 	client, err := e.tenantClient(ctx, env)
@@ -146,7 +147,7 @@ func (e *environments) uninstallServiceAccount(ctx context.Context, env *managed
 }
 
 // tenantClient is a client of env's cluster with the credentials of env's Secret.
-func (e *environments) tenantClient(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
+func (e *Controller) tenantClient(ctx context.Context, env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
 	secret, err := e.credentialsSecret(ctx, env)
 	if apierrors.IsNotFound(err) {
 		return nil, errCannotConnect
@@ -167,7 +168,7 @@ func (e *environments) tenantClient(ctx context.Context, env *managedv1alpha1.Gi
 
 // installedAccountClient is a client of env's cluster as the ServiceAccount the agent
 // installed there, with the credentials of env's cluster Secret.
-func (e *environments) installedAccountClient(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
+func (e *Controller) installedAccountClient(env *managedv1alpha1.GitOpsDeploymentManagedEnvironment) (kubernetes.Interface, error) {
 	name, ok := e.environmentCluster(env)
 	if !ok {
 		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), ClusterSecretName(env.UID))
@@ -177,10 +178,29 @@ func (e *environments) installedAccountClient(env *managedv1alpha1.GitOpsDeploym
 		return nil, err
 	}
 	var cfg argov1alpha1.ClusterConfig
-	if err := json.Unmarshal(s.Data[clusterKeyConfig], &cfg); err != nil {
+	if err := json.Unmarshal(s.Data[argocd.ClusterKeyConfig], &cfg); err != nil {
 		return nil, err
 	}
 	own := credentials{bearerToken: cfg.BearerToken, insecure: cfg.TLSClientConfig.Insecure,
 		serverName: cfg.TLSClientConfig.ServerName, caData: cfg.TLSClientConfig.CAData}
 	return kubernetes.NewForConfig(own.restConfig(env.Spec.APIURL))
+}
+
+// without is list less every s.
+func without(list []string, s string) []string {
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// finalizersPatch is a merge patch setting an object's finalizers. The resourceVersion makes it
+// fail (conflict) if the object changed since, rather than drop a finalizer someone else added.
+func finalizersPatch(resourceVersion string, finalizers []string) ([]byte, error) {
+	return json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": resourceVersion, "finalizers": finalizers},
+	})
 }
