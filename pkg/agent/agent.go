@@ -118,6 +118,9 @@ type Config struct {
 	// LeaderElection, when set, runs each set of controllers only while this process holds
 	// its Lease, so that several agents can run with one of them acting.
 	LeaderElection *LeaderElection
+	// NamespaceProvisioner is where the namespace provisioner's namespaces are reached, when
+	// it runs.
+	NamespaceProvisioner NamespaceProvisioner
 }
 
 // The Leases on which agents elect the one that runs a set of controllers.
@@ -255,6 +258,9 @@ func New(cfg Config) (*Agent, error) {
 		EnvironmentController:                a.setupAppStudioEnvironments,
 		SnapshotEnvironmentBindingController: a.setupBindings,
 		PromotionRunController:               a.setupPromotionRuns,
+		DeploymentTargetBinderController:     a.setupDeploymentTargetBinder,
+		DeploymentTargetReclaimController:    a.setupDeploymentTargetReclaim,
+		NamespaceProvisionerController:       func() error { return a.setupNamespaceProvisioner(cfg.NamespaceProvisioner) },
 	} {
 		if cfg.Controllers[name] {
 			if err := setup(); err != nil {

@@ -19,17 +19,26 @@ const (
 	SnapshotEnvironmentBindingController = "snapshotenvironmentbinding"
 	// PromotionRunController carries PromotionRuns out through bindings.
 	PromotionRunController = "promotionrun"
+	// DeploymentTargetBinderController binds DeploymentTargetClaims to DeploymentTargets.
+	DeploymentTargetBinderController = "deploymenttargetbinder"
+	// DeploymentTargetReclaimController releases or deletes the targets of claims that are gone.
+	DeploymentTargetReclaimController = "deploymenttargetreclaim"
+	// NamespaceProvisionerController provisions a namespace of this cluster for each claim of a
+	// managed-gitops.redhat.com/namespace class. Not among "*": it needs rights over every
+	// namespace (artifacts/namespace-provisioner), which an install grants on purpose.
+	NamespaceProvisionerController = "namespaceprovisioner"
 )
 
-// KnownControllers are the names --controllers accepts, all enabled by "*".
-var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController}
+// KnownControllers are the names --controllers accepts.
+var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController,
+	DeploymentTargetBinderController, DeploymentTargetReclaimController, NamespaceProvisionerController}
 
-// appStudioControllers touch no Argo CD object: a fleet runs them once, under a Lease of their
-// own, however many Argo CD instances it has.
-var appStudioControllers = []string{EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController}
+// disabledByDefault are the controllers "*" leaves out: they run only when named.
+var disabledByDefault = []string{NamespaceProvisionerController}
 
 // EnabledControllers reads a --controllers list as kube-controller-manager does: "name" enables
-// a controller, "-name" disables it, "*" enables every controller not disabled.
+// a controller, "-name" disables it, "*" enables every controller not disabled, except those
+// disabled by default.
 func EnabledControllers(list []string) (map[string]bool, error) {
 	star := false
 	on, off := map[string]bool{}, map[string]bool{}
@@ -52,7 +61,7 @@ func EnabledControllers(list []string) (map[string]bool, error) {
 	}
 	enabled := map[string]bool{}
 	for _, name := range KnownControllers {
-		if on[name] || (star && !off[name]) {
+		if on[name] || (star && !off[name] && !slices.Contains(disabledByDefault, name)) {
 			enabled[name] = true
 		}
 	}

@@ -21,12 +21,16 @@ func TestEnabledControllers(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{list: []string{"*"}, want: KnownControllers},
-		{list: []string{"*", "-argocd"}, want: []string{"environment", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"*"}, want: []string{"argocd", "deploymenttargetbinder", "deploymenttargetreclaim", "environment", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"*", "-argocd"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "environment", "promotionrun", "snapshotenvironmentbinding"}},
 		{list: []string{"argocd"}, want: []string{"argocd"}},
-		{list: []string{"-argocd", "*"}, want: []string{"environment", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"-argocd", "*"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "environment", "promotionrun", "snapshotenvironmentbinding"}},
+		// Disabled by default: only when named.
+		{list: []string{"*", "namespaceprovisioner"}, want: KnownControllers},
+		{list: []string{"namespaceprovisioner"}, want: []string{"namespaceprovisioner"}},
 		{list: []string{"promotionrun", "environment"}, want: []string{"environment", "promotionrun"}},
-		{list: []string{"*", "-argocd", "-environment", "-snapshotenvironmentbinding", "-promotionrun"}, wantErr: "enables no controller"},
+		{list: []string{"*", "-argocd", "-environment", "-snapshotenvironmentbinding", "-promotionrun", "-deploymenttargetbinder", "-deploymenttargetreclaim"},
+			wantErr: "enables no controller"},
 		{list: []string{"-argocd"}, wantErr: "enables no controller"},
 		{list: nil, wantErr: "enables no controller"},
 		{list: []string{"*", "deployment"}, wantErr: `unknown controller "deployment"; known: argocd, environment`},

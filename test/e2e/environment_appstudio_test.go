@@ -186,29 +186,35 @@ var _ = Describe("Environment (appstudio)", Ordered, func() {
 			"DeploymentTargetClaim not found while generating the desired Environment resource")
 
 		By("waiting, with no problem, while the claim is not Bound")
+		class := appstudiov1alpha1.DeploymentTargetClassName(ns + "-spaces")
+		_, err := gitops.AppStudioV1alpha1().DeploymentTargetClasses().Create(ctx, &appstudiov1alpha1.DeploymentTargetClass{
+			ObjectMeta: metav1.ObjectMeta{Name: string(class)},
+			Spec:       appstudiov1alpha1.DeploymentTargetClassSpec{Provisioner: "example.com/spaces", ReclaimPolicy: appstudiov1alpha1.ReclaimPolicyRetain},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = gitops.AppStudioV1alpha1().DeploymentTargetClasses().Delete(ctx, string(class), metav1.DeleteOptions{})
+		})
 		claims := gitops.AppStudioV1alpha1().DeploymentTargetClaims(ns)
-		claim, err := claims.Create(ctx, &appstudiov1alpha1.DeploymentTargetClaim{
+		_, err = claims.Create(ctx, &appstudiov1alpha1.DeploymentTargetClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: "claimed-claim"},
-			Spec:       appstudiov1alpha1.DeploymentTargetClaimSpec{DeploymentTargetClassName: "isolation-level-namespace", TargetName: "claimed-target"},
+			Spec:       appstudiov1alpha1.DeploymentTargetClaimSpec{DeploymentTargetClassName: class, TargetName: "claimed-target"},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		waitConditions(ctx, "claimed", metav1.ConditionTrue, "DeploymentTargetClaimNotFoundResolved", "")
 		expectNoManagedEnvironment(ctx, "claimed")
 
-		By("binding the claim (as the binder will) to a target whose Secret is Opaque, as a SpaceRequest's is")
+		By("the binder binding the claim to the target it names, whose Secret is Opaque, as a SpaceRequest's is")
 		createSecret(ctx, ns, "space-secret", corev1.SecretTypeOpaque, map[string]string{"kubeconfig": "one"})
 		_, err = gitops.AppStudioV1alpha1().DeploymentTargets(ns).Create(ctx, &appstudiov1alpha1.DeploymentTarget{
 			ObjectMeta: metav1.ObjectMeta{Name: "claimed-target"},
 			Spec: appstudiov1alpha1.DeploymentTargetSpec{
-				DeploymentTargetClassName: "isolation-level-namespace", ClaimRef: "claimed-claim",
+				DeploymentTargetClassName: class, ClaimRef: "claimed-claim",
 				KubernetesClusterCredentials: appstudiov1alpha1.DeploymentTargetKubernetesClusterCredentials{
 					DefaultNamespace: "space", APIURL: apiURL, ClusterCredentialsSecret: "space-secret",
 				},
 			},
 		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		claim.Status.Phase = appstudiov1alpha1.DeploymentTargetClaimPhaseBound
-		_, err = claims.UpdateStatus(ctx, claim, metav1.UpdateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
 		waitManagedEnvironment(ctx, "claimed", Equal(managedv1alpha1.ManagedEnvironmentSpec{

@@ -2,6 +2,7 @@
 package options
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -34,6 +35,10 @@ type Options struct {
 	Burst                    int
 	Controllers              []string
 	LeaderElection           LeaderElection
+	// NamespaceProvisionerServer and NamespaceProvisionerCAFile say how Argo CD reaches the
+	// namespaces the namespace provisioner makes; the kubeconfig's own server and CA when empty.
+	NamespaceProvisionerServer string
+	NamespaceProvisionerCAFile string
 }
 
 // LeaderElection are the --leader-elect flags, named as kube-controller-manager names them.
@@ -88,6 +93,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"controllers to run: '*' runs all, 'name' runs one, '-name' leaves one out (e.g. '*,-promotionrun'). Known: %s. "+
 			"%s drives the Argo CD instance; the others are the AppStudio controllers, which touch no Argo CD object",
 		strings.Join(agent.KnownControllers, ", "), agent.ArgoCDControllers))
+	fs.StringVar(&o.NamespaceProvisionerServer, "namespace-provisioner-server", o.NamespaceProvisionerServer,
+		"https URL of this cluster's kube-apiserver as Argo CD reaches it, written into the kubeconfigs of the namespaces the "+
+			agent.NamespaceProvisionerController+" controller makes (default: the server of --kubeconfig)")
+	fs.StringVar(&o.NamespaceProvisionerCAFile, "namespace-provisioner-ca-file", o.NamespaceProvisionerCAFile,
+		"PEM bundle that verifies --namespace-provisioner-server (default: the CA of --kubeconfig)")
 	le := &o.LeaderElection
 	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
 		"run the controllers only while holding their Lease, so that several agents can run with one acting: "+
@@ -166,6 +176,11 @@ func (o *Options) Config() (agent.Config, error) {
 	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, LocalServer: o.LocalServer,
 		ControllerServiceAccount: o.ControllerServiceAccount, Workers: o.Workers, OperationRetention: o.OperationRetention,
 		Controllers: enabled}
+	if enabled[agent.NamespaceProvisionerController] {
+		if cfg.NamespaceProvisioner, err = o.namespaceProvisioner(rc); err != nil {
+			return agent.Config{}, err
+		}
+	}
 	if le := o.LeaderElection; le.Enabled {
 		lc := rest.CopyConfig(rc)
 		lc.UserAgent = rc.UserAgent + "/leader-election"
@@ -186,4 +201,25 @@ func (o *Options) Config() (agent.Config, error) {
 			LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod}
 	}
 	return cfg, nil
+}
+
+// namespaceProvisioner is the server and CA of the provisioned namespaces' kubeconfigs: the
+// flags', or else those the agent itself reaches the kube-apiserver with.
+func (o *Options) namespaceProvisioner(rc *rest.Config) (agent.NamespaceProvisioner, error) {
+	np := agent.NamespaceProvisioner{Server: cmp.Or(o.NamespaceProvisionerServer, rc.Host), CA: rc.CAData}
+	caFile := cmp.Or(o.NamespaceProvisionerCAFile, rc.CAFile)
+	if o.NamespaceProvisionerCAFile != "" || len(np.CA) == 0 && caFile != "" {
+		ca, err := os.ReadFile(caFile)
+		if err != nil {
+			return np, fmt.Errorf("--namespace-provisioner-ca-file: %w", err)
+		}
+		np.CA = ca
+	}
+	if u, err := url.Parse(np.Server); err != nil || u.Scheme != "https" || u.Host == "" {
+		return np, fmt.Errorf("--namespace-provisioner-server %q: want the https:// URL of this cluster's kube-apiserver", np.Server)
+	}
+	if len(np.CA) == 0 {
+		return np, errors.New("--namespace-provisioner-ca-file: the kubeconfig has no CA, so the provisioned kubeconfigs need one named")
+	}
+	return np, nil
 }

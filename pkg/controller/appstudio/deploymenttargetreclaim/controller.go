@@ -137,8 +137,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	s, err := c.observe(namespace, name)
-	if err != nil {
-		return err
+	if err != nil || s.target == nil {
+		return err // a target gone leaves nothing to reclaim
 	}
 	p := planTarget(s, metav1.NewTime(c.now()))
 	if err := c.act(ctx, s, p); err != nil {

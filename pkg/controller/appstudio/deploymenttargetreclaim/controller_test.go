@@ -219,3 +219,15 @@ func TestReleasedTargetIsBoundAgain(t *testing.T) {
 			got.Spec.ClaimRef == "c2" && got.Status.Phase == bound
 	})
 }
+
+// TestGoneTargetIsLeft: the key of a deleted target (its delete event) syncs to nothing.
+func TestGoneTargetIsLeft(t *testing.T) {
+	f := newFixture(t).start()
+	f.mustSync() // panicked before
+	for _, a := range f.gitops.Actions() {
+		if v := a.GetVerb(); v != "list" && v != "watch" {
+			t.Errorf("%s %s, want no write", v, a.GetResource().Resource)
+		}
+	}
+	f.expectEvents()
+}

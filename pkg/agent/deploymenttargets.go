@@ -1,0 +1,65 @@
+package agent
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/deploymenttargetbinder"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/deploymenttargetreclaim"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/namespaceprovisioner"
+)
+
+// NamespaceProvisioner is where the namespaces the namespace provisioner makes are reached:
+// the URL and CA bundle of this cluster's kube-apiserver as Argo CD reaches it.
+type NamespaceProvisioner struct {
+	Server string
+	CA     []byte
+}
+
+// setupDeploymentTargetBinder wires the DeploymentTargetClaim binder.
+func (a *Agent) setupDeploymentTargetBinder() error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	binder, err := deploymenttargetbinder.New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
+		appstudio.DeploymentTargetClasses(), a.gitops, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.appStudio = append(a.appStudio, packagedController{binder.Controller, binder.Run})
+	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
+		appstudio.DeploymentTargetClasses().Informer())
+}
+
+// setupDeploymentTargetReclaim wires the controller that reclaims released DeploymentTargets.
+func (a *Agent) setupDeploymentTargetReclaim() error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	reclaim, err := deploymenttargetreclaim.New(appstudio.DeploymentTargets(), appstudio.DeploymentTargetClaims(),
+		appstudio.DeploymentTargetClasses(), a.gitops, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.appStudio = append(a.appStudio, packagedController{reclaim.Controller, reclaim.Run})
+	return a.addInformers(appstudio.DeploymentTargets().Informer(), appstudio.DeploymentTargetClaims().Informer(),
+		appstudio.DeploymentTargetClasses().Informer())
+}
+
+// setupNamespaceProvisioner wires the managed-gitops.redhat.com/namespace provisioner. It
+// watches only the namespaces it made (by their label) and shares the managed-environment
+// Secrets' informer with the Environment controllers.
+func (a *Agent) setupNamespaceProvisioner(cfg NamespaceProvisioner) error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	factory := informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = namespaceprovisioner.LabelTarget
+	}))
+	a.factories = append(a.factories, factory)
+	namespaces := factory.Core().V1().Namespaces()
+	secrets := a.tenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType)
+	provisioner, err := namespaceprovisioner.New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
+		appstudio.DeploymentTargetClasses(), namespaces, secrets, a.gitops, a.kube, a.events.Recorder, cfg.Server, cfg.CA)
+	if err != nil {
+		return err
+	}
+	a.appStudio = append(a.appStudio, packagedController{provisioner.Controller, provisioner.Run})
+	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
+		appstudio.DeploymentTargetClasses().Informer(), namespaces.Informer(), secrets.Informer())
+}
