@@ -34,7 +34,8 @@ func main() {
 		Long: "agent watches the GitOps Service's objects through the kube-apiserver (which proxies them to " +
 			"gitops-apiserver), turns each GitOpsDeployment into an Argo CD Application in the Argo CD " +
 			"namespace, and copies the Application's sync, health and conditions back into its status. " +
-			"It also runs the AppStudio controllers (Environments, SnapshotEnvironmentBindings, PromotionRuns). " +
+			"It also runs the AppStudio controllers (Environments, SnapshotEnvironmentBindings, PromotionRuns, " +
+			"the DeploymentTargetClaim binder and reclaim, and, when named, the namespace provisioner). " +
 			"Several agents may run: each set of controllers runs in the one that holds its Lease.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,

@@ -22,8 +22,9 @@
 //     repository Secret names, cluster Secret keys, the Applications-by-deployment index), the
 //     recorded Application patch, and the repository Secrets' claims on repositories that
 //     AppProjects honour (RepositoryAllowed).
-//   - pkg/controller/appstudio/...: the appstudio Environment, SnapshotEnvironmentBinding and
-//     PromotionRun controllers, under the AppStudio Lease.
+//   - pkg/controller/appstudio/...: the appstudio Environment, SnapshotEnvironmentBinding,
+//     PromotionRun, DeploymentTargetClaim binder, DeploymentTarget reclaim and namespace
+//     provisioner controllers, under the AppStudio Lease.
 //   - still in this package (controller.go's aliases over framework.Controller): the
 //     GitOpsDeployment controller (deployment.go, application.go, status.go, retire.go,
 //     destination.go; with its watch of repository Secrets and the project refresh
@@ -437,7 +438,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); errors.Is(err, framework.ErrLeaseLost) {
+	// A lost Lease, or an election that could not start: any cause but the caller's own end.
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

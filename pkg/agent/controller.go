@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
@@ -14,12 +13,10 @@ import (
 // it by these names.
 type controller struct {
 	*framework.Controller
-	queue workqueue.TypedRateLimitingInterface[string]
 }
 
 func newController(name string, reconcile func(ctx context.Context, key string) error) *controller {
-	c := framework.NewController(name, reconcile)
-	return &controller{Controller: c, queue: c.Queue}
+	return &controller{Controller: framework.NewController(name, reconcile)}
 }
 
 // add queues key for a change that happened now.

@@ -77,9 +77,16 @@ func RecordEvents(recorder record.EventRecorder, obj runtime.Object, evs []Event
 	}
 }
 
-// userinfo matches the userinfo of a URL ("scheme://user:password@"), which Redact drops.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@`)
+// userinfo matches the userinfo of a URL ("scheme://user:password@"), up to the last "@"
+// before the path, since a password may hold an "@"; secretParam matches a query or form
+// parameter that carries a secret.
+var (
+	userinfo    = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]*@`)
+	secretParam = regexp.MustCompile(`(?i)\b((?:access_?)?token|password|passwd|secret|api_?key)=[^&\s]+`)
+)
 
-// Redact drops the userinfo of every URL in msg: a repository or API URL may carry a password
-// or token, and Argo CD's messages may quote one.
-func Redact(msg string) string { return userinfo.ReplaceAllString(msg, "$1") }
+// Redact drops the userinfo of every URL in msg and the values of secret-looking parameters:
+// a repository or API URL may carry a password or token, and Argo CD's messages may quote one.
+func Redact(msg string) string {
+	return secretParam.ReplaceAllString(userinfo.ReplaceAllString(msg, "$1"), "$1=REDACTED")
+}

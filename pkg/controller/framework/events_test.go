@@ -51,6 +51,9 @@ func TestRedact(t *testing.T) {
 		"ssh://git@host:22/r.git and https://tok@h/x":                 "ssh://host:22/r.git and https://h/x",
 		"no URL here, just a@b":                                       "no URL here, just a@b",
 		"https://h/path@v1":                                           "https://h/path@v1",
+		"https://user:p@ss@host/x":                                    "https://host/x",
+		"https://host/r.git?access_token=abc&ref=main":                "https://host/r.git?access_token=REDACTED&ref=main",
+		"login failed: password=hunter2 token=t0k":                    "login failed: password=REDACTED token=REDACTED",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)

@@ -30,15 +30,19 @@ var ErrLeaseLost = errors.New("lost the lease")
 
 // RunLeading waits until this process holds the Lease, then runs run with a context that ends
 // when ctx ends or the Lease is lost, renewing the Lease meanwhile. It returns nil once ctx is
-// done (releasing the Lease, so that another candidate takes over at once rather than after the
-// lease duration), and an error wrapping ErrLeaseLost if the Lease was lost first. run must
-// return soon after its context ends.
+// done, and an error wrapping ErrLeaseLost if the Lease was lost first. When ctx ends, the Lease
+// is released only after run has returned, so that a standby taking it over at once never runs
+// the controllers beside this process's. run must return soon after its context ends.
 func RunLeading(ctx context.Context, kube kubernetes.Interface, lease Lease, run func(ctx context.Context)) error {
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, lease.Namespace, lease.Name,
 		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: lease.Identity})
 	if err != nil {
 		return err
 	}
+	// The elector renews, and releases on cancel, under a context of its own, which ends only
+	// once run has returned (or when nothing was ever run).
+	electorCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElector()
 	started, done := make(chan struct{}), make(chan struct{})
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
@@ -48,11 +52,15 @@ func RunLeading(ctx context.Context, kube kubernetes.Interface, lease Lease, run
 		RetryPeriod:     lease.RetryPeriod,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leading context.Context) {
 				close(started)
 				defer close(done)
+				defer stopElector()
+				runCtx, cancel := context.WithCancel(leading)
+				defer cancel()
+				defer context.AfterFunc(ctx, cancel)()
 				klog.InfoS("holding the lease: running its controllers", "lease", klog.KRef(lease.Namespace, lease.Name), "identity", lease.Identity)
-				run(ctx)
+				run(runCtx)
 			},
 			OnStoppedLeading: func() {},
 			OnNewLeader: func(identity string) {
@@ -65,11 +73,20 @@ func RunLeading(ctx context.Context, kube kubernetes.Interface, lease Lease, run
 	if err != nil {
 		return err
 	}
+	// Still waiting for the Lease when ctx ends: stop waiting. (Should it be won meanwhile, run
+	// starts with ctx already done, returns, and stops the elector itself.)
+	defer context.AfterFunc(ctx, func() {
+		select {
+		case <-started:
+		default:
+			stopElector()
+		}
+	})()
 	klog.InfoS("waiting for the lease", "lease", klog.KRef(lease.Namespace, lease.Name), "identity", lease.Identity)
-	// Run returns when ctx ends (releasing the Lease) or renewing it failed. OnStartedLeading
-	// runs in a goroutine of its own; its end is awaited, for a while, so that the controllers
-	// have stopped when RunLeading returns.
-	elector.Run(ctx)
+	// Run returns once the elector's context ends (after run returned, the Lease released) or
+	// renewing the Lease failed; then run's context has ended too, and its end is awaited for a
+	// while, as the Lease may be someone else's already.
+	elector.Run(electorCtx)
 	select {
 	case <-started:
 		select {

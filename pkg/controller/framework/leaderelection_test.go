@@ -32,7 +32,8 @@ func holder(t *testing.T, kube *fake.Clientset) string {
 }
 
 // TestRunLeadingOneAtATime: of two candidates only the holder runs; when it stops (releasing
-// the Lease) the other takes over without waiting for the Lease to expire.
+// the Lease once its run has returned, not before) the other takes over without waiting for the
+// Lease to expire.
 func TestRunLeadingOneAtATime(t *testing.T) {
 	kube := fake.NewSimpleClientset()
 	var running atomic.Int32
@@ -44,6 +45,8 @@ func TestRunLeadingOneAtATime(t *testing.T) {
 			}
 			ran[i].Store(true)
 			<-ctx.Done()
+			// Controllers take a while to stop: the Lease must not be free meanwhile.
+			time.Sleep(500 * time.Millisecond)
 			running.Add(-1)
 		}
 	}

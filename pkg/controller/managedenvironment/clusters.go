@@ -116,11 +116,6 @@ func replaceUser(users []clusterUser, key string, u *clusterUser) []clusterUser 
 	return out
 }
 
-// sameUsers tells whether two lists hold the same entries.
-func sameUsers(a, b []clusterUser) bool {
-	return formatClusterUsers(a) == formatClusterUsers(b)
-}
-
 // changedUsers is the entries in one of the lists only.
 func changedUsers(a, b []clusterUser) []clusterUser {
 	in := func(list []clusterUser, u clusterUser) bool { return slices.Contains(list, u) }

@@ -120,7 +120,6 @@ func (f *fixture) awaitEnvironmentCache() {
 	})
 }
 
-
 // expectEvents checks the Events recorded since the last call.
 func (f *fixture) expectEvents(want ...string) {
 	f.t.Helper()

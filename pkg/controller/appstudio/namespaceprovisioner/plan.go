@@ -199,6 +199,11 @@ func planUnit(s state, cfg config, now time.Time) plan {
 	switch {
 	case dt != nil && dt.DeletionTimestamp != nil:
 		p.reclaim()
+	case dt != nil && s.ns == nil && !claimedOfUs(s):
+		// A target that merely looks ours (the annotation or finalizer, which whoever may write
+		// DeploymentTargets can set) gets nothing made for it: only a live claim of a class of
+		// this provisioner, whose UID the target carries, has its namespace made (again).
+		p.problem(ReasonProvisioningFailed, "DeploymentTarget %s has no namespace of %s and no claim of its class that it was made for", dt.Name, ProvisionerName)
 	case dt != nil:
 		p.maintain()
 	case wantsProvisioning(s):
@@ -207,6 +212,14 @@ func planUnit(s state, cfg config, now time.Time) plan {
 		p.collectOrphans()
 	}
 	return p.plan
+}
+
+// claimedOfUs tells whether the unit's target was made for its live claim, of a class of this
+// provisioner: the only target whose namespace may be made, or made again.
+func claimedOfUs(s state) bool {
+	c, dt := s.claim, s.dt
+	return c != nil && c.DeletionTimestamp == nil && dt.Labels[LabelClaimUID] == string(c.UID) &&
+		s.class != nil && s.class.Name == string(c.Spec.DeploymentTargetClassName) && s.class.Spec.Provisioner == ProvisionerName
 }
 
 // isOurs tells whether this provisioner made t.

@@ -363,6 +363,29 @@ func TestPlanUnit(t *testing.T) {
 			s:    live(func(s *state) { s.ns, s.sa, s.rb = nil, nil, nil }),
 			want: "createNamespace createSA createRoleBinding token condition=True/Provisioned",
 		},
+		// A tenant who may write DeploymentTargets makes one that looks ours, for no claim or
+		// for a claim of another class: nothing is made for it.
+		{
+			name: "a target that only looks ours, with no claim: nothing is made",
+			s:    live(func(s *state) { s.ns, s.sa, s.rb, s.secret, s.claim = nil, nil, nil, nil, nil }),
+			want: "event=ProvisioningFailed",
+		},
+		{
+			name: "a target that looks ours, for a claim it was not made for: nothing is made",
+			s: live(func(s *state) {
+				s.ns, s.sa, s.rb, s.secret = nil, nil, nil, nil
+				s.dt.Labels[LabelClaimUID] = "another-claim"
+			}),
+			want: "condition=False/ProvisioningFailed event=ProvisioningFailed",
+		},
+		{
+			name: "a target that looks ours, for a claim of a class of another provisioner: nothing is made",
+			s: live(func(s *state) {
+				s.ns, s.sa, s.rb, s.secret = nil, nil, nil, nil
+				s.class.Spec.Provisioner = "example.com/other"
+			}),
+			want: "condition=False/ProvisioningFailed event=ProvisioningFailed",
+		},
 		{
 			name: "a new server URL renews the token and updates the target",
 			s: live(func(s *state) {
