@@ -519,7 +519,12 @@ func (c *Controller) writeToken(ctx context.Context, s state, tr *tokenRequest, 
 	if !tr.existed {
 		// The cache may not have seen the Secret an earlier sync wrote: ask the server before
 		// minting a token that would only be thrown away.
-		if _, err := c.kube.CoreV1().Secrets(s.namespace).Get(ctx, tr.secret.Name, metav1.GetOptions{}); err == nil {
+		if found, err := c.kube.CoreV1().Secrets(s.namespace).Get(ctx, tr.secret.Name, metav1.GetOptions{}); err == nil {
+			if !ownedBy(found.Labels, s.namespace, s.target) || found.Type != tr.secret.Type {
+				// Not ours (the cache, of one Secret type, never shows it): a conflict to
+				// report, not a cache to wait for.
+				return fmt.Errorf("Secret %s/%s exists and was not made by %s for this claim", s.namespace, tr.secret.Name, ProvisionerName)
+			}
 			return fmt.Errorf("%w: Secret %s/%s", errCacheBehind, s.namespace, tr.secret.Name)
 		} else if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("reading Secret %s/%s: %w", s.namespace, tr.secret.Name, err)

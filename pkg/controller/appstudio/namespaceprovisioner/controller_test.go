@@ -499,3 +499,25 @@ func TestNewRequiresHTTPSAndACA(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignSecretIsReported: an Opaque Secret of the kubeconfig's name, which the cache (of
+// managed-environment Secrets) never shows, is reported on the claim, not waited for, and no
+// token is minted for it.
+func TestForeignSecretIsReported(t *testing.T) {
+	f := newFixture(t, newClass("Delete", ""), newClaim())
+	if _, err := f.kube.CoreV1().Secrets(ns).Create(f.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName(unitTarget), Namespace: ns}, Type: corev1.SecretTypeOpaque,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(); err == nil {
+		t.Fatal("sync succeeded")
+	}
+	c := meta.FindStatusCondition(f.claim().Status.Conditions, ConditionProvisioned)
+	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "was not made by "+string(ProvisionerName)) {
+		t.Errorf("claim condition %+v", c)
+	}
+	if n := f.tokens.Load(); n != 0 {
+		t.Errorf("%d tokens asked for", n)
+	}
+}
