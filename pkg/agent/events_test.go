@@ -2,21 +2,17 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
@@ -131,39 +127,6 @@ func fakeRecorder(a *Agent) *record.FakeRecorder {
 	return rec
 }
 
-// recorded drains rec: "Type Reason Message" per Event.
-func recorded(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func recordedReasons(rec *record.FakeRecorder) []string {
-	var out []string
-	for _, e := range recorded(rec) {
-		f := strings.Fields(e)
-		out = append(out, f[0]+" "+f[1])
-	}
-	return out
-}
-
-// failStatusWrites makes the next n status updates of resource fail with a conflict.
-func failStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
-	c.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "status" || n == 0 {
-			return false, nil, nil
-		}
-		n--
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: managedv1alpha1.GroupName, Resource: resource}, "x", errors.New("changed"))
-	})
-}
-
 // The deployment's Events follow its status write: none when it fails, once when it succeeds,
 // none when the written status is seen again.
 func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
@@ -173,18 +136,18 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	a := &Agent{gitops: gitops, now: func() time.Time { return t1.Time }}
 	rec := fakeRecorder(a)
 	app := syncedApp()
-	failStatusWrites(gitops, "gitopsdeployments", 1)
+	controllertest.FailStatusWrites(gitops, "gitopsdeployments", 1)
 
 	if err := a.updateStatus(ctx, d, app, nil); err == nil {
 		t.Fatal("the failed write did not fail")
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events after a failed write: %v", got)
 	}
 	if err := a.updateStatus(ctx, d, app, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recordedReasons(rec), []string{"Normal SyncStarted", "Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.RecordedReasons(rec), []string{"Normal SyncStarted", "Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	// The informer brings the written status back; the same Application changes nothing.
@@ -195,7 +158,7 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	if err := a.updateStatus(ctx, written, app, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events for an unchanged status: %v", got)
 	}
 	// Degraded is recorded once, with the message.
@@ -203,7 +166,7 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	if err := a.updateStatus(ctx, written, app, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := recorded(rec); len(got) != 1 || got[0] != "Warning HealthDegraded Health of the deployed resources is Degraded (was Healthy): Deployment web exceeded its progress deadline" {
+	if got := controllertest.Recorded(rec); len(got) != 1 || got[0] != "Warning HealthDegraded Health of the deployed resources is Degraded (was Healthy): Deployment web exceeded its progress deadline" {
 		t.Fatalf("events %v", got)
 	}
 }

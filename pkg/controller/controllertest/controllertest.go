@@ -4,13 +4,20 @@ package controllertest
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+
+	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
 // InformerFactory is what the generated and client-go informer factories have in common.
@@ -61,4 +68,39 @@ func ExpectEvents(t testing.TB, rec *record.FakeRecorder, want ...string) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// Recorded drains rec: "Type Reason Message" per Event.
+func Recorded(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// RecordedReasons drains rec: "Type Reason" per Event.
+func RecordedReasons(rec *record.FakeRecorder) []string {
+	var out []string
+	for _, e := range Recorded(rec) {
+		f := strings.Fields(e)
+		out = append(out, f[0]+" "+f[1])
+	}
+	return out
+}
+
+// FailStatusWrites makes the next n status updates of resource (of the GitOps API) fail with a
+// conflict, as a write racing another would.
+func FailStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
+	c.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" || n == 0 {
+			return false, nil, nil
+		}
+		n--
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: action.GetResource().Group, Resource: resource}, "x", errors.New("changed"))
+	})
 }

@@ -2,20 +2,16 @@ package managedenvironment
 
 import (
 	"context"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
@@ -83,19 +79,19 @@ func TestEnvironmentStatusWriteRecordsEvents(t *testing.T) {
 	gitops := gitopsfake.NewSimpleClientset(env.DeepCopy())
 	rec := record.NewFakeRecorder(100)
 	e := &Controller{gitops: gitops, recorder: rec, now: func() time.Time { return t1 }}
-	failStatusWrites(gitops, "gitopsdeploymentmanagedenvironments", 1)
+	controllertest.FailStatusWrites(gitops, "gitopsdeploymentmanagedenvironments", 1)
 	conn := *validationFailed(apierrors.NewUnauthorized("Unauthorized"))
 
 	if err := e.updateStatus(ctx, env, conn); err == nil {
 		t.Fatal("the failed write did not fail")
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events after a failed write: %v", got)
 	}
 	if err := e.updateStatus(ctx, env, conn); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recorded(rec), []string{"Warning CredentialsRejected " + validationFailedMessage}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.Recorded(rec), []string{"Warning CredentialsRejected " + validationFailedMessage}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(env.Namespace).Get(ctx, env.Name, metav1.GetOptions{})
@@ -105,46 +101,13 @@ func TestEnvironmentStatusWriteRecordsEvents(t *testing.T) {
 	if err := e.updateStatus(ctx, written, conn); err != nil {
 		t.Fatal(err)
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events for an unchanged status: %v", got)
 	}
 	if err := e.updateStatus(ctx, written, connectionSucceeded); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recordedReasons(rec), []string{"Normal CredentialsAccepted"}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.RecordedReasons(rec), []string{"Normal CredentialsAccepted"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-}
-
-// recorded drains rec: "Type Reason Message" per Event.
-func recorded(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func recordedReasons(rec *record.FakeRecorder) []string {
-	var out []string
-	for _, e := range recorded(rec) {
-		f := strings.Fields(e)
-		out = append(out, f[0]+" "+f[1])
-	}
-	return out
-}
-
-// failStatusWrites makes the next n status updates of resource fail with a conflict.
-func failStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
-	c.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "status" || n == 0 {
-			return false, nil, nil
-		}
-		n--
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: managedv1alpha1.GroupName, Resource: resource}, "x", errors.New("changed"))
-	})
 }

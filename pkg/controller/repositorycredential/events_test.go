@@ -2,20 +2,16 @@ package repositorycredential
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
@@ -77,39 +73,6 @@ func TestCredentialEvents(t *testing.T) {
 	}
 }
 
-// recorded drains rec: "Type Reason Message" per Event.
-func recorded(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func recordedReasons(rec *record.FakeRecorder) []string {
-	var out []string
-	for _, e := range recorded(rec) {
-		f := strings.Fields(e)
-		out = append(out, f[0]+" "+f[1])
-	}
-	return out
-}
-
-// failStatusWrites makes the next n status updates of resource fail with a conflict.
-func failStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
-	c.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "status" || n == 0 {
-			return false, nil, nil
-		}
-		n--
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: managedv1alpha1.GroupName, Resource: resource}, "x", errors.New("changed"))
-	})
-}
-
 func TestCredentialStatusWriteRecordsEvents(t *testing.T) {
 	ctx := context.Background()
 	r, cred := newCheckFixture(t, "https://h/r.git", nil)
@@ -118,19 +81,19 @@ func TestCredentialStatusWriteRecordsEvents(t *testing.T) {
 	r.gitops = gitops
 	rec := record.NewFakeRecorder(100)
 	r.recorder = rec
-	failStatusWrites(gitops, "gitopsdeploymentrepositorycredentials", 1)
+	controllertest.FailStatusWrites(gitops, "gitopsdeploymentrepositorycredentials", 1)
 	bad := credentialOutcome{Reason: managedv1alpha1.RepositoryCredentialReasonInvalidCredentials}
 
 	if err := r.updateStatus(ctx, cred, bad); err == nil {
 		t.Fatal("the failed write did not fail")
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events after a failed write: %v", got)
 	}
 	if err := r.updateStatus(ctx, cred, bad); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recordedReasons(rec), []string{"Warning CredentialsRejected"}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.RecordedReasons(rec), []string{"Warning CredentialsRejected"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	written, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentRepositoryCredentials(cred.Namespace).Get(ctx, cred.Name, metav1.GetOptions{})
@@ -140,13 +103,13 @@ func TestCredentialStatusWriteRecordsEvents(t *testing.T) {
 	if err := r.updateStatus(ctx, written, bad); err != nil {
 		t.Fatal(err)
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events for an unchanged status: %v", got)
 	}
 	if err := r.updateStatus(ctx, written, credentialValid); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recordedReasons(rec), []string{"Normal CredentialsValidated"}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.RecordedReasons(rec), []string{"Normal CredentialsValidated"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 }

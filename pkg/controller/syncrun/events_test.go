@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -39,39 +39,6 @@ func fakeRecorder(c *Controller) *record.FakeRecorder {
 	rec := record.NewFakeRecorder(100)
 	c.recorder = rec
 	return rec
-}
-
-// recorded drains rec: "Type Reason Message" per Event.
-func recorded(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func recordedReasons(rec *record.FakeRecorder) []string {
-	var out []string
-	for _, e := range recorded(rec) {
-		f := strings.Fields(e)
-		out = append(out, f[0]+" "+f[1])
-	}
-	return out
-}
-
-// failStatusWrites makes the next n status updates of resource fail with a conflict.
-func failStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
-	c.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "status" || n == 0 {
-			return false, nil, nil
-		}
-		n--
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: managedv1alpha1.GroupName, Resource: resource}, "x", errors.New("changed"))
-	})
 }
 
 func TestSyncRunPlanEvents(t *testing.T) {
@@ -149,19 +116,19 @@ func TestSyncRunStatusWriteRecordsEvents(t *testing.T) {
 	app := appOf(d, inState(run, phaseSucceeded, "successfully synced"))
 	c, runs, gitops, _ := syncRunFixture(t, d, run, app)
 	rec := fakeRecorder(c)
-	failStatusWrites(gitops, "gitopsdeploymentsyncruns", 1)
+	controllertest.FailStatusWrites(gitops, "gitopsdeploymentsyncruns", 1)
 	key := d.Namespace + "/" + d.Name
 
 	if err := c.sync(ctx, key); err == nil {
 		t.Fatal("the failed write did not fail")
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events after a failed write: %v", got)
 	}
 	if err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recordedReasons(rec), []string{"Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.RecordedReasons(rec), []string{"Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	// The informer brings the outcome back: nothing more.
@@ -175,7 +142,7 @@ func TestSyncRunStatusWriteRecordsEvents(t *testing.T) {
 	if err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events for a finished SyncRun: %v", got)
 	}
 }
@@ -202,13 +169,13 @@ func TestSyncRunStartRecordsEvent(t *testing.T) {
 	if err := c.sync(ctx, key); err == nil {
 		t.Fatal("the conflicting patch did not fail")
 	}
-	if got := recorded(rec); len(got) != 0 {
+	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events after a conflict: %v", got)
 	}
 	if err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recorded(rec), []string{"Normal SyncRequested Requested a sync of GitOpsDeployment web to revision abc123 in Argo CD"}; !reflect.DeepEqual(got, want) {
+	if got, want := controllertest.Recorded(rec), []string{"Normal SyncRequested Requested a sync of GitOpsDeployment web to revision abc123 in Argo CD"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 }
