@@ -14,13 +14,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+
+	"slices"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
-	"slices"
 )
 
 // fixture is the binder over a fake clientset, with its informers running; tests call sync
@@ -335,3 +337,22 @@ var everything = labels.Everything()
 // equalObjects compares what the cache and the server hold; the fake keeps no
 // resourceVersions.
 func equalObjects(a, b interface{}) bool { return apiequality.Semantic.DeepEqual(a, b) }
+
+// TestServesSpaceRequests: discovery is asked at most once a SpaceRequestRecheck.
+func TestServesSpaceRequests(t *testing.T) {
+	fake := &k8stesting.Fake{}
+	clock := time.Unix(1000, 0)
+	served := servesSpaceRequests(&fakediscovery.FakeDiscovery{Fake: fake}, func() time.Time { return clock })
+	if served() {
+		t.Fatal("served with no such API")
+	}
+	fake.Resources = []*metav1.APIResourceList{{GroupVersion: "toolchain.dev.openshift.com/v1alpha1",
+		APIResources: []metav1.APIResource{{Name: "spacerequests", Namespaced: true, Kind: "SpaceRequest"}}}}
+	if served() {
+		t.Error("asked again before the recheck")
+	}
+	clock = clock.Add(SpaceRequestRecheck)
+	if !served() {
+		t.Error("not served once the API is there")
+	}
+}

@@ -3,6 +3,7 @@ package deploymenttargetbinder
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,7 +75,9 @@ const (
 	EventTargetMismatch  = "TargetMismatch"
 	EventBindingConflict = "BindingConflict"
 	EventClassNotFound   = "ClassNotFound"
-	EventInternalError   = "InternalError"
+	// EventNoSpaceRequestAPI: a Dev Sandbox class, and no SpaceRequest API on the cluster.
+	EventNoSpaceRequestAPI = "SpaceRequestAPINotServed"
+	EventInternalError     = "InternalError"
 )
 
 // state is what the binder sees of one claim key.
@@ -87,6 +90,9 @@ type state struct {
 	// classes are the DeploymentTargetClasses of the claim and of those targets, by name;
 	// a name missing is a class that does not exist.
 	classes map[appstudiov1alpha1.DeploymentTargetClassName]*classT
+	// spaceRequestsServed tells whether the cluster serves the SpaceRequest API, through which
+	// a Dev Sandbox class's targets are provisioned.
+	spaceRequestsServed bool
 }
 
 // verb is what an action does to its object.
@@ -114,6 +120,8 @@ func (e event) String() string { return e.eventType + " " + e.reason + " " + e.m
 type plan struct {
 	actions []action
 	events  []event
+	// requeueAfter is when to look again: a claim waiting for an API that no event announces.
+	requeueAfter time.Duration
 }
 
 // problem is what goes wrong: the ErrorOccurred condition's message and the Warning's reason.
@@ -336,7 +344,25 @@ func (p *planner) syncUnboundAny(s state, claim *claimT) (*claimT, appstudiov1al
 		p.event("Normal", EventWaitingForProvisioner, "Waiting for a DeploymentTarget of class %s to be provisioned by %s",
 			className, class.Spec.Provisioner)
 	}
+	if class.Spec.Provisioner == appstudiov1alpha1.ProvisionerDevSandbox && !s.spaceRequestsServed {
+		// Nothing here fakes a sandbox operator: say why nothing will come, and look again
+		// now and then, as the API's arrival is no event of the informers'.
+		p.requeueAfter = SpaceRequestRecheck
+		return claim, appstudiov1alpha1.DeploymentTargetClaimPhasePending,
+			&problem{EventNoSpaceRequestAPI, msgNoSpaceRequestAPI(claim.Name, string(className))}
+	}
 	return claim, appstudiov1alpha1.DeploymentTargetClaimPhasePending, nil
+}
+
+// SpaceRequestRecheck is how often a claim of a Dev Sandbox class looks again for the
+// SpaceRequest API while the cluster does not serve it.
+const SpaceRequestRecheck = time.Minute
+
+func msgNoSpaceRequestAPI(claim, class string) string {
+	return fmt.Sprintf("DeploymentTargetClaim %s has class %s of provisioner %s, which makes targets through SpaceRequests "+
+		"(toolchain.dev.openshift.com/v1alpha1), and this cluster does not serve that API: no DeploymentTarget will be provisioned "+
+		"until a Dev Sandbox operator is installed; use a class of provisioner %s, or name a target", claim, class,
+		appstudiov1alpha1.ProvisionerDevSandbox, appstudiov1alpha1.ProvisionerNamespace)
 }
 
 // bestMatch is the target that a claim naming none binds, nil when none matches. A claim

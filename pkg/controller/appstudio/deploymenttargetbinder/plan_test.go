@@ -682,3 +682,51 @@ func TestBindWritesTargetThenClaim(t *testing.T) {
 		t.Errorf("writes %v, want %v (the finalizer first, then the target, then the claim)", got, want)
 	}
 }
+
+// A claim of a Dev Sandbox class waits for a target made through a SpaceRequest: where the
+// cluster does not serve that API, the claim says so (and looks again), instead of waiting in
+// silence; where it does, it waits for the sandbox operator like any provisioner.
+func TestDevSandboxClass(t *testing.T) {
+	sandbox := newClass(gold, appstudiov1alpha1.ReclaimPolicyDelete)
+	sandbox.Spec.Provisioner = appstudiov1alpha1.ProvisionerDevSandbox
+	msg := "DeploymentTargetClaim c1 has class gold of provisioner appstudio.redhat.com/devsandbox, which makes targets through " +
+		"SpaceRequests (toolchain.dev.openshift.com/v1alpha1), and this cluster does not serve that API: no DeploymentTarget " +
+		"will be provisioned until a Dev Sandbox operator is installed; use a class of provisioner managed-gitops.redhat.com/namespace, or name a target"
+	for _, tc := range []struct {
+		name        string
+		served      bool
+		wantClaim   *claimT
+		wantEvents  []string
+		wantRequeue time.Duration
+	}{
+		{name: "not served: the reason, and a look again in a minute", served: false,
+			wantClaim: newClaim(annotated(annProv, gold), inPhase(claimPending), failed(msg)),
+			wantEvents: []string{
+				"Normal WaitingForProvisioner Waiting for a DeploymentTarget of class gold to be provisioned by appstudio.redhat.com/devsandbox",
+				"Warning SpaceRequestAPINotServed " + msg},
+			wantRequeue: SpaceRequestRecheck},
+		{name: "served: waits for the sandbox operator", served: true,
+			wantClaim:  newClaim(annotated(annProv, gold), inPhase(claimPending), ok),
+			wantEvents: []string{"Normal WaitingForProvisioner Waiting for a DeploymentTarget of class gold to be provisioned by appstudio.redhat.com/devsandbox"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := stateOf(newClaim(inPhase(claimPending)), nil, []*classT{sandbox})
+			s.spaceRequestsServed = tc.served
+			p := planClaim(s, now)
+			gotClaim, _ := apply(t, s, p)
+			if !apiequality.Semantic.DeepEqual(gotClaim, tc.wantClaim) {
+				t.Errorf("claim:\n%s\nwant:\n%s", dump.Pretty(gotClaim), dump.Pretty(tc.wantClaim))
+			}
+			var events []string
+			for _, e := range p.events {
+				events = append(events, e.String())
+			}
+			if strings.Join(events, "\n") != strings.Join(tc.wantEvents, "\n") {
+				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(tc.wantEvents, "\n"))
+			}
+			if p.requeueAfter != tc.wantRequeue {
+				t.Errorf("requeueAfter %v, want %v", p.requeueAfter, tc.wantRequeue)
+			}
+		})
+	}
+}
