@@ -142,3 +142,19 @@ func OnGenerationChange(f func(obj interface{})) cache.ResourceEventHandler {
 		DeleteFunc: f,
 	}
 }
+
+// EnqueueUsers queues the objects that users holds under index by the changed object's
+// "namespace/name": for each add, update and delete of an object that others name (a Secret
+// their spec refers to), the objects that name it.
+func (c *Controller) EnqueueUsers(users cache.Indexer, index string) cache.ResourceEventHandler {
+	return OnChange(func(obj interface{}) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		objs, _ := users.ByIndex(index, key)
+		for _, o := range objs {
+			c.Enqueue(o)
+		}
+	})
+}

@@ -179,22 +179,7 @@ func New(
 	}
 
 	// A referenced Secret that comes, changes or goes queues the environments that name it.
-	envIndex := envInformer.GetIndexer()
-	enqueueUsers := func(obj interface{}) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		objs, _ := envIndex.ByIndex(byCredentialsSecret, key)
-		for _, o := range objs {
-			e.Enqueue(o)
-		}
-	}
-	if _, err := credentialSecrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueueUsers,
-		UpdateFunc: func(_, obj interface{}) { enqueueUsers(obj) },
-		DeleteFunc: enqueueUsers,
-	}); err != nil {
+	if _, err := credentialSecrets.Informer().AddEventHandler(e.EnqueueUsers(envInformer.GetIndexer(), byCredentialsSecret)); err != nil {
 		return nil, err
 	}
 

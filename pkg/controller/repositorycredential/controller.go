@@ -139,22 +139,7 @@ func New(
 	}
 
 	// A referenced Secret that comes, changes or goes queues the credentials that name it.
-	credIndex := credInformer.GetIndexer()
-	enqueueUsers := func(obj interface{}) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		objs, _ := credIndex.ByIndex(bySecret, key)
-		for _, o := range objs {
-			c.Enqueue(o)
-		}
-	}
-	if _, err := credentialSecrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueueUsers,
-		UpdateFunc: func(_, obj interface{}) { enqueueUsers(obj) },
-		DeleteFunc: enqueueUsers,
-	}); err != nil {
+	if _, err := credentialSecrets.Informer().AddEventHandler(c.EnqueueUsers(credInformer.GetIndexer(), bySecret)); err != nil {
 		return nil, err
 	}
 
