@@ -17,6 +17,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
@@ -103,4 +104,20 @@ func FailStatusWrites(c *gitopsfake.Clientset, resource string, n int) {
 		n--
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: action.GetResource().Group, Resource: resource}, "x", errors.New("changed"))
 	})
+}
+
+// Drain waits until c's handlers have been given their informers' initial lists, then empties
+// c's queue and returns the keys it held. After it, the queue holds only what the test's own
+// writes or handler calls queue.
+func Drain(t testing.TB, ctx context.Context, c *framework.Controller) []string {
+	t.Helper()
+	Eventually(t, ctx, c.Name+"'s handlers given the initial lists", c.HandlersSynced)
+	var keys []string
+	for c.Queue.Len() > 0 {
+		k, _ := c.Queue.Get()
+		c.Queue.Done(k)
+		c.Queue.Forget(k)
+		keys = append(keys, k)
+	}
+	return keys
 }

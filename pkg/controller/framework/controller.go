@@ -31,6 +31,9 @@ type Controller struct {
 	// running is set while Run drains the queue: a standby (leader election) queues changes
 	// without reconciling them, and its waiting is not an unreconciled change's age.
 	running atomic.Bool
+	// handlersSynced tell whether the handlers added by Watch have been given their informers'
+	// initial lists.
+	handlersSynced []cache.InformerSynced
 }
 
 // NewController makes a controller whose workers call reconcile with each queued key.
@@ -77,8 +80,34 @@ func (c *Controller) Handler() cache.ResourceEventHandler {
 	}
 }
 
+// Watch adds handler to the informer inf. Run starts no worker before each handler added this
+// way has been given the objects its informer first listed, so that the first reconciles see
+// every key those adds queue.
+func (c *Controller) Watch(inf cache.SharedInformer, handler cache.ResourceEventHandler) error {
+	reg, err := inf.AddEventHandler(handler)
+	if err != nil {
+		return err
+	}
+	c.handlersSynced = append(c.handlersSynced, reg.HasSynced)
+	return nil
+}
+
+// HandlersSynced tells whether every handler added by Watch has been given its informer's
+// initial list (and the informer has listed).
+func (c *Controller) HandlersSynced() bool {
+	for _, synced := range c.handlersSynced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
+}
+
 // Run drains the queue with the given number of workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.HandlersSynced) {
+		return
+	}
 	c.running.Store(true)
 	defer c.running.Store(false)
 	defer c.Queue.ShutDown()

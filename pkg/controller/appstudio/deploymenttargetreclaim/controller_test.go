@@ -2,6 +2,7 @@ package deploymenttargetreclaim
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
-	"slices"
 )
 
 // fixture is the controller over a fake clientset, with its informers running; tests call

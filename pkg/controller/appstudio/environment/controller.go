@@ -57,14 +57,8 @@ const (
 
 // Informer indexes, named after the controller: other controllers share the informers.
 const (
-	// byClaim: Environments by the "namespace/name" of their DeploymentTargetClaim.
-	byClaim = "environment.appstudio/claim"
 	// bySecret: Environments by their credentials Secret; DeploymentTargets by theirs.
 	bySecret = "environment.appstudio/secret"
-	// byTarget: DeploymentTargetClaims by the DeploymentTarget they name.
-	byTarget = "environment.appstudio/target"
-	// byClaimRef: DeploymentTargets by the DeploymentTargetClaim they claim.
-	byClaimRef = "environment.appstudio/claimRef"
 )
 
 // Controller reconciles Environments into GitOpsDeploymentManagedEnvironments.
@@ -75,12 +69,13 @@ type Controller struct {
 	kube     kubernetes.Interface
 	recorder record.EventRecorder
 
-	environments        appstudiolisters.EnvironmentLister
-	environmentIndex    cache.Indexer
-	claims              appstudiolisters.DeploymentTargetClaimLister
-	claimIndex          cache.Indexer
-	targets             appstudiolisters.DeploymentTargetLister
-	targetIndex         cache.Indexer
+	environments     appstudiolisters.EnvironmentLister
+	environmentIndex cache.Indexer
+	claims           appstudiolisters.DeploymentTargetClaimLister
+	targets          appstudiolisters.DeploymentTargetLister
+	targetIndex      cache.Indexer
+	// follower follows a claim or a target to the Environments that use it.
+	follower            *targetindex.Follower
 	managedEnvironments managedlisters.GitOpsDeploymentManagedEnvironmentLister
 	// secrets holds the Secrets of the managed-environment type: those Environments name
 	// directly, those DeploymentTargets name, and the copies. sources watches the others that
@@ -110,7 +105,6 @@ func New(
 		environments:        environments.Lister(),
 		environmentIndex:    environments.Informer().GetIndexer(),
 		claims:              claims.Lister(),
-		claimIndex:          claims.Informer().GetIndexer(),
 		targets:             targets.Lister(),
 		targetIndex:         targets.Informer().GetIndexer(),
 		managedEnvironments: managedEnvironments.Lister(),
@@ -120,25 +114,26 @@ func New(
 	c.Controller = framework.NewController(Name, c.sync)
 	c.sources = newSourceSecrets(kube, c.Add)
 
-	if err := environments.Informer().AddIndexers(cache.Indexers{byClaim: targetindex.ClaimOfEnvironment, bySecret: secretOfEnvironment}); err != nil {
+	var err error
+	if c.follower, err = targetindex.NewFollower(environments.Informer(), claims.Informer(), targets.Informer()); err != nil {
 		return nil, err
 	}
-	if err := claims.Informer().AddIndexers(cache.Indexers{byTarget: targetindex.TargetOfClaim}); err != nil {
+	if err := environments.Informer().AddIndexers(cache.Indexers{bySecret: secretOfEnvironment}); err != nil {
 		return nil, err
 	}
-	if err := targets.Informer().AddIndexers(cache.Indexers{bySecret: secretOfTarget, byClaimRef: targetindex.ClaimRefOfTarget}); err != nil {
+	if err := targets.Informer().AddIndexers(cache.Indexers{bySecret: secretOfTarget}); err != nil {
 		return nil, err
 	}
 
 	// Status writes, the controller's own among them, leave the generation alone and need no
 	// second look.
-	if _, err := environments.Informer().AddEventHandler(framework.OnGenerationChange(c.Enqueue)); err != nil {
+	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.Enqueue)); err != nil {
 		return nil, err
 	}
-	if _, err := claims.Informer().AddEventHandler(framework.OnChange(c.onClaim)); err != nil {
+	if err := c.Watch(claims.Informer(), framework.OnChange(c.onClaim)); err != nil {
 		return nil, err
 	}
-	if _, err := targets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(targets.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onTarget,
 		UpdateFunc: func(old, obj interface{}) {
 			c.onTarget(old) // a claimRef it no longer has
@@ -150,7 +145,7 @@ func New(
 	}
 	// The ManagedEnvironment controller writes their status; only their spec and owners are
 	// this controller's business.
-	if _, err := managedEnvironments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(managedEnvironments.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onManagedEnvironment,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
@@ -163,7 +158,7 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := secrets.Informer().AddEventHandler(framework.OnChange(c.onSecret)); err != nil {
+	if err := c.Watch(secrets.Informer(), framework.OnChange(c.onSecret)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -191,34 +186,18 @@ func secretOfTarget(obj interface{}) ([]string, error) {
 	return []string{t.Namespace + "/" + t.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret}, nil
 }
 
-// enqueueByClaim queues the Environments that name the claim "namespace/name".
-func (c *Controller) enqueueByClaim(claimKey string) {
-	envs, _ := c.environmentIndex.ByIndex(byClaim, claimKey)
-	for _, e := range envs {
-		c.Enqueue(e)
-	}
-}
-
 func (c *Controller) onClaim(obj interface{}) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		return
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		for _, env := range c.follower.EnvironmentsOfClaim(key) {
+			c.Enqueue(env)
+		}
 	}
-	c.enqueueByClaim(key)
 }
 
 // onTarget queues the Environments of the claims that the target claims or that name it.
 func (c *Controller) onTarget(obj interface{}) {
-	t, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.DeploymentTarget)
-	if !ok {
-		return
-	}
-	if t.Spec.ClaimRef != "" {
-		c.enqueueByClaim(t.Namespace + "/" + t.Spec.ClaimRef)
-	}
-	claims, _ := c.claimIndex.ByIndex(byTarget, t.Namespace+"/"+t.Name)
-	for _, claim := range claims {
-		c.onClaim(claim)
+	for _, env := range c.follower.EnvironmentsOfTarget(obj) {
+		c.Enqueue(env)
 	}
 }
 
@@ -330,12 +309,12 @@ func (c *Controller) targetCandidates(claim *appstudiov1alpha1.DeploymentTargetC
 			out = append(out, t)
 		}
 	}
-	claiming, err := c.targetIndex.ByIndex(byClaimRef, claim.Namespace+"/"+claim.Name)
+	claiming, err := c.follower.TargetsClaimedBy(claim)
 	if err != nil {
 		return nil, err
 	}
-	for _, obj := range claiming {
-		if t := obj.(*appstudiov1alpha1.DeploymentTarget); t.Name != claim.Spec.TargetName {
+	for _, t := range claiming {
+		if t.Name != claim.Spec.TargetName {
 			out = append(out, t)
 		}
 	}

@@ -2,10 +2,11 @@ package environment
 
 import (
 	"context"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"strings"
 	"testing"
 	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -271,8 +272,9 @@ func TestManagedEnvironmentEventsQueueTheirEnvironment(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// One handler is given its informer's events in order: once the second add queued its
+	// key, the first add has been handled.
 	f.eventually("a key queued", func() bool { return f.c.Queue.Len() > 0 })
-	time.Sleep(50 * time.Millisecond) // the other add, had it queued anything
 	if n := f.c.Queue.Len(); n != 1 {
 		t.Fatalf("%d keys queued, want the Environment's only", n)
 	}
@@ -331,18 +333,10 @@ func TestEventsQueueTheEnvironmentsThatUseThem(t *testing.T) {
 	unrelated := environmentWith(func(e *appstudiov1alpha1.Environment) { e.Name = "unrelated" })
 	f := newFixture(t, []runtime.Object{claimed, direct, unrelated,
 		claim(appstudiov1alpha1.DeploymentTargetClaimPhaseBound, "dt"), target("dt", "", "space")}, nil)
-	drain := func() []string {
-		time.Sleep(50 * time.Millisecond) // the handlers run on the informers' goroutines
-		var keys []string
-		for f.c.Queue.Len() > 0 {
-			k, _ := f.c.Queue.Get()
-			f.c.Queue.Done(k)
-			f.c.Queue.Forget(k)
-			keys = append(keys, k)
-		}
-		return keys
-	}
-	drain() // the adds of the start
+	// The handlers are called directly below: once the adds of the start are drained, what
+	// the queue holds is what each call queued.
+	drain := func() []string { return controllertest.Drain(t, f.ctx, f.c.Controller) }
+	drain()
 	for _, tc := range []struct {
 		name  string
 		event func(*Controller)

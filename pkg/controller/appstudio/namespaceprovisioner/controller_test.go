@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,7 +35,6 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
-	"slices"
 )
 
 // testCA is a PEM certificate, as New requires one.

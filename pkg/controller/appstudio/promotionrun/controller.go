@@ -97,7 +97,7 @@ func New(
 		return nil, err
 	}
 
-	if _, err := runs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(runs.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.Enqueue,
 		UpdateFunc: func(old, obj interface{}) {
 			c.Enqueue(obj)
@@ -111,14 +111,14 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := bindings.Informer().AddEventHandler(framework.OnChange(c.onBinding)); err != nil {
+	if err := c.Watch(bindings.Informer(), framework.OnChange(c.onBinding)); err != nil {
 		return nil, err
 	}
-	if _, err := snapshots.Informer().AddEventHandler(framework.OnChange(c.onSnapshot)); err != nil {
+	if err := c.Watch(snapshots.Informer(), framework.OnChange(c.onSnapshot)); err != nil {
 		return nil, err
 	}
 	// Only a GitOpsDeployment's status tells whether a promotion is done.
-	if _, err := deployments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(deployments.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onDeployment,
 		UpdateFunc: func(old, obj interface{}) {
 			if o, n := old.(*managedv1alpha1.GitOpsDeployment), obj.(*managedv1alpha1.GitOpsDeployment); o.Status.Sync != n.Status.Sync ||

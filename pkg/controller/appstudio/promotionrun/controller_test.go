@@ -60,18 +60,9 @@ func (f *fixture) sync(name string) {
 	}
 }
 
-// drain empties the queue and returns the keys it held, once the handlers have run.
-func (f *fixture) drain() []string {
-	time.Sleep(50 * time.Millisecond) // the handlers run on the informers' goroutines
-	var keys []string
-	for f.c.Queue.Len() > 0 {
-		k, _ := f.c.Queue.Get()
-		f.c.Queue.Done(k)
-		f.c.Queue.Forget(k)
-		keys = append(keys, k)
-	}
-	return keys
-}
+// drain empties the queue, once the handlers have been given the adds of the start, and
+// returns the keys it held.
+func (f *fixture) drain() []string { return controllertest.Drain(f.t, f.ctx, f.c.Controller) }
 
 // awaitQueued waits until the handlers queue key, and empties the queue.
 func (f *fixture) awaitQueued(key string) {
@@ -280,8 +271,11 @@ func TestOneActivePromotionPerApplicationPerNamespace(t *testing.T) {
 	}
 	f.expectEvents("Warning SnapshotNotFound Snapshot: snap-2 referred in Binding: app-staging-generated-binding does not exist.")
 
-	// The first completes: its update brings the second back.
-	f.drain()
+	// The first completes: its update brings the second back. The two status writes above
+	// queued their runs; one handler is given its informer's events in order, so once the
+	// later write's key is queued, the earlier one's has been, and both are taken here: the
+	// next queuing of the second is the completion's.
+	f.awaitQueued("elsewhere/second")
 	first := f.run("promote")
 	first.Status.State = appstudiov1alpha1.PromotionRunStateComplete
 	if _, err := f.gitops.AppStudioV1alpha1().PromotionRuns(ns).UpdateStatus(f.ctx, first, metav1.UpdateOptions{}); err != nil {
@@ -304,7 +298,7 @@ func TestEventsQueueTheRunsThatWaitOnThem(t *testing.T) {
 		r.Name, r.Spec.Application, r.Spec.Snapshot = "other", "other", "other-snap"
 	})
 	f := newFixture(t, promotionRun(), done, other)
-	f.drain() // the adds of the start
+	f.drain() // the adds of the start; the handlers are called directly below
 	otherBinding := binding("snap-2", "api")
 	otherBinding.Spec.Application = "third"
 	unlabelled := deployment("api", synced, healthy, "")

@@ -61,12 +61,6 @@ const (
 	// byEnvironment and byApplication: bindings by the "namespace/name" of what they name.
 	byEnvironment = "snapshotenvironmentbinding.appstudio/environment"
 	byApplication = "snapshotenvironmentbinding.appstudio/application"
-	// byClaim: Environments by their DeploymentTargetClaim.
-	byClaim = "snapshotenvironmentbinding.appstudio/claim"
-	// byTarget: DeploymentTargetClaims by the DeploymentTarget they name.
-	byTarget = "snapshotenvironmentbinding.appstudio/target"
-	// byClaimRef: DeploymentTargets by the DeploymentTargetClaim they claim.
-	byClaimRef = "snapshotenvironmentbinding.appstudio/claimRef"
 	// byOwner: GitOpsDeployments by the binding that controls them.
 	byOwner = "snapshotenvironmentbinding.appstudio/owner"
 )
@@ -78,17 +72,16 @@ type Controller struct {
 	gitops   versioned.Interface
 	recorder record.EventRecorder
 
-	bindings         appstudiolisters.SnapshotEnvironmentBindingLister
-	bindingIndex     cache.Indexer
-	applications     appstudiolisters.ApplicationLister
-	environments     appstudiolisters.EnvironmentLister
-	environmentIndex cache.Indexer
-	claims           appstudiolisters.DeploymentTargetClaimLister
-	claimIndex       cache.Indexer
-	targets          appstudiolisters.DeploymentTargetLister
-	targetIndex      cache.Indexer
-	deployments      managedlisters.GitOpsDeploymentLister
-	deploymentIndex  cache.Indexer
+	bindings     appstudiolisters.SnapshotEnvironmentBindingLister
+	bindingIndex cache.Indexer
+	applications appstudiolisters.ApplicationLister
+	environments appstudiolisters.EnvironmentLister
+	claims       appstudiolisters.DeploymentTargetClaimLister
+	targets      appstudiolisters.DeploymentTargetLister
+	// follower follows a claim or a target to the Environments that use it.
+	follower        *targetindex.Follower
+	deployments     managedlisters.GitOpsDeploymentLister
+	deploymentIndex cache.Indexer
 
 	now func() time.Time
 }
@@ -105,31 +98,28 @@ func New(
 	recorder record.EventRecorder,
 ) (*Controller, error) {
 	c := &Controller{
-		gitops:           gitops,
-		recorder:         recorder,
-		bindings:         bindings.Lister(),
-		bindingIndex:     bindings.Informer().GetIndexer(),
-		applications:     applications.Lister(),
-		environments:     environments.Lister(),
-		environmentIndex: environments.Informer().GetIndexer(),
-		claims:           claims.Lister(),
-		claimIndex:       claims.Informer().GetIndexer(),
-		targets:          targets.Lister(),
-		targetIndex:      targets.Informer().GetIndexer(),
-		deployments:      deployments.Lister(),
-		deploymentIndex:  deployments.Informer().GetIndexer(),
-		now:              time.Now,
+		gitops:          gitops,
+		recorder:        recorder,
+		bindings:        bindings.Lister(),
+		bindingIndex:    bindings.Informer().GetIndexer(),
+		applications:    applications.Lister(),
+		environments:    environments.Lister(),
+		claims:          claims.Lister(),
+		targets:         targets.Lister(),
+		deployments:     deployments.Lister(),
+		deploymentIndex: deployments.Informer().GetIndexer(),
+		now:             time.Now,
 	}
 	c.Controller = framework.NewController(Name, c.sync)
-
+	var err error
+	if c.follower, err = targetindex.NewFollower(environments.Informer(), claims.Informer(), targets.Informer()); err != nil {
+		return nil, err
+	}
 	for _, ix := range []struct {
 		informer cache.SharedIndexInformer
 		indexers cache.Indexers
 	}{
 		{bindings.Informer(), cache.Indexers{byEnvironment: environmentOfBinding, byApplication: applicationOfBinding}},
-		{environments.Informer(), cache.Indexers{byClaim: targetindex.ClaimOfEnvironment}},
-		{claims.Informer(), cache.Indexers{byTarget: targetindex.TargetOfClaim}},
-		{targets.Informer(), cache.Indexers{byClaimRef: targetindex.ClaimRefOfTarget}},
 		{deployments.Informer(), cache.Indexers{byOwner: ownerOfDeployment}},
 	} {
 		if err := ix.informer.AddIndexers(ix.indexers); err != nil {
@@ -139,24 +129,24 @@ func New(
 
 	// Every change of a binding may matter: application-service writes its status.components
 	// and gitopsRepoConditions.
-	if _, err := bindings.Informer().AddEventHandler(c.Handler()); err != nil {
+	if err := c.Watch(bindings.Informer(), c.Handler()); err != nil {
 		return nil, err
 	}
 	// Only an Application's existence matters (the orphan rule).
-	if _, err := applications.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(applications.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.onApplication,
 		DeleteFunc: c.onApplication,
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := environments.Informer().AddEventHandler(framework.OnGenerationChange(c.onEnvironment)); err != nil {
+	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.onEnvironment)); err != nil {
 		return nil, err
 	}
 	// A claim's binding shows in its status too.
-	if _, err := claims.Informer().AddEventHandler(framework.OnChange(c.onClaim)); err != nil {
+	if err := c.Watch(claims.Informer(), framework.OnChange(c.onClaim)); err != nil {
 		return nil, err
 	}
-	if _, err := targets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(targets.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onTarget,
 		UpdateFunc: func(old, obj interface{}) {
 			if old.(*appstudiov1alpha1.DeploymentTarget).Generation != obj.(*appstudiov1alpha1.DeploymentTarget).Generation {
@@ -170,7 +160,7 @@ func New(
 	}
 	// The GitOpsDeployment controller rewrites their status often; only their spec, labels,
 	// owners and the sync and health that the binding's status copies matter here.
-	if _, err := deployments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(deployments.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onDeployment,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeployment), obj.(*managedv1alpha1.GitOpsDeployment)
@@ -234,32 +224,18 @@ func (c *Controller) onEnvironment(obj interface{}) {
 	}
 }
 
-// enqueueByClaim queues the bindings of the Environments that name the claim "namespace/name".
-func (c *Controller) enqueueByClaim(claimKey string) {
-	envs, _ := c.environmentIndex.ByIndex(byClaim, claimKey)
-	for _, e := range envs {
-		c.onEnvironment(e)
-	}
-}
-
 func (c *Controller) onClaim(obj interface{}) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-		c.enqueueByClaim(key)
+		for _, env := range c.follower.EnvironmentsOfClaim(key) {
+			c.onEnvironment(env)
+		}
 	}
 }
 
 // onTarget queues the bindings through the claims that the target claims or that name it.
 func (c *Controller) onTarget(obj interface{}) {
-	t, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.DeploymentTarget)
-	if !ok {
-		return
-	}
-	if t.Spec.ClaimRef != "" {
-		c.enqueueByClaim(t.Namespace + "/" + t.Spec.ClaimRef)
-	}
-	claims, _ := c.claimIndex.ByIndex(byTarget, t.Namespace+"/"+t.Name)
-	for _, claim := range claims {
-		c.onClaim(claim)
+	for _, env := range c.follower.EnvironmentsOfTarget(obj) {
+		c.onEnvironment(env)
 	}
 }
 
@@ -356,14 +332,7 @@ func (c *Controller) targetCandidates(claim *appstudiov1alpha1.DeploymentTargetC
 		}
 		return append(out, t), nil
 	}
-	claiming, err := c.targetIndex.ByIndex(byClaimRef, claim.Namespace+"/"+claim.Name)
-	if err != nil {
-		return nil, err
-	}
-	for _, obj := range claiming {
-		out = append(out, obj.(*appstudiov1alpha1.DeploymentTarget))
-	}
-	return out, nil
+	return c.follower.TargetsClaimedBy(claim)
 }
 
 // act carries out p for the binding of s, recording an Event on it for each write.

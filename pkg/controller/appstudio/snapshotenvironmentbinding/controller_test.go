@@ -3,6 +3,7 @@ package snapshotenvironmentbinding
 import (
 	"context"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -329,18 +330,10 @@ func TestEventsQueueTheBindingsThatUseThem(t *testing.T) {
 		b.Name, b.Spec.Application, b.Spec.Environment = "unrelated", "other-app", "other-env"
 	})
 	f := newFixture(t, binding(), unrelated, env(withClaim), claim("dt"), target("dt", "", "space"))
-	drain := func() []string {
-		time.Sleep(50 * time.Millisecond) // the handlers run on the informers' goroutines
-		var keys []string
-		for f.c.Queue.Len() > 0 {
-			k, _ := f.c.Queue.Get()
-			f.c.Queue.Done(k)
-			f.c.Queue.Forget(k)
-			keys = append(keys, k)
-		}
-		return keys
-	}
-	drain() // the adds of the start
+	// The handlers are called directly below: once the adds of the start are drained, what
+	// the queue holds is what each call queued.
+	drain := func() []string { return controllertest.Drain(t, f.ctx, f.c.Controller) }
+	drain()
 	for _, tc := range []struct {
 		name  string
 		event func(*Controller)
@@ -370,24 +363,57 @@ func TestEventsQueueTheBindingsThatUseThem(t *testing.T) {
 	}
 
 	// Status writes of the GitOpsDeployment controller that the binding does not copy queue
-	// nothing.
-	d, err := f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(f.ctx, deployment("a"), metav1.CreateOptions{})
+	// nothing. One handler is given its informer's events in order, so a write that queues
+	// another binding ("marker") after them is the sync point: once its key is queued, the
+	// writes before it have been handled.
+	deployments := f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns)
+	marker := deployment("m", func(d *managedv1alpha1.GitOpsDeployment) {
+		d.OwnerReferences = []metav1.OwnerReference{ownerOf(unrelated)}
+	})
+	if _, err := deployments.Create(f.ctx, marker, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	awaitMarker := func() []string {
+		t.Helper()
+		var keys []string
+		f.eventually("the marker's binding queued", func() bool {
+			keys = append(keys, drain()...)
+			return slices.Contains(keys, ns+"/unrelated")
+		})
+		return slices.DeleteFunc(keys, func(k string) bool { return k == ns+"/unrelated" })
+	}
+	bumpMarker := func() {
+		t.Helper()
+		if marker.Status.Sync.Status == managedv1alpha1.SyncStatusCodeSynced {
+			marker.Status.Sync.Status = managedv1alpha1.SyncStatusCodeOutOfSync
+		} else {
+			marker.Status.Sync.Status = managedv1alpha1.SyncStatusCodeSynced
+		}
+		if _, err := deployments.UpdateStatus(f.ctx, marker, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := deployments.Create(f.ctx, deployment("a"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	drain()
+	if got := awaitMarker(); !slices.Equal(got, []string{ns + "/seb"}) {
+		t.Fatalf("the create of a GitOpsDeployment queued %v", got)
+	}
 	d.Status.Resources = []managedv1alpha1.ResourceStatus{{Kind: "Deployment", Name: "a"}}
-	if d, err = f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).UpdateStatus(f.ctx, d, metav1.UpdateOptions{}); err != nil {
+	if d, err = deployments.UpdateStatus(f.ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := drain(); len(got) != 0 {
+	bumpMarker()
+	if got := awaitMarker(); len(got) != 0 {
 		t.Errorf("a status write of resources queued %v", got)
 	}
 	d.Status.Health.Status = managedv1alpha1.HealthStatusCodeHealthy
-	if _, err = f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).UpdateStatus(f.ctx, d, metav1.UpdateOptions{}); err != nil {
+	if _, err = deployments.UpdateStatus(f.ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(drain(), ","); got != ns+"/seb" {
+	bumpMarker()
+	if got := strings.Join(awaitMarker(), ","); got != ns+"/seb" {
 		t.Errorf("a change of health queued %q", got)
 	}
 }

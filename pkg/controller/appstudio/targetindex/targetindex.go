@@ -1,10 +1,26 @@
-// Package targetindex holds the informer index functions of the controllers that follow an
-// Environment through its DeploymentTargetClaim to the DeploymentTarget: each keys an object by
-// the "namespace/name" of the one it names. Each controller registers them under index names
-// of its own, since it shares the informers with the others.
+// Package targetindex holds the informer indexes of the controllers that follow an Environment
+// through its DeploymentTargetClaim to the DeploymentTarget: each keys an object by the
+// "namespace/name" of the one it names. The controllers share the informers, so they register
+// the indexes under these shared names (Add leaves out those an informer holds already): each
+// index is kept once per informer, however many controllers read it.
 package targetindex
 
-import appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+import (
+	"k8s.io/client-go/tools/cache"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+)
+
+// Index names, and the index functions registered under them.
+const (
+	// EnvironmentsByClaim: Environments by their DeploymentTargetClaim (ClaimOfEnvironment).
+	EnvironmentsByClaim = "appstudio/environments-by-claim"
+	// ClaimsByTarget: DeploymentTargetClaims by the DeploymentTarget they name (TargetOfClaim).
+	ClaimsByTarget = "appstudio/claims-by-target"
+	// TargetsByClaimRef: DeploymentTargets by the claim that claims them (ClaimRefOfTarget).
+	TargetsByClaimRef = "appstudio/targets-by-claimref"
+)
 
 // ClaimOfEnvironment keys an Environment by its DeploymentTargetClaim.
 func ClaimOfEnvironment(obj interface{}) ([]string, error) {
@@ -31,4 +47,86 @@ func ClaimRefOfTarget(obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{t.Namespace + "/" + t.Spec.ClaimRef}, nil
+}
+
+// Add registers indexers on inf, except those of a name it holds already: a shared name means
+// the same function, registered by another controller.
+func Add(inf cache.SharedIndexInformer, indexers cache.Indexers) error {
+	have := inf.GetIndexer().GetIndexers()
+	missing := cache.Indexers{}
+	for name, fn := range indexers {
+		if _, ok := have[name]; !ok {
+			missing[name] = fn
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return inf.AddIndexers(missing)
+}
+
+// Follower tells which Environments a change of a claim or a target concerns, and which
+// targets a claim claims.
+type Follower struct {
+	environments, claims, targets cache.Indexer
+}
+
+// NewFollower registers the three indexes on the informers.
+func NewFollower(environments, claims, targets cache.SharedIndexInformer) (*Follower, error) {
+	for _, ix := range []struct {
+		inf  cache.SharedIndexInformer
+		name string
+		fn   cache.IndexFunc
+	}{
+		{environments, EnvironmentsByClaim, ClaimOfEnvironment},
+		{claims, ClaimsByTarget, TargetOfClaim},
+		{targets, TargetsByClaimRef, ClaimRefOfTarget},
+	} {
+		if err := Add(ix.inf, cache.Indexers{ix.name: ix.fn}); err != nil {
+			return nil, err
+		}
+	}
+	return &Follower{environments: environments.GetIndexer(), claims: claims.GetIndexer(), targets: targets.GetIndexer()}, nil
+}
+
+// EnvironmentsOfClaim are the Environments that name the claim "namespace/name".
+func (f *Follower) EnvironmentsOfClaim(claimKey string) []*appstudiov1alpha1.Environment {
+	objs, _ := f.environments.ByIndex(EnvironmentsByClaim, claimKey)
+	out := make([]*appstudiov1alpha1.Environment, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, obj.(*appstudiov1alpha1.Environment))
+	}
+	return out
+}
+
+// EnvironmentsOfTarget are the Environments of the claims that the target obj (or its
+// tombstone) claims or that name it; an Environment may come twice.
+func (f *Follower) EnvironmentsOfTarget(obj interface{}) []*appstudiov1alpha1.Environment {
+	t, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.DeploymentTarget)
+	if !ok {
+		return nil
+	}
+	var out []*appstudiov1alpha1.Environment
+	if t.Spec.ClaimRef != "" {
+		out = f.EnvironmentsOfClaim(t.Namespace + "/" + t.Spec.ClaimRef)
+	}
+	claims, _ := f.claims.ByIndex(ClaimsByTarget, t.Namespace+"/"+t.Name)
+	for _, obj := range claims {
+		c := obj.(*appstudiov1alpha1.DeploymentTargetClaim)
+		out = append(out, f.EnvironmentsOfClaim(c.Namespace+"/"+c.Name)...)
+	}
+	return out
+}
+
+// TargetsClaimedBy are the DeploymentTargets whose claimRef is the claim.
+func (f *Follower) TargetsClaimedBy(claim *appstudiov1alpha1.DeploymentTargetClaim) ([]*appstudiov1alpha1.DeploymentTarget, error) {
+	objs, err := f.targets.ByIndex(TargetsByClaimRef, claim.Namespace+"/"+claim.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*appstudiov1alpha1.DeploymentTarget, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, obj.(*appstudiov1alpha1.DeploymentTarget))
+	}
+	return out, nil
 }
