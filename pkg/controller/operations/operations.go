@@ -154,9 +154,15 @@ func (r *Recorder) writtenSignal(name string) <-chan struct{} {
 // Run writes records until ctx is done, and every retention/10 deletes finished Operations
 // older than retention.
 func (r *Recorder) Run(ctx context.Context, retention time.Duration) {
-	go wait.UntilWithContext(ctx, func(ctx context.Context) { r.collect(ctx, time.Now().Add(-retention)) }, retention/10)
+	var wg sync.WaitGroup
+	wg.Add(1 + len(r.shards))
+	go func() {
+		defer wg.Done()
+		wait.UntilWithContext(ctx, func(ctx context.Context) { r.collect(ctx, time.Now().Add(-retention)) }, retention/10)
+	}()
 	for _, shard := range r.shards {
 		go func(shard *recorderShard) {
+			defer wg.Done()
 			for {
 				select {
 				case <-ctx.Done():
@@ -171,6 +177,9 @@ func (r *Recorder) Run(ctx context.Context, retention time.Duration) {
 			}
 		}(shard)
 	}
+	// Returning only once every writer stopped: under leader election the Lease is released
+	// when Run returns, and no write of this process may follow.
+	wg.Wait()
 }
 
 func (c Change) state() managedv1alpha1.OperationStateType {
