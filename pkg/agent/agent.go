@@ -4,35 +4,39 @@
 // informer events, so a change on either side is acted on as soon as it is seen.
 //
 // Each kind has a controller of its own (a work queue and a reconcile function,
-// pkg/controller/framework); they share the informers of one Agent, which is the composition
-// root: clients, shared informer factories, which controllers run, and under which Lease.
+// pkg/controller/framework), in a package of its own under pkg/controller; they share the
+// informers of one Agent, which is the composition root: clients, shared informer factories,
+// which controllers run, and under which Lease. One short file here wires each controller.
 //
 // Where the controllers live:
+//   - pkg/controller/gitopsdeployment: GitOpsDeployment → Argo CD Application and the tenant's
+//     AppProject, and the Application's state back into the status and Events; with the
+//     project refresh controller, and its watch of the repository Secrets (an Argo CD
+//     controller; gitopsdeployment.go wires it).
+//   - pkg/controller/deployer: the deployer identity of each tenant namespace (ServiceAccount
+//     and RoleBindings, through informers of its own), made by the GitOpsDeployment controller.
 //   - pkg/controller/syncrun: SyncRun → sync operations (an Argo CD controller; syncrun.go wires it).
 //   - pkg/controller/repositorycredential: RepositoryCredential → Argo CD repository Secret,
 //     checked by ls-remote (an Argo CD controller; repositorycredential.go wires it).
 //   - pkg/controller/managedenvironment: ManagedEnvironment → shared Argo CD cluster Secret,
 //     and the ServiceAccounts of createNewServiceAccount on remote clusters (an Argo CD
 //     controller; managedenvironment.go wires it). Its Clusters tells the GitOpsDeployment
-//     controller where an environment deploys; it queues GitOpsDeployments through
-//     a.deploymentCtl.add.
+//     controller where an environment deploys; the GitOpsDeployment controller watches the
+//     environments and their cluster Secrets itself (ClusterSecretEnvironments).
 //   - pkg/controller/operations: the Operation records of every change in Argo CD, and their
 //     retention (run with the Argo CD controllers).
 //   - pkg/controller/argocd: the Argo CD naming contract (labels, Application, AppProject and
 //     repository Secret names, cluster Secret keys, the Applications-by-deployment index), the
-//     recorded Application patch, and the repository Secrets' claims on repositories that
-//     AppProjects honour (RepositoryAllowed).
+//     recorded Application patch, the repository Secrets' claims on repositories that
+//     AppProjects honour (RepositoryAllowed), and a tenant's AppProject (DesiredProject).
 //   - pkg/controller/appstudio/...: the appstudio Environment, SnapshotEnvironmentBinding,
 //     PromotionRun, DeploymentTargetClaim binder, DeploymentTarget reclaim and namespace
 //     provisioner controllers, under the AppStudio Lease.
-//   - still in this package (controller.go's aliases over framework.Controller): the
-//     GitOpsDeployment controller (deployment.go, application.go, status.go, retire.go,
-//     destination.go; with its watch of repository Secrets and the project refresh
-//     controller, project_refresh.go) and the deployer controller (deployer.go).
 //
-// The Argo CD controllers (ArgoCDControllers: this package's, pkg/controller/syncrun,
-// pkg/controller/repositorycredential and pkg/controller/managedenvironment) run under
-// ArgoCDLease, the appstudio ones under AppStudioLease.
+// The Argo CD controllers (ArgoCDControllers: pkg/controller/gitopsdeployment,
+// pkg/controller/syncrun, pkg/controller/repositorycredential and
+// pkg/controller/managedenvironment) run under ArgoCDLease, the appstudio ones under
+// AppStudioLease.
 package agent
 
 import (
@@ -46,14 +50,13 @@ import (
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
-	argolisters "github.com/argoproj/argo-cd/v2/pkg/client/listers/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -63,12 +66,11 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
-	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
-	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
 // Clients are the clients of the kube-apiserver that serves the GitOps API (proxied to
@@ -80,6 +82,9 @@ type Clients struct {
 	// Operations writes the Operation records, with a rate limit of its own, so that
 	// bookkeeping never holds up a reconcile's requests; GitOps when nil.
 	Operations versioned.Interface
+	// Dynamic reads and writes the APIs the service has no Go types of (the Dev Sandbox
+	// operator's SpaceRequests); the Dev Sandbox provisioner does not run when nil.
+	Dynamic dynamic.Interface
 }
 
 // NewClients makes the clients from one rest config; each has its QPS and burst.
@@ -93,6 +98,9 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 		return c, err
 	}
 	if c.Argo, err = argoclient.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return c, err
 	}
 	c.Kube, err = kubernetes.NewForConfig(cfg)
@@ -161,6 +169,7 @@ type Agent struct {
 	gitops        versioned.Interface
 	argo          argoclient.Interface
 	kube          kubernetes.Interface
+	dynamic       dynamic.Interface
 	argoNamespace string
 	localServer   string
 	// controllerServiceAccount is the application-controller's ServiceAccount (argoNamespace).
@@ -173,16 +182,15 @@ type Agent struct {
 	argoKubeInformers informers.SharedInformerFactory
 	factories         []informerFactory
 	synced            []cache.InformerSynced
-	controllers       []*controller
 	// tenantSecretFactories watch the Secrets of one type each, in every namespace; the
 	// controllers that need Secrets of a type share its informer (tenantSecrets).
 	tenantSecretFactories map[string]informers.SharedInformerFactory
 
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
-	// argoCDPackaged are the Argo CD controllers with packages of their own under
-	// pkg/controller (the RepositoryCredential, SyncRun and ManagedEnvironment controllers):
-	// they run with a.controllers, under ArgoCDLease.
+	// argoCDPackaged are the Argo CD controllers (packages of their own under pkg/controller:
+	// the GitOpsDeployment and project refresh, RepositoryCredential, SyncRun and
+	// ManagedEnvironment controllers), run under ArgoCDLease.
 	argoCDPackaged []packagedController
 	// appStudio are the AppStudio controllers (packages of their own under
 	// pkg/controller/appstudio), run under AppStudioLease.
@@ -190,27 +198,8 @@ type Agent struct {
 	// leaderElection, when set, runs the controllers only while this process holds their Lease.
 	leaderElection *LeaderElection
 
-	deployments  listers.GitOpsDeploymentLister
-	applications argolisters.ApplicationLister
-	appIndex     cache.Indexer
-	projects     argolisters.AppProjectLister
-	argoSecrets  corelisters.SecretLister
-
-	deploymentCtl *controller
-	// envClusters tells the GitOpsDeployment controller which Argo CD cluster an environment
-	// deploys to (the ManagedEnvironment controller's view, pkg/controller/managedenvironment).
-	envClusters  *managedenvironment.Clusters
 	ops          *operations.Recorder
 	opsRetention time.Duration
-
-	// deployerInformers watch the deployers' objects in every namespace (deployer.go).
-	deployerInformers informers.SharedInformerFactory
-	deployerObjects   deployerObjects
-
-	// tenants holds a *tenant per tenant namespace (tenant.go).
-	tenants sync.Map
-
-	now func() time.Time
 }
 
 // New wires an Agent; Run starts it. The informers are not resynced on a timer: everything the
@@ -226,7 +215,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.LocalServer = argocd.InClusterServer
 	}
 	if cfg.ControllerServiceAccount == "" {
-		cfg.ControllerServiceAccount = DefaultControllerServiceAccount
+		cfg.ControllerServiceAccount = deployer.DefaultControllerServiceAccount
 	}
 	if cfg.Controllers == nil {
 		cfg.Controllers, _ = EnabledControllers([]string{"*"})
@@ -235,6 +224,7 @@ func New(cfg Config) (*Agent, error) {
 		gitops:                   cfg.GitOps,
 		argo:                     cfg.Argo,
 		kube:                     cfg.Kube,
+		dynamic:                  cfg.Dynamic,
 		argoNamespace:            cfg.ArgoNamespace,
 		localServer:              cfg.LocalServer,
 		controllerServiceAccount: cfg.ControllerServiceAccount,
@@ -247,7 +237,6 @@ func New(cfg Config) (*Agent, error) {
 		tenantSecretFactories:    map[string]informers.SharedInformerFactory{},
 		events:                   framework.NewEvents(cfg.Kube),
 		leaderElection:           cfg.LeaderElection,
-		now:                      time.Now,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if cfg.Controllers[ArgoCDControllers] {
@@ -262,6 +251,7 @@ func New(cfg Config) (*Agent, error) {
 		DeploymentTargetBinderController:     a.setupDeploymentTargetBinder,
 		DeploymentTargetReclaimController:    a.setupDeploymentTargetReclaim,
 		NamespaceProvisionerController:       func() error { return a.setupNamespaceProvisioner(cfg.NamespaceProvisioner) },
+		DevSandboxProvisionerController:      a.setupDevSandboxProvisioner,
 	} {
 		if cfg.Controllers[name] {
 			if err := setup(); err != nil {
@@ -277,18 +267,7 @@ func (a *Agent) setupArgoCD() error {
 	if err := a.setupDeployments(); err != nil {
 		return err
 	}
-	if err := a.setupDeployers(); err != nil {
-		return err
-	}
-	secrets := a.argoKubeInformers.Core().V1().Secrets()
-	a.argoSecrets = secrets.Lister()
-	if err := a.addInformer(secrets.Informer()); err != nil {
-		return err
-	}
 	if err := a.setupRepositoryCredentials(); err != nil {
-		return err
-	}
-	if err := a.setupRepositoryIsolation(); err != nil {
 		return err
 	}
 	if err := a.setupSyncRuns(); err != nil {
@@ -388,11 +367,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
-	argoCD := make([]packagedController, 0, len(a.controllers)+len(a.argoCDPackaged)+1)
-	for _, c := range a.controllers {
-		argoCD = append(argoCD, packagedController{c.Controller, c.Run})
-	}
-	argoCD = append(argoCD, a.argoCDPackaged...)
+	argoCD := slices.Clone(a.argoCDPackaged)
 	if len(argoCD) > 0 {
 		argoCD = append(argoCD, packagedController{run: func(ctx context.Context, _ int) { a.ops.Run(ctx, a.opsRetention) }})
 	}

@@ -11,7 +11,8 @@ const (
 	// ArgoCDControllers are the controllers that drive the agent's Argo CD instance:
 	// GitOpsDeployments, SyncRuns, ManagedEnvironments and RepositoryCredentials into
 	// Applications, operations, cluster and repository Secrets and AppProjects. They share one
-	// view of that instance and queue each other's work, so they are enabled together.
+	// view of that instance (its caches, the tenants' AppProjects, the Operation records), so
+	// they are enabled together.
 	ArgoCDControllers = "argocd"
 	// EnvironmentController turns appstudio Environments into ManagedEnvironments.
 	EnvironmentController = "environment"
@@ -27,11 +28,15 @@ const (
 	// managed-gitops.redhat.com/namespace class. Not among "*": it needs rights over every
 	// namespace (artifacts/namespace-provisioner), which an install grants on purpose.
 	NamespaceProvisionerController = "namespaceprovisioner"
+	// DevSandboxProvisionerController provisions a DeploymentTarget through a SpaceRequest for
+	// each claim of an appstudio.redhat.com/devsandbox class. Among "*": it idles while the
+	// cluster does not serve the SpaceRequest API (no Dev Sandbox operator).
+	DevSandboxProvisionerController = "devsandboxprovisioner"
 )
 
 // KnownControllers are the names --controllers accepts.
 var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController,
-	DeploymentTargetBinderController, DeploymentTargetReclaimController, NamespaceProvisionerController}
+	DeploymentTargetBinderController, DeploymentTargetReclaimController, NamespaceProvisionerController, DevSandboxProvisionerController}
 
 // disabledByDefault are the controllers "*" leaves out: they run only when named.
 var disabledByDefault = []string{NamespaceProvisionerController}

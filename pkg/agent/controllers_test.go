@@ -9,6 +9,7 @@ import (
 	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/repositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
@@ -21,15 +22,15 @@ func TestEnabledControllers(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{list: []string{"*"}, want: []string{"argocd", "deploymenttargetbinder", "deploymenttargetreclaim", "environment", "promotionrun", "snapshotenvironmentbinding"}},
-		{list: []string{"*", "-argocd"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "environment", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"*"}, want: []string{"argocd", "deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"*", "-argocd"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "promotionrun", "snapshotenvironmentbinding"}},
 		{list: []string{"argocd"}, want: []string{"argocd"}},
-		{list: []string{"-argocd", "*"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "environment", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"-argocd", "*"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "promotionrun", "snapshotenvironmentbinding"}},
 		// Disabled by default: only when named.
 		{list: []string{"*", "namespaceprovisioner"}, want: KnownControllers},
 		{list: []string{"namespaceprovisioner"}, want: []string{"namespaceprovisioner"}},
 		{list: []string{"promotionrun", "environment"}, want: []string{"environment", "promotionrun"}},
-		{list: []string{"*", "-argocd", "-environment", "-snapshotenvironmentbinding", "-promotionrun", "-deploymenttargetbinder", "-deploymenttargetreclaim"},
+		{list: []string{"*", "-argocd", "-environment", "-snapshotenvironmentbinding", "-promotionrun", "-deploymenttargetbinder", "-deploymenttargetreclaim", "-devsandboxprovisioner"},
 			wantErr: "enables no controller"},
 		{list: []string{"-argocd"}, wantErr: "enables no controller"},
 		{list: nil, wantErr: "enables no controller"},
@@ -56,9 +57,9 @@ func TestEnabledControllers(t *testing.T) {
 	}
 }
 
-// The RepositoryCredential, SyncRun and ManagedEnvironment controllers, packaged under
-// pkg/controller, are Argo CD controllers: they run under the Argo CD Lease, never the AppStudio
-// one.
+// The GitOpsDeployment (and project refresh), RepositoryCredential, SyncRun and
+// ManagedEnvironment controllers, packaged under pkg/controller, are Argo CD controllers: they
+// run under the Argo CD Lease, never the AppStudio one.
 func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset()}
 	names := func(cs []packagedController) []string {
@@ -68,13 +69,13 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 		}
 		return out
 	}
+	argoCDNames := []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name, syncrun.Name, managedenvironment.Name}
 	for _, tc := range []struct {
-		controllers           []string
-		argoCD                []string
-		wantAppStudio         bool
-		wantDeploymentControl bool
+		controllers   []string
+		argoCD        []string
+		wantAppStudio bool
 	}{
-		{controllers: []string{"argocd"}, argoCD: []string{repositorycredential.Name, syncrun.Name, managedenvironment.Name}, wantDeploymentControl: true},
+		{controllers: []string{"argocd"}, argoCD: argoCDNames},
 		{controllers: []string{"*", "-argocd"}, wantAppStudio: true},
 	} {
 		t.Run(strings.Join(tc.controllers, ","), func(t *testing.T) {
@@ -89,11 +90,8 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 			if got := names(a.argoCDPackaged); !slices.Equal(got, tc.argoCD) {
 				t.Errorf("packaged Argo CD controllers %v, want %v", got, tc.argoCD)
 			}
-			if got := names(a.appStudio); (len(got) > 0) != tc.wantAppStudio || slices.Contains(got, syncrun.Name) || slices.Contains(got, repositorycredential.Name) || slices.Contains(got, managedenvironment.Name) {
+			if got := names(a.appStudio); (len(got) > 0) != tc.wantAppStudio || slices.ContainsFunc(got, func(n string) bool { return slices.Contains(argoCDNames, n) }) {
 				t.Errorf("AppStudio controllers %v", got)
-			}
-			if (a.deploymentCtl != nil) != tc.wantDeploymentControl {
-				t.Errorf("GitOpsDeployment controller wired: %v", a.deploymentCtl != nil)
 			}
 		})
 	}

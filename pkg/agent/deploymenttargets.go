@@ -3,10 +3,12 @@ package agent
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/deploymenttargetbinder"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/deploymenttargetreclaim"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/namespaceprovisioner"
 )
 
@@ -62,4 +64,24 @@ func (a *Agent) setupNamespaceProvisioner(cfg NamespaceProvisioner) error {
 	a.appStudio = append(a.appStudio, packagedController{provisioner.Controller, provisioner.Run})
 	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
 		appstudio.DeploymentTargetClasses().Informer(), namespaces.Informer(), secrets.Informer())
+}
+
+// setupDevSandboxProvisioner wires the appstudio.redhat.com/devsandbox provisioner. Its
+// SpaceRequest informer is its own, started only while the cluster serves the API, and not
+// among the caches the agent waits for: the agent starts whether or not a Dev Sandbox
+// operator is installed.
+func (a *Agent) setupDevSandboxProvisioner() error {
+	if a.dynamic == nil {
+		klog.InfoS("the Dev Sandbox provisioner does not run: no dynamic client")
+		return nil
+	}
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	provisioner, err := devsandboxprovisioner.New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
+		appstudio.DeploymentTargetClasses(), a.gitops, a.dynamic, a.gitops.Discovery(), a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.appStudio = append(a.appStudio, packagedController{provisioner.Controller, provisioner.Run})
+	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
+		appstudio.DeploymentTargetClasses().Informer())
 }

@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
@@ -54,8 +53,8 @@ var _ = Describe("agent", Ordered, func() {
 		app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(depl.UID), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(app.Labels).To(HaveKeyWithValue(argocd.LabelDeploymentNamespace, ns))
-		Expect(app.Spec.Project).To(Equal(agent.ProjectName(ns)))
-		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+		Expect(app.Spec.Project).To(Equal(argocd.ProjectName(ns)))
+		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(ns), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(proj.Spec.SourceRepos).To(Equal([]string{repoURL}))
 		Expect(proj.Spec.Destinations).To(HaveLen(1))
@@ -106,7 +105,7 @@ var _ = Describe("agent", Ordered, func() {
 			d.Spec.Source.RepoURL, d.Spec.Source.TargetRevision = second, ""
 		}, "cm-elsewhere", "cm-next", "the ConfigMap of the old repository is pruned", HaveField("RepoURL", second))
 		Eventually(func(ctx context.Context) ([]string, error) {
-			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(ns), metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +130,7 @@ var _ = Describe("agent", Ordered, func() {
 		Eventually(applicationsOf(argo, ns)).WithContext(ctx).WithTimeout(time.Minute).
 			Should(BeEmpty(), "no Application outlives its GitOpsDeployment")
 		Eventually(func(ctx context.Context) bool {
-			_, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+			_, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(ns), metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "the tenant's AppProject goes with its last deployment")
 	})

@@ -30,8 +30,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	managedtyped "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/typed/managedgitops/v1alpha1"
 )
@@ -219,7 +219,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		Eventually(func(ctx context.Context) managedv1alpha1.GitOpsDeploymentDestination {
 			return getDeployment(ctx, ns, "to-remote").Status.ReconciledState.Destination
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(managedv1alpha1.GitOpsDeploymentDestination{Name: "remote", Namespace: ns}))
-		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(ns), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		s, err = clusterSecret(ctx, env)
 		Expect(err).NotTo(HaveOccurred())
@@ -283,7 +283,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 				g.Expect(st.ReconciledState.Destination).To(Equal(managedv1alpha1.GitOpsDeploymentDestination{Name: "shared", Namespace: ns}))
 			}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 			Expect(remoteConfigMap(ctx, configMaps[tenant])).To(Succeed())
-			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(tenant), metav1.GetOptions{})
+			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(tenant), metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(proj.Spec.Destinations).To(ContainElement(argov1alpha1.ApplicationDestination{Name: shared.Name, Namespace: ns}))
 		}
@@ -482,7 +482,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		waitSyncedHealthy(ctx, ns, d.Name, "cm-remote-three")
 		_, err = remote.RbacV1().ClusterRoles().Get(ctx, ns+"-role", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "the ClusterRole was not deployed to the remote cluster")
-		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+		proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(ns), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(proj.Spec.ClusterResourceWhitelist).To(ConsistOf(metav1.GroupKind{Group: "*", Kind: "*"}))
 
@@ -491,7 +491,7 @@ var _ = Describe("ManagedEnvironment", Ordered, func() {
 		_, err = remote.RbacV1().ClusterRoles().Get(ctx, ns+"-role", metav1.GetOptions{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ClusterRole outlived its GitOpsDeployment: %v", err)
 		Eventually(func(ctx context.Context) []metav1.GroupKind {
-			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(ns), metav1.GetOptions{})
+			proj, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(ns), metav1.GetOptions{})
 			if err != nil {
 				return nil // no deployment left: no project
 			}

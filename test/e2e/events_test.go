@@ -13,8 +13,8 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/repositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
@@ -52,9 +52,9 @@ var _ = Describe("agent Events", Ordered, func() {
 		DeferCleanup(deleteAndWait, tenantA, name, "cm-events-"+suffix, false)
 		waitSyncedHealthy(ctx, tenantA, name, "cm-events-"+suffix)
 
-		out := describedEvent(ctx, "gitopsdeployment", name, "Normal", agent.EventSyncSucceeded, `Argo CD synced revision [0-9a-f]{40}: successfully synced`)
-		Expect(out).To(MatchRegexp(`Normal\s+` + agent.EventSyncStarted + `\s+.*Argo CD started a sync to revision [0-9a-f]{40} \(automated sync policy\)`))
-		Expect(out).NotTo(ContainSubstring(agent.EventSyncFailed))
+		out := describedEvent(ctx, "gitopsdeployment", name, "Normal", gitopsdeployment.EventSyncSucceeded, `Argo CD synced revision [0-9a-f]{40}: successfully synced`)
+		Expect(out).To(MatchRegexp(`Normal\s+` + gitopsdeployment.EventSyncStarted + `\s+.*Argo CD started a sync to revision [0-9a-f]{40} \(automated sync policy\)`))
+		Expect(out).NotTo(ContainSubstring(gitopsdeployment.EventSyncFailed))
 
 		By("recording nothing more while nothing changes")
 		events := func(ctx context.Context) int {
@@ -78,7 +78,7 @@ var _ = Describe("agent Events", Ordered, func() {
 		DeferCleanup(deleteAndWait, tenantA, name, "cm-events-"+suffix, false)
 		createSyncRun(ctx, tenantA, name, name, "")
 
-		out := describedEvent(ctx, "gitopsdeploymentsyncrun", name, "Normal", agent.EventSyncSucceeded,
+		out := describedEvent(ctx, "gitopsdeploymentsyncrun", name, "Normal", gitopsdeployment.EventSyncSucceeded,
 			`Argo CD synced GitOpsDeployment `+name+` to revision [0-9a-f]{40}`)
 		Expect(out).To(MatchRegexp(`Normal\s+` + syncrun.EventSyncRequested + `\s+.*Requested a sync of GitOpsDeployment ` + name + ` to its target revision in Argo CD`))
 	})

@@ -15,9 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 )
 
 // Argo CD's application-controller only reads (artifacts/argocd-controller): every write of a
@@ -55,7 +55,7 @@ var _ = Describe("sync impersonation", func() {
 			"apply", "-n", ns, "-f", "-")
 
 		By("Argo CD tries, and the API server refuses the deployer")
-		deployer := "system:serviceaccount:" + ns + ":" + agent.DeployerName
+		deployer := "system:serviceaccount:" + ns + ":" + deployer.DeployerName
 		Eventually(func(g Gomega, ctx context.Context) {
 			op := getDeployment(ctx, ns, "escalate").Status.OperationState
 			g.Expect(op).NotTo(BeNil(), "no sync yet")
@@ -106,7 +106,7 @@ var _ = Describe("sync impersonation", func() {
 		_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "second", metav1.GetOptions{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ConfigMap outlived its GitOpsDeployment: %v", err)
 		Eventually(func(ctx context.Context) bool {
-			_, err := kube.CoreV1().ServiceAccounts(ns).Get(ctx, agent.DeployerName, metav1.GetOptions{})
+			_, err := kube.CoreV1().ServiceAccounts(ns).Get(ctx, deployer.DeployerName, metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "the deployer outlived the namespace's last deployment")
 	})

@@ -14,8 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 )
 
 // A tenant's GitOpsDeployments deploy through a deployer that can write only in the tenant's
@@ -56,8 +57,8 @@ var _ = Describe("tenant isolation", Ordered, func() {
 		// refuses, at sync time, a namespace or a cluster-scoped kind it does not allow (and the
 		// deployer Argo CD impersonates could not write there either).
 		for path, refusal := range map[string]string{
-			"other-namespace": fmt.Sprintf("namespace %s is not permitted in project '%s'", other, agent.ProjectName(own)),
-			"cluster-scope":   fmt.Sprintf("resource rbac.authorization.k8s.io:ClusterRole is not permitted in project %s", agent.ProjectName(own)),
+			"other-namespace": fmt.Sprintf("namespace %s is not permitted in project '%s'", other, argocd.ProjectName(own)),
+			"cluster-scope":   fmt.Sprintf("resource rbac.authorization.k8s.io:ClusterRole is not permitted in project %s", argocd.ProjectName(own)),
 		} {
 			By("deploying " + path)
 			createDeployment(ctx, own, path, repoURL, path, true)
@@ -87,24 +88,24 @@ var _ = Describe("tenant isolation", Ordered, func() {
 			}
 			return subjects
 		}
-		deployer := own + "/" + agent.DeployerName
-		Expect(bound(own)).To(ContainElement(deployer))
-		Expect(bound(other)).NotTo(ContainElement(deployer))
+		deployerAccount := own + "/" + deployer.DeployerName
+		Expect(bound(own)).To(ContainElement(deployerAccount))
+		Expect(bound(other)).NotTo(ContainElement(deployerAccount))
 		crbs, err := kube.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		for _, crb := range crbs.Items {
 			for _, s := range crb.Subjects {
-				Expect(s.Namespace + "/" + s.Name).NotTo(Equal(deployer))
+				Expect(s.Namespace + "/" + s.Name).NotTo(Equal(deployerAccount))
 			}
 		}
 
 		By("a widened AppProject is put back")
 		argo := argoclient.NewForConfigOrDie(adminConfig)
-		_, err = argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Patch(ctx, agent.ProjectName(own), types.MergePatchType,
+		_, err = argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Patch(ctx, argocd.ProjectName(own), types.MergePatchType,
 			[]byte(`{"spec":{"sourceRepos":["*"],"destinations":[{"server":"*","namespace":"*"}]}}`), metav1.PatchOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega, ctx context.Context) {
-			p, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(own), metav1.GetOptions{})
+			p, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(own), metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(p.Spec.SourceRepos).To(Equal([]string{repoURL}))
 			g.Expect(p.Spec.Destinations).To(ConsistOf(HaveField("Namespace", own)))
@@ -115,9 +116,9 @@ var _ = Describe("tenant isolation", Ordered, func() {
 		}
 		By("the deployer goes with the namespace's last deployment")
 		Eventually(func(ctx context.Context) []string { return bound(own) }).WithContext(ctx).
-			WithTimeout(2 * time.Minute).ShouldNot(ContainElement(deployer))
+			WithTimeout(2 * time.Minute).ShouldNot(ContainElement(deployerAccount))
 		Eventually(func(ctx context.Context) bool {
-			_, err := kube.CoreV1().ServiceAccounts(own).Get(ctx, agent.DeployerName, metav1.GetOptions{})
+			_, err := kube.CoreV1().ServiceAccounts(own).Get(ctx, deployer.DeployerName, metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
 	})

@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
@@ -75,7 +74,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		Expect(s.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "repository"))
 		Expect(s.Labels).To(HaveKeyWithValue(argocd.LabelTenantNamespace, ns))
 		Expect(string(s.Data["url"])).To(Equal(httpsURL))
-		Expect(string(s.Data["project"])).To(Equal(agent.ProjectName(ns)))
+		Expect(string(s.Data["project"])).To(Equal(argocd.ProjectName(ns)))
 		Expect(string(s.Data["password"])).To(Equal(password))
 
 		createDeployment(ctx, ns, "https-app", httpsURL, "app", false)
@@ -252,8 +251,8 @@ var _ = Describe("repository credentials", Ordered, func() {
 				projects[string(s.Data["project"])] = true
 			}
 		}
-		Expect(projects).To(HaveKey(agent.ProjectName(ns)))
-		Expect(projects).To(HaveKey(agent.ProjectName(other)))
+		Expect(projects).To(HaveKey(argocd.ProjectName(ns)))
+		Expect(projects).To(HaveKey(argocd.ProjectName(other)))
 	})
 
 	// Issue 18: a public repository cannot be taken away from other tenants with a credential
@@ -264,7 +263,7 @@ var _ = Describe("repository credentials", Ordered, func() {
 		createNamespace(ctx, taker)
 		argo := argoclient.NewForConfigOrDie(adminConfig)
 		projectRepos := func(ctx context.Context) ([]string, error) {
-			p, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, agent.ProjectName(owner), metav1.GetOptions{})
+			p, err := argo.ArgoprojV1alpha1().AppProjects(argoNamespace).Get(ctx, argocd.ProjectName(owner), metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}

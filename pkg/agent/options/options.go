@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 )
 
 // Options are the agent's flags.
@@ -54,7 +55,7 @@ func New() *Options {
 	return &Options{
 		ArgoNamespace:            "gitops-service-argocd",
 		LocalServer:              argocd.InClusterServer,
-		ControllerServiceAccount: agent.DefaultControllerServiceAccount,
+		ControllerServiceAccount: deployer.DefaultControllerServiceAccount,
 		MetricsAddress:           "127.0.0.1:8085",
 		OperationRetention:       24 * time.Hour,
 		// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise

@@ -1,7 +1,8 @@
 // Package argocd is the Argo CD naming contract the controllers share: the labels and
 // annotations that tie an Argo CD object back to the tenant's objects, the names of the
 // Applications and AppProjects the agent makes, the index of Applications by their
-// GitOpsDeployment, and the guarded (and recorded) patch of an Application's operation.
+// GitOpsDeployment, the guarded (and recorded) patch of an Application's operation, the
+// repository and cluster Secrets' keys, and a tenant's AppProject (project.go).
 package argocd
 
 import (

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 
@@ -172,10 +171,11 @@ func (e *Controller) awaitClusterCache(ctx context.Context, u clusterUser, name 
 // onClusterSecretEvent queues what a change to a Secret of the Argo CD namespace concerns.
 // Shared cluster Secrets: the environments whose entries came or went (or all of its
 // environments when its content changed, or it was deleted: someone else did that, and they
-// put it back), and their deployments, whose cluster it may now be or no longer be.
+// put it back), as ClusterSecretEnvironments tells; the GitOpsDeployment controller queues
+// their deployments, whose cluster it may now be or no longer be, from the same function.
 // Secrets of the per-environment scheme: their environment, or, when it is gone, their
 // namespace's collection.
-func (e *Controller) onClusterSecretEvent(old, obj interface{}, deleted bool, deplIndex cache.Indexer) {
+func (e *Controller) onClusterSecretEvent(old, obj interface{}, deleted bool) {
 	obj = framework.UnwrapTombstone(obj)
 	s, ok := obj.(*corev1.Secret)
 	if !ok {
@@ -191,17 +191,31 @@ func (e *Controller) onClusterSecretEvent(old, obj interface{}, deleted bool, de
 		}
 		return
 	}
-	if s.Labels[LabelManagedCluster] == "" {
-		return
+	for _, key := range ClusterSecretEnvironments(old, obj, deleted) {
+		e.Add(key)
+	}
+}
+
+// ClusterSecretEnvironments are the "namespace/name" keys of the environments that an event of
+// a Secret of the Argo CD namespace (old is the previous object of an update, else nil;
+// deleted for a delete, whose obj may be a tombstone) concerns, when it is a shared cluster
+// Secret: those whose entries came or went, or all of its environments when its content
+// changed or it was deleted. None for any other Secret (the per-environment scheme's
+// included).
+func ClusterSecretEnvironments(old, obj interface{}, deleted bool) []string {
+	s, ok := framework.UnwrapTombstone(obj).(*corev1.Secret)
+	if !ok || s.Labels[LabelEnvironmentUID] != "" || s.Labels[LabelManagedCluster] == "" {
+		return nil
 	}
 	users := parseClusterUsers(s)
 	if prev, ok := old.(*corev1.Secret); ok && !deleted && sameClusterContent(prev, s) {
 		users = changedUsers(parseClusterUsers(prev), users)
 	}
+	keys := make([]string, 0, len(users))
 	for _, u := range users {
-		e.Add(u.key())
-		e.enqueueDeploymentsOf(deplIndex, u.key())
+		keys = append(keys, u.key())
 	}
+	return keys
 }
 
 // sameClusterContent tells whether two versions of a shared cluster Secret differ at most in

@@ -561,21 +561,6 @@ func TestOnClusterSecretEvent(t *testing.T) {
 	f := newMembershipFixture(t, kubefake.NewClientset())
 	e := f.envs
 	e.Controller = framework.NewController("test-environments", nil)
-	var queuedDeployments []string
-	e.enqueueDeployment = func(key string) { queuedDeployments = append(queuedDeployments, key) }
-	deployments := func() []string {
-		keys := queuedDeployments
-		queuedDeployments = nil
-		return keys
-	}
-	deplIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byEnvironment: environmentKeyOfDeployment})
-	for _, d := range []struct{ ns, name, env string }{{"jane", "web", "prod"}, {"bob", "api", "prod"}, {"bob", "other", "test"}} {
-		depl := &managedv1alpha1.GitOpsDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: d.ns, Name: d.name}}
-		depl.Spec.Destination.Environment = d.env
-		if err := deplIndex.Add(depl); err != nil {
-			t.Fatal(err)
-		}
-	}
 	drain := func(c *framework.Controller) []string {
 		var keys []string
 		for c.Queue.Len() > 0 {
@@ -590,32 +575,40 @@ func TestOnClusterSecretEvent(t *testing.T) {
 	s1, _, _ := joinCluster(nil, cs, "argocd", jane)
 	s2, _, _ := joinCluster(s1, cs, "argocd", bob)
 
-	e.onClusterSecretEvent(nil, s1, false, deplIndex)
-	if envs, depls := drain(e.Controller), deployments(); fmt.Sprint(envs) != "[jane/prod]" || fmt.Sprint(depls) != "[jane/web]" {
-		t.Errorf("add: %v %v", envs, depls)
+	// The environments queued are those ClusterSecretEnvironments names (the GitOpsDeployment
+	// controller queues their deployments from it).
+	e.onClusterSecretEvent(nil, s1, false)
+	if envs, named := drain(e.Controller), ClusterSecretEnvironments(nil, s1, false); fmt.Sprint(envs) != "[jane/prod]" || fmt.Sprint(named) != "[jane/prod]" {
+		t.Errorf("add: %v %v", envs, named)
 	}
-	// Bob joins: only bob's environment and deployments hear of it.
-	e.onClusterSecretEvent(s1, s2, false, deplIndex)
-	if envs, depls := drain(e.Controller), deployments(); fmt.Sprint(envs) != "[bob/prod]" || fmt.Sprint(depls) != "[bob/api]" {
-		t.Errorf("join: %v %v", envs, depls)
+	// Bob joins: only bob's environment hears of it.
+	e.onClusterSecretEvent(s1, s2, false)
+	if envs, named := drain(e.Controller), ClusterSecretEnvironments(s1, s2, false); fmt.Sprint(envs) != "[bob/prod]" || fmt.Sprint(named) != "[bob/prod]" {
+		t.Errorf("join: %v %v", envs, named)
 	}
 	// Someone changes the content: everyone is put back.
 	tampered := s2.DeepCopy()
 	tampered.Data[argocd.ClusterKeyServer] = []byte("https://elsewhere")
-	e.onClusterSecretEvent(s2, tampered, false, deplIndex)
-	if envs := drain(e.Controller); len(envs) != 2 {
-		t.Errorf("tampered: %v", envs)
+	e.onClusterSecretEvent(s2, tampered, false)
+	if envs, named := drain(e.Controller), ClusterSecretEnvironments(s2, tampered, false); len(envs) != 2 || len(named) != 2 {
+		t.Errorf("tampered: %v %v", envs, named)
 	}
-	deployments()
 	// Deleted: everyone.
-	e.onClusterSecretEvent(nil, cache.DeletedFinalStateUnknown{Key: "argocd/" + s2.Name, Obj: s2}, true, deplIndex)
-	if envs := drain(e.Controller); len(envs) != 2 {
-		t.Errorf("deleted: %v", envs)
+	tombstone := cache.DeletedFinalStateUnknown{Key: "argocd/" + s2.Name, Obj: s2}
+	e.onClusterSecretEvent(nil, tombstone, true)
+	if envs, named := drain(e.Controller), ClusterSecretEnvironments(nil, tombstone, true); len(envs) != 2 || len(named) != 2 {
+		t.Errorf("deleted: %v %v", envs, named)
 	}
-	deployments()
 	// Other Secrets of the namespace are nobody's business here.
-	e.onClusterSecretEvent(nil, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo", Namespace: "argocd"}}, false, deplIndex)
-	if envs := drain(e.Controller); len(envs) != 0 {
-		t.Errorf("unrelated: %v", envs)
+	repo := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo", Namespace: "argocd"}}
+	e.onClusterSecretEvent(nil, repo, false)
+	if envs, named := drain(e.Controller), ClusterSecretEnvironments(nil, repo, false); len(envs) != 0 || len(named) != 0 {
+		t.Errorf("unrelated: %v %v", envs, named)
+	}
+	// A Secret of the per-environment scheme concerns its environment's own reconcile alone.
+	legacy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ClusterSecretName("9"), Namespace: "argocd",
+		Labels: map[string]string{LabelEnvironmentUID: "9", LabelEnvironmentNamespace: "jane", LabelManagedCluster: "true"}}}
+	if named := ClusterSecretEnvironments(nil, legacy, false); len(named) != 0 {
+		t.Errorf("per-environment Secret: %v", named)
 	}
 }

@@ -7,8 +7,9 @@
 //
 // Clusters answers, from the same caches, which Argo CD cluster a GitOpsDeployment's environment
 // deploys to: the GitOpsDeployment controller's side of the contract. The controller queues
-// nothing of another controller's but through enqueueDeployment: an environment's deployments
-// follow its status and its cluster Secret.
+// nothing of another controller's: the GitOpsDeployment controller (pkg/controller/gitopsdeployment)
+// watches the environments and the cluster Secrets itself, and ClusterSecretEnvironments tells it
+// which environments a cluster Secret's change concerns.
 package managedenvironment
 
 import (
@@ -55,8 +56,6 @@ const (
 	byCredentialsSecret = "credentialsSecret"
 	// byUID: environments by UID, to name the environment of an Argo CD cluster.
 	byUID = "uid"
-	// byEnvironment: GitOpsDeployments by the "namespace/name" of their environment.
-	byEnvironment = "environment"
 )
 
 const (
@@ -93,8 +92,6 @@ type Controller struct {
 	// secrets holds the Secrets of the managed-environment type, in every namespace.
 	secrets      corelisters.SecretLister
 	applications argolisters.ApplicationLister
-	// enqueueDeployment queues a GitOpsDeployment key on the GitOpsDeployment controller.
-	enqueueDeployment func(key string)
 	// clusterLocks serialises the workers' changes to a shared cluster Secret.
 	clusterLocks keyedMutex
 	// cacheWait bounds how long a reconcile that changed a shared cluster Secret waits for
@@ -107,9 +104,8 @@ type Controller struct {
 // New wires the controller's handlers and indexes into the informers: an environment is queued
 // by its own events, by those of its Secret (credentialSecrets: the tenants' Secrets of
 // ManagedEnvironmentSecretType, in every namespace) and by those of the cluster Secrets that
-// list it (argoSecrets: the Argo CD namespace's Secrets); its GitOpsDeployments (deployments'
-// index by environment) are queued through enqueueDeployment. The informers are shared with
-// the other Argo CD controllers.
+// list it (argoSecrets: the Argo CD namespace's Secrets). deployments tell Clusters which
+// environment a deployment names. The informers are shared with the other Argo CD controllers.
 func New(
 	envs managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
 	credentialSecrets coreinformers.SecretInformer,
@@ -121,59 +117,41 @@ func New(
 	kube kubernetes.Interface,
 	ops *operations.Recorder,
 	recorder record.EventRecorder,
-	enqueueDeployment func(key string),
 ) (*Controller, error) {
 	clusters, err := NewClusters(envs, argoSecrets, deployments.Lister(), argoNamespace)
 	if err != nil {
 		return nil, err
 	}
-	envInformer, deplInformer := envs.Informer(), deployments.Informer()
+	envInformer := envs.Informer()
 	if err := envInformer.AddIndexers(cache.Indexers{byCredentialsSecret: credentialsSecretKey}); err != nil {
 		return nil, err
 	}
-	if err := deplInformer.AddIndexers(cache.Indexers{byEnvironment: environmentKeyOfDeployment}); err != nil {
-		return nil, err
-	}
 	e := &Controller{
-		Clusters:          clusters,
-		gitops:            gitops,
-		kube:              kube,
-		recorder:          recorder,
-		ops:               ops,
-		secrets:           credentialSecrets.Lister(),
-		applications:      applications.Lister(),
-		enqueueDeployment: enqueueDeployment,
-		cacheWait:         5 * time.Second,
-		now:               time.Now,
+		Clusters:     clusters,
+		gitops:       gitops,
+		kube:         kube,
+		recorder:     recorder,
+		ops:          ops,
+		secrets:      credentialSecrets.Lister(),
+		applications: applications.Lister(),
+		cacheWait:    5 * time.Second,
+		now:          time.Now,
 	}
 	e.Controller = framework.NewController(Name, e.sync)
 
-	// The deployments of an environment follow its status; the environment itself needs no
-	// second look at a status it just wrote (its generation moves only with its spec), which
-	// would cost a request to its cluster.
-	deplIndex := deplInformer.GetIndexer()
-	enqueueDeployments := func(obj interface{}) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		e.enqueueDeploymentsOf(deplIndex, key)
-	}
-	onEnvironment := func(obj interface{}) {
-		e.Enqueue(obj)
-		enqueueDeployments(obj)
-	}
+	// The environment itself needs no second look at a status it just wrote (its generation
+	// moves only with its spec), which would cost a request to its cluster. (Its deployments
+	// follow its status: the GitOpsDeployment controller watches the environments too.)
 	if _, err := envInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: onEnvironment,
+		AddFunc: e.Enqueue,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
 			if o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 				slices.Contains(o.Finalizers, EnvironmentFinalizer) != slices.Contains(n.Finalizers, EnvironmentFinalizer) {
 				e.Enqueue(obj)
 			}
-			enqueueDeployments(obj)
 		},
-		DeleteFunc: onEnvironment,
+		DeleteFunc: e.Enqueue,
 	}); err != nil {
 		return nil, err
 	}
@@ -187,9 +165,9 @@ func New(
 	// environment that is gone (deleted while the agent was not running) is collected. At
 	// start-up every cluster Secret comes by as an add.
 	if _, err := argoSecrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { e.onClusterSecretEvent(nil, obj, false, deplIndex) },
-		UpdateFunc: func(old, obj interface{}) { e.onClusterSecretEvent(old, obj, false, deplIndex) },
-		DeleteFunc: func(obj interface{}) { e.onClusterSecretEvent(nil, obj, true, deplIndex) },
+		AddFunc:    func(obj interface{}) { e.onClusterSecretEvent(nil, obj, false) },
+		UpdateFunc: func(old, obj interface{}) { e.onClusterSecretEvent(old, obj, false) },
+		DeleteFunc: func(obj interface{}) { e.onClusterSecretEvent(nil, obj, true) },
 	}); err != nil {
 		return nil, err
 	}
@@ -198,19 +176,6 @@ func New(
 
 // Run reconciles environments with workers workers until ctx is done.
 func (e *Controller) Run(ctx context.Context, workers int) { e.Controller.Run(ctx, workers) }
-
-// enqueueDeploymentsOf queues the GitOpsDeployments that deploy through the environment key.
-func (e *Controller) enqueueDeploymentsOf(deplIndex cache.Indexer, key string) {
-	if e.enqueueDeployment == nil {
-		return
-	}
-	depls, _ := deplIndex.ByIndex(byEnvironment, key)
-	for _, d := range depls {
-		if k, err := cache.MetaNamespaceKeyFunc(d); err == nil {
-			e.enqueueDeployment(k)
-		}
-	}
-}
 
 // recordChange records a write the controller made (err nil) or failed to make in Argo CD.
 func (e *Controller) recordChange(rt managedv1alpha1.OperationResourceType, kind, name string,
@@ -244,14 +209,6 @@ func uidKey(obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{string(m.GetUID())}, nil
-}
-
-func environmentKeyOfDeployment(obj interface{}) ([]string, error) {
-	d, ok := obj.(*managedv1alpha1.GitOpsDeployment)
-	if !ok || d.Spec.Destination.Environment == "" {
-		return nil, nil
-	}
-	return []string{d.Namespace + "/" + d.Spec.Destination.Environment}, nil
 }
 
 // sync makes the Argo CD cluster Secret of one environment key match the environment and its

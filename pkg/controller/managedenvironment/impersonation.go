@@ -14,7 +14,7 @@ import (
 )
 
 // Argo CD's sync impersonation (which confines the tenants' deployments into the local
-// cluster, pkg/agent/deployer.go) is one switch for every cluster of the instance: a sync anywhere
+// cluster, pkg/controller/deployer) is one switch for every cluster of the instance: a sync anywhere
 // impersonates the ServiceAccount the project names for its destination, and fails if there
 // is none. Through a ManagedEnvironment the tenant's own credentials already confine it, so
 // Argo CD impersonates the very ServiceAccount those credentials belong to: nothing changes

@@ -2,7 +2,6 @@ package managedenvironment
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
@@ -21,8 +20,8 @@ import (
 )
 
 // New wires the controller into shared informers: an environment whose Secret is missing gets
-// the reference's condition, and its GitOpsDeployments are queued through enqueueDeployment as
-// its status changes.
+// the reference's condition. (Its GitOpsDeployments follow its status through the
+// GitOpsDeployment controller's own watch: pkg/controller/gitopsdeployment.)
 func TestNewReconcilesFromInformers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -36,15 +35,9 @@ func TestNewReconcilesFromInformers(t *testing.T) {
 	argoKube := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("argocd"))
 	argoInformers := argoinformers.NewSharedInformerFactory(argofake.NewSimpleClientset(), 0)
 	managed := gitopsInformers.ManagedGitops().V1alpha1()
-	var mu sync.Mutex
-	queued := map[string]bool{}
 	c, err := New(managed.GitOpsDeploymentManagedEnvironments(), tenantSecrets.Core().V1().Secrets(), managed.GitOpsDeployments(),
 		argoKube.Core().V1().Secrets(), argoInformers.Argoproj().V1alpha1().Applications(), "argocd", gitops, kube,
-		operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10), func(key string) {
-			mu.Lock()
-			defer mu.Unlock()
-			queued[key] = true
-		})
+		operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +54,5 @@ func TestNewReconcilesFromInformers(t *testing.T) {
 		}
 		cond := meta.FindStatusCondition(got.Status.Conditions, managedv1alpha1.ManagedEnvironmentStatusConnectionInitializationSucceeded)
 		return cond != nil && cond.Reason == string(managedv1alpha1.ManagedEnvironmentReasonKubernetesError)
-	})
-	controllertest.Eventually(t, ctx, "its deployment queued", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return queued[depl.Namespace+"/"+depl.Name]
 	})
 }

@@ -14,18 +14,17 @@ package deploymenttargetbinder
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner/spacerequest"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
@@ -65,7 +64,7 @@ type Controller struct {
 	classes     appstudiolisters.DeploymentTargetClassLister
 
 	// spaceRequests tells whether the cluster serves the SpaceRequest API (discovery, asked
-	// at most once a SpaceRequestRecheck).
+	// at most once a SpaceRequestRecheck, shared with the Dev Sandbox provisioner).
 	spaceRequests func() bool
 
 	now func() time.Time
@@ -89,7 +88,7 @@ func New(
 		classes:     classes.Lister(),
 		now:         time.Now,
 	}
-	c.spaceRequests = servesSpaceRequests(gitops.Discovery(), c.now)
+	c.spaceRequests = spacerequest.Served(gitops.Discovery(), c.now)
 	c.Controller = framework.NewController(Name, c.sync)
 
 	if err := claims.Informer().AddIndexers(cache.Indexers{
@@ -204,35 +203,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	return nil
 }
-
-// servesSpaceRequests asks discovery whether the SpaceRequest API is served, at most once a
-// SpaceRequestRecheck; an answer it could not get counts as not served.
-func servesSpaceRequests(d discovery.DiscoveryInterface, now func() time.Time) func() bool {
-	var mu sync.Mutex
-	var asked time.Time
-	var served bool
-	return func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if !asked.IsZero() && now().Sub(asked) < SpaceRequestRecheck {
-			return served
-		}
-		asked, served = now(), false
-		list, err := d.ServerResourcesForGroupVersion(spaceRequestGroupVersion)
-		if err != nil {
-			return false
-		}
-		for _, r := range list.APIResources {
-			if r.Name == "spacerequests" {
-				served = true
-			}
-		}
-		return served
-	}
-}
-
-// spaceRequestGroupVersion serves the Dev Sandbox operator's SpaceRequests.
-const spaceRequestGroupVersion = "toolchain.dev.openshift.com/v1alpha1"
 
 // observe gathers the state of one claim from the informers' caches.
 func (c *Controller) observe(namespace, name string) (state, error) {

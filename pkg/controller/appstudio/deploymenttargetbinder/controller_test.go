@@ -3,6 +3,7 @@ package deploymenttargetbinder
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,8 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
-	"slices"
-
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner/spacerequest"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
@@ -342,7 +342,7 @@ func equalObjects(a, b interface{}) bool { return apiequality.Semantic.DeepEqual
 func TestServesSpaceRequests(t *testing.T) {
 	fake := &k8stesting.Fake{}
 	clock := time.Unix(1000, 0)
-	served := servesSpaceRequests(&fakediscovery.FakeDiscovery{Fake: fake}, func() time.Time { return clock })
+	served := spacerequest.Served(&fakediscovery.FakeDiscovery{Fake: fake}, func() time.Time { return clock })
 	if served() {
 		t.Fatal("served with no such API")
 	}

@@ -2,6 +2,7 @@ package deploymenttargetbinder
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -10,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner/spacerequest"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
-	"slices"
 )
 
 type (
@@ -356,7 +357,7 @@ func (p *planner) syncUnboundAny(s state, claim *claimT) (*claimT, appstudiov1al
 
 // SpaceRequestRecheck is how often a claim of a Dev Sandbox class looks again for the
 // SpaceRequest API while the cluster does not serve it.
-const SpaceRequestRecheck = time.Minute
+const SpaceRequestRecheck = spacerequest.Recheck
 
 func msgNoSpaceRequestAPI(claim, class string) string {
 	return fmt.Sprintf("DeploymentTargetClaim %s has class %s of provisioner %s, which makes targets through SpaceRequests "+

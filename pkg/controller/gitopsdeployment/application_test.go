@@ -1,8 +1,7 @@
-package agent
+package gitopsdeployment
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -150,56 +149,5 @@ func TestApplicationUpToDate(t *testing.T) {
 	}
 	if want.upToDate(nil) {
 		t.Error("a missing Application is reported up to date")
-	}
-}
-
-func TestDesiredProject(t *testing.T) {
-	p := desiredProject("jane", "argocd", []string{"https://b", "https://a", "https://b"},
-		[]argov1alpha1.ApplicationDestination{localJane, localJane}, nil, false)
-	if p.Metadata.Name != "gitops-tenant-jane" || p.Metadata.Namespace != "argocd" {
-		t.Errorf("name = %s/%s", p.Metadata.Namespace, p.Metadata.Name)
-	}
-	if got := strings.Join(p.Spec.SourceRepos, ","); got != "https://a,https://b" {
-		t.Errorf("sourceRepos = %s, want each repository once, sorted", got)
-	}
-	if len(p.Spec.Destinations) != 1 || p.Spec.Destinations[0] != localJane {
-		t.Errorf("destinations = %+v, want only the tenant's namespace", p.Spec.Destinations)
-	}
-	if len(p.Spec.ClusterResourceWhitelist) != 0 {
-		t.Error("a tenant project without a cluster-wide environment must not allow cluster-scoped resources")
-	}
-	live := &argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Labels: p.Metadata.Labels}, Spec: p.Spec}
-	if !p.upToDate(live) {
-		t.Error("the project as applied is reported as drifted")
-	}
-	live.Spec.SourceRepos = []string{"*"}
-	if p.upToDate(live) {
-		t.Error("a widened sourceRepos is not seen")
-	}
-	live.Spec.SourceRepos = p.Spec.SourceRepos
-	live.Spec.Destinations = []argov1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
-	if p.upToDate(live) {
-		t.Error("a widened destination is not seen")
-	}
-	live.Spec.Destinations = p.Spec.Destinations
-	live.Spec.ClusterResourceWhitelist = []metav1.GroupKind{{Group: "*", Kind: "*"}}
-	if p.upToDate(live) {
-		t.Error("cluster-scoped resources allowed behind the agent's back are not seen")
-	}
-
-	body, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(body), `"clusterResourceWhitelist":[]`) {
-		t.Errorf("the apply must send an empty clusterResourceWhitelist to take back what others allowed: %s", body)
-	}
-
-	withEnv := desiredProject("jane", "argocd", []string{"https://a"}, []argov1alpha1.ApplicationDestination{localJane}, nil, true)
-	if want := []metav1.GroupKind{{Group: "*", Kind: "*"}}; !slices.Equal(withEnv.Spec.ClusterResourceWhitelist, want) {
-		t.Errorf("clusterResourceWhitelist = %v, want %v for a tenant with a cluster-wide environment", withEnv.Spec.ClusterResourceWhitelist, want)
-	}
-	if !withEnv.upToDate(&argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Labels: withEnv.Metadata.Labels}, Spec: withEnv.Spec}) {
-		t.Error("the project with cluster-scoped resources, as applied, is reported as drifted")
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"sync"
@@ -30,8 +30,8 @@ type tenant struct {
 	deployerApplied atomic.Bool
 }
 
-func (a *Agent) tenant(namespace string) *tenant {
-	t, _ := a.tenants.LoadOrStore(namespace, &tenant{})
+func (c *Controller) tenant(namespace string) *tenant {
+	t, _ := c.tenants.LoadOrStore(namespace, &tenant{})
 	return t.(*tenant)
 }
 
@@ -68,6 +68,6 @@ func resourceVersion(p *argov1alpha1.AppProject) string {
 }
 
 // deployerChanged makes the next reconcile of namespace look at its deployer again.
-func (a *Agent) deployerChanged(namespace string) {
-	a.tenant(namespace).deployerApplied.Store(false)
+func (c *Controller) deployerChanged(namespace string) {
+	c.tenant(namespace).deployerApplied.Store(false)
 }

@@ -1,4 +1,4 @@
-package agent
+package deployer
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,12 +19,14 @@ import (
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
-// deployerFixture is an Agent with a fake clientset holding objs, and deployer listers over
+// deployerFixture is a Deployers with a fake clientset holding objs, and deployer listers over
 // indexers the test fills (as the labelled informers would).
 type deployerFixture struct {
-	a            *Agent
+	d            *Deployers
 	kube         *kubefake.Clientset
 	sas, rbs     cache.Indexer
 	ctx          context.Context
@@ -41,16 +42,14 @@ func newDeployerFixture(t *testing.T, objs ...runtime.Object) *deployerFixture {
 		sas:          cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 		rbs:          cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 		ctx:          context.Background(),
-		wantLabels:   map[string]string{labelDeployer: "true", argocd.LabelTenantNamespace: "jane"},
+		wantLabels:   map[string]string{LabelDeployer: "true", argocd.LabelTenantNamespace: "jane"},
 		deployerSubj: rbacv1.Subject{Kind: "ServiceAccount", Name: "gitops-deployer", Namespace: "jane"},
 		controller:   rbacv1.Subject{Kind: "ServiceAccount", Name: "argocd-application-controller", Namespace: "argocd"},
 	}
-	f.a = &Agent{
+	f.d = &Deployers{
 		kube: f.kube, argoNamespace: "argocd", controllerServiceAccount: DefaultControllerServiceAccount,
-		deployerObjects: deployerObjects{
-			serviceAccounts: corelisters.NewServiceAccountLister(f.sas),
-			roleBindings:    rbaclisters.NewRoleBindingLister(f.rbs),
-		},
+		serviceAccounts: corelisters.NewServiceAccountLister(f.sas),
+		roleBindings:    rbaclisters.NewRoleBindingLister(f.rbs),
 	}
 	return f
 }
@@ -102,7 +101,7 @@ func (f *deployerFixture) wantBinding(t *testing.T, name, role string, subject r
 
 func TestEnsureDeployerCreates(t *testing.T) {
 	f := newDeployerFixture(t)
-	if err := f.a.ensureDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Ensure(f.ctx, "jane"); err != nil {
 		t.Fatal(err)
 	}
 	var applied []string
@@ -139,41 +138,41 @@ func TestEnsureDeployerCreates(t *testing.T) {
 		t.Errorf("RoleBindings = %d, want 2", len(rbs.Items))
 	}
 
-	// What was applied is what deployerReady expects: the next reconcile costs nothing.
+	// What was applied is what Ready expects: the next reconcile costs nothing.
 	f.syncCache(t, "jane")
-	if !f.a.deployerReady("jane") {
+	if !f.d.Ready("jane") {
 		t.Fatal("the deployer just applied is not ready")
 	}
-	if err := f.a.ensureDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Ensure(f.ctx, "jane"); err != nil {
 		t.Fatal(err)
 	}
 	if acts := f.kube.Actions(); len(acts) != 0 {
-		t.Errorf("ensureDeployer on a ready deployer made requests: %v", acts)
+		t.Errorf("Ensure on a ready deployer made requests: %v", acts)
 	}
 }
 
 func TestEnsureDeployerRepairs(t *testing.T) {
 	// Someone pointed the deployer's binding at themselves and gave it another role.
 	tampered := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: deployerRole, Namespace: "jane", Labels: map[string]string{labelDeployer: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: deployerRole, Namespace: "jane", Labels: map[string]string{LabelDeployer: "true"}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deployerRole},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "gitops-deployer", Namespace: "jane"},
 			{Kind: "User", APIGroup: rbacv1.GroupName, Name: "mallory"}},
 	}
 	f := newDeployerFixture(t, tampered)
-	if err := f.a.ensureDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Ensure(f.ctx, "jane"); err != nil {
 		t.Fatal(err)
 	}
 	f.wantBinding(t, "gitops-service-deployer", "gitops-service-deployer", f.deployerSubj)
 	f.syncCache(t, "jane")
-	if !f.a.deployerReady("jane") {
+	if !f.d.Ready("jane") {
 		t.Error("the repaired deployer is not ready")
 	}
 }
 
 func TestDeployerReady(t *testing.T) {
 	f := newDeployerFixture(t)
-	if err := f.a.ensureDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Ensure(f.ctx, "jane"); err != nil {
 		t.Fatal(err)
 	}
 	f.syncCache(t, "jane")
@@ -218,16 +217,16 @@ func TestDeployerReady(t *testing.T) {
 			rb.RoleRef.Name = "admin"
 			must(t, f.rbs.Update(rb))
 		}},
-		{name: "another application-controller", mutate: func(*testing.T) { f.a.controllerServiceAccount = "other-controller" }},
+		{name: "another application-controller", mutate: func(*testing.T) { f.d.controllerServiceAccount = "other-controller" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.syncCache(t, "jane")
-			f.a.controllerServiceAccount = DefaultControllerServiceAccount
+			f.d.controllerServiceAccount = DefaultControllerServiceAccount
 			tc.mutate(t)
-			if got := f.a.deployerReady("jane"); got != tc.want {
-				t.Errorf("deployerReady = %v, want %v", got, tc.want)
+			if got := f.d.Ready("jane"); got != tc.want {
+				t.Errorf("Ready = %v, want %v", got, tc.want)
 			}
-			if got := f.a.deployerReady("other"); got {
+			if got := f.d.Ready("other"); got {
 				t.Error("another namespace's deployer is ready")
 			}
 		})
@@ -236,14 +235,14 @@ func TestDeployerReady(t *testing.T) {
 
 func TestRemoveDeployer(t *testing.T) {
 	f := newDeployerFixture(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: "jane"}})
-	if err := f.a.ensureDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Ensure(f.ctx, "jane"); err != nil {
 		t.Fatal(err)
 	}
 	f.syncCache(t, "jane")
-	if !f.a.deployerExists("jane") {
-		t.Fatal("deployerExists is false with the deployer in place")
+	if !f.d.Exists("jane") {
+		t.Fatal("Exists is false with the deployer in place")
 	}
-	if err := f.a.removeDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Remove(f.ctx, "jane"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.kube.CoreV1().ServiceAccounts("jane").Get(f.ctx, DeployerName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -256,12 +255,12 @@ func TestRemoveDeployer(t *testing.T) {
 		t.Errorf("RoleBindings left: %+v", rbs.Items)
 	}
 	f.syncCache(t, "jane")
-	if f.a.deployerExists("jane") {
-		t.Error("deployerExists is true once the deployer is gone")
+	if f.d.Exists("jane") {
+		t.Error("Exists is true once the deployer is gone")
 	}
 
 	// Nothing left: every delete is still issued, and a 404 is not an error.
-	if err := f.a.removeDeployer(f.ctx, "jane"); err != nil {
+	if err := f.d.Remove(f.ctx, "jane"); err != nil {
 		t.Fatalf("removing a missing deployer: %v", err)
 	}
 	var deleted []string
@@ -279,8 +278,8 @@ func TestRemoveDeployer(t *testing.T) {
 	f.kube.PrependReactor("delete", "rolebindings", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(rbacv1.Resource("rolebindings"), "x", nil)
 	})
-	if err := f.a.removeDeployer(f.ctx, "jane"); !apierrors.IsForbidden(err) {
-		t.Errorf("removeDeployer with a forbidden delete = %v, want the error", err)
+	if err := f.d.Remove(f.ctx, "jane"); !apierrors.IsForbidden(err) {
+		t.Errorf("Remove with a forbidden delete = %v, want the error", err)
 	}
 }
 
@@ -308,8 +307,8 @@ func TestDeployerExists(t *testing.T) {
 				}
 				must(t, idx.Add(o))
 			}
-			if got := f.a.deployerExists("jane"); got != tc.want {
-				t.Errorf("deployerExists = %v, want %v", got, tc.want)
+			if got := f.d.Exists("jane"); got != tc.want {
+				t.Errorf("Exists = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -317,9 +316,20 @@ func TestDeployerExists(t *testing.T) {
 
 func TestDeployerIdentity(t *testing.T) {
 	// Argo CD prefixes "system:serviceaccount:" to a "namespace:name" defaultServiceAccount.
-	if got := deployerIdentity("jane"); got != "jane:gitops-deployer" {
-		t.Errorf("deployerIdentity = %q", got)
+	if got := Identity("jane"); got != "jane:gitops-deployer" {
+		t.Errorf("Identity = %q", got)
 	}
+}
+
+func testSecretLister(t *testing.T, secrets ...*corev1.Secret) corelisters.SecretLister {
+	t.Helper()
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, s := range secrets {
+		if err := idx.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return corelisters.NewSecretLister(idx)
 }
 
 func must(t *testing.T, err error) {
@@ -329,8 +339,9 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// In a namespace being deleted the apply is refused; syncProject tells that apart from a
-// failure (apierrors.HasStatusCause), which ensureDeployer's wrapping must keep visible.
+// In a namespace being deleted the apply is refused; the GitOpsDeployment controller's
+// syncProject (pkg/controller/gitopsdeployment) tells that apart from a failure
+// (apierrors.HasStatusCause), which Ensure's wrapping must keep visible.
 func TestEnsureDeployerInTerminatingNamespace(t *testing.T) {
 	f := newDeployerFixture(t)
 	f.kube.PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
@@ -338,9 +349,9 @@ func TestEnsureDeployerInTerminatingNamespace(t *testing.T) {
 		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Field: "jane"}}
 		return true, nil, err
 	})
-	err := f.a.ensureDeployer(f.ctx, "jane")
+	err := f.d.Ensure(f.ctx, "jane")
 	if err == nil || !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		t.Errorf("ensureDeployer = %v, want an error with the NamespaceTerminating cause", err)
+		t.Errorf("Ensure = %v, want an error with the NamespaceTerminating cause", err)
 	}
 }
 
@@ -362,8 +373,8 @@ func TestRemoveLegacyDeployer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newDeployerFixture(t, tc.secret)
-			f.a.argoSecrets = testSecretLister(t, tc.secret)
-			must(t, f.a.removeLegacyDeployer(f.ctx, "jane"))
+			f.d.argoSecrets = testSecretLister(t, tc.secret)
+			must(t, f.d.RemoveLegacy(f.ctx, "jane"))
 			_, err := f.kube.CoreV1().Secrets("argocd").Get(f.ctx, tc.secret.Name, metav1.GetOptions{})
 			if deleted := apierrors.IsNotFound(err); deleted != tc.wantDelete {
 				t.Errorf("deleted = %v, want %v (err %v)", deleted, tc.wantDelete, err)

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
-	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
@@ -120,10 +119,10 @@ func TestDeploymentEventsInitiator(t *testing.T) {
 	}
 }
 
-// fakeRecorder gives an Agent a recorder whose Events the test reads.
-func fakeRecorder(a *Agent) *record.FakeRecorder {
+// fakeRecorder gives a Controller a recorder whose Events the test reads.
+func fakeRecorder(c *Controller) *record.FakeRecorder {
 	rec := record.NewFakeRecorder(100)
-	a.events = &framework.Events{Recorder: rec}
+	c.recorder = rec
 	return rec
 }
 
@@ -133,7 +132,7 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	ctx := context.Background()
 	d := deployment(nil)
 	gitops := gitopsfake.NewSimpleClientset(d.DeepCopy())
-	a := &Agent{gitops: gitops, now: func() time.Time { return t1.Time }}
+	a := &Controller{gitops: gitops, now: func() time.Time { return t1.Time }}
 	rec := fakeRecorder(a)
 	app := syncedApp()
 	controllertest.FailStatusWrites(gitops, "gitopsdeployments", 1)

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"context"
@@ -116,7 +116,7 @@ func emptiedApplication(app *argov1alpha1.Application) *applicationApply {
 	factor := int64(2)
 	return &applicationApply{
 		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "Application"},
-		Metadata: applyMeta{
+		Metadata: argocd.ApplyMeta{
 			Name:        app.Name,
 			Namespace:   app.Namespace,
 			Labels:      app.Labels,
@@ -145,13 +145,13 @@ func emptiedApplication(app *argov1alpha1.Application) *applicationApply {
 
 // retireApplication takes app one step further towards its deletion; the Application's own
 // events bring its GitOpsDeployment's key back for the next.
-func (a *Agent) retireApplication(ctx context.Context, app *argov1alpha1.Application) error {
+func (c *Controller) retireApplication(ctx context.Context, app *argov1alpha1.Application) error {
 	// Only an emptied Application's next step depends on its destination: asking (a namespace
 	// GET) at every event of one still to be emptied would be wasted.
 	gone := false
 	if app.DeletionTimestamp == nil && isEmptied(app.Spec.Source) && !hasArgoFinalizer(app) {
 		var err error
-		if gone, err = a.destinationGone(ctx, app.Spec.Destination); err != nil {
+		if gone, err = c.destinationGone(ctx, app.Spec.Destination); err != nil {
 			return err
 		}
 	}
@@ -160,7 +160,7 @@ func (a *Agent) retireApplication(ctx context.Context, app *argov1alpha1.Applica
 	case retireEmpty:
 		// A sync still running on the old spec would keep its resources coming.
 		if st := app.Status.OperationState; st != nil && st.Phase == argocd.PhaseRunning {
-			if err := argocd.PatchApplication(ctx, a.argo, a.ops, app, argocd.TerminatePatch(), argocd.ApplicationChange(app, source, "terminated the sync of")); err != nil {
+			if err := argocd.PatchApplication(ctx, c.argo, c.ops, app, argocd.TerminatePatch(), argocd.ApplicationChange(app, source, "terminated the sync of")); err != nil {
 				return err
 			}
 		}
@@ -168,31 +168,31 @@ func (a *Agent) retireApplication(ctx context.Context, app *argov1alpha1.Applica
 		if err != nil {
 			return err
 		}
-		written, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, app.Name, types.ApplyPatchType, body,
+		written, err := c.argo.ArgoprojV1alpha1().Applications(c.argoNamespace).Patch(ctx, app.Name, types.ApplyPatchType, body,
 			metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", app.Name, source, "emptied", err)
+		c.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", app.Name, source, "emptied", err)
 		if err != nil {
 			return fmt.Errorf("emptying Application %s: %w", app.Name, err)
 		}
 		klog.V(2).InfoS("emptied Application", "application", app.Name)
 		// The apply takes off the finalizer this agent's earlier applies put there; one that
 		// someone else added goes by a patch.
-		return a.dropArgoFinalizers(ctx, written)
+		return c.dropArgoFinalizers(ctx, written)
 	case retireDelete:
-		return a.deleteApplication(ctx, app)
+		return c.deleteApplication(ctx, app)
 	case retireUnblock:
 		klog.InfoS("an Application deleted by someone else carries Argo CD's finalizer, which it cannot carry out; taking it off",
 			"application", app.Name)
-		return a.dropArgoFinalizers(ctx, app)
+		return c.dropArgoFinalizers(ctx, app)
 	}
 	return nil
 }
 
 // dropArgoFinalizers takes Argo CD's resources finalizers off app, if it has any.
-func (a *Agent) dropArgoFinalizers(ctx context.Context, app *argov1alpha1.Application) error {
+func (c *Controller) dropArgoFinalizers(ctx context.Context, app *argov1alpha1.Application) error {
 	if !hasArgoFinalizer(app) {
 		return nil
 	}
@@ -206,7 +206,7 @@ func (a *Agent) dropArgoFinalizers(ctx context.Context, app *argov1alpha1.Applic
 	if err != nil {
 		return err
 	}
-	_, err = a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, app.Name, types.MergePatchType, patch,
+	_, err = c.argo.ArgoprojV1alpha1().Applications(c.argoNamespace).Patch(ctx, app.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or changed: its event brings it back
@@ -219,9 +219,9 @@ func (a *Agent) dropArgoFinalizers(ctx context.Context, app *argov1alpha1.Applic
 
 // destinationGone tells whether dest can no longer be deployed to: its namespace in the local
 // cluster is being deleted, or its cluster Secret is gone.
-func (a *Agent) destinationGone(ctx context.Context, dest argov1alpha1.ApplicationDestination) (bool, error) {
-	if dest.Server == a.localServer {
-		ns, err := a.kube.CoreV1().Namespaces().Get(ctx, dest.Namespace, metav1.GetOptions{})
+func (c *Controller) destinationGone(ctx context.Context, dest argov1alpha1.ApplicationDestination) (bool, error) {
+	if dest.Server == c.localServer {
+		ns, err := c.kube.CoreV1().Namespaces().Get(ctx, dest.Namespace, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
@@ -231,7 +231,7 @@ func (a *Agent) destinationGone(ctx context.Context, dest argov1alpha1.Applicati
 		return ns.DeletionTimestamp != nil, nil
 	}
 	if dest.Name != "" {
-		_, err := a.argoSecrets.Secrets(a.argoNamespace).Get(dest.Name)
+		_, err := c.argoSecrets.Secrets(c.argoNamespace).Get(dest.Name)
 		return apierrors.IsNotFound(err), nil
 	}
 	return false, nil

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func retiredApp(mutate ...func(*argov1alpha1.Application)) *argov1alpha1.Applica
 		Spec: argov1alpha1.ApplicationSpec{
 			Source:      emptiedSource("abc123"),
 			Destination: localJane,
-			Project:     ProjectName("jane"),
+			Project:     argocd.ProjectName("jane"),
 		},
 	}
 	app.Status.Sync.ComparedTo.Source = *emptiedSource("abc123")
@@ -236,13 +236,13 @@ func TestEmptiedExcludeMatchesEveryFile(t *testing.T) {
 	}
 }
 
-// retireFixture is an Agent with fake clients, enough for retireApplication.
-func retireFixture(t *testing.T, app *argov1alpha1.Application, kubeObjs ...runtime.Object) (*Agent, *argofake.Clientset, *kubefake.Clientset) {
+// retireFixture is a Controller with fake clients, enough for retireApplication.
+func retireFixture(t *testing.T, app *argov1alpha1.Application, kubeObjs ...runtime.Object) (*Controller, *argofake.Clientset, *kubefake.Clientset) {
 	t.Helper()
 	argo := argofake.NewSimpleClientset(app)
 	kube := kubefake.NewClientset(kubeObjs...)
 	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	a := &Agent{
+	a := &Controller{
 		argo: argo, kube: kube, argoNamespace: "argocd", localServer: argocd.InClusterServer,
 		argoSecrets: corelisters.NewSecretLister(secrets),
 		ops:         operations.NewRecorder(nil, "argocd"),

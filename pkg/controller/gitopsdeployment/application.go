@@ -1,14 +1,11 @@
-package agent
+package gitopsdeployment
 
 import (
 	"encoding/json"
 	"errors"
-	"slices"
-	"sort"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
@@ -34,14 +31,6 @@ func isUserError(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// ApplicationName is the name of the Argo CD Application of a GitOpsDeployment
-// (argocd.ApplicationName).
-func ApplicationName(uid types.UID) string { return argocd.ApplicationName(uid) }
-
-// ProjectName is the AppProject holding the Applications of one tenant namespace
-// (argocd.ProjectName).
-func ProjectName(namespace string) string { return argocd.ProjectName(namespace) }
-
 // desiredApplication is the part of the Argo CD Application the agent owns for depl. Only these
 // fields are sent (server-side apply), so Argo CD's status and operation are never touched.
 func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace string, dest argov1alpha1.ApplicationDestination) (*applicationApply, error) {
@@ -59,13 +48,13 @@ func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace st
 			TargetRevision: src.TargetRevision,
 		},
 		Destination: dest,
-		Project:     ProjectName(depl.Namespace),
+		Project:     argocd.ProjectName(depl.Namespace),
 		SyncPolicy:  syncPolicy(depl.Spec),
 	}
 	return &applicationApply{
 		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "Application"},
-		Metadata: applyMeta{
-			Name:      ApplicationName(depl.UID),
+		Metadata: argocd.ApplyMeta{
+			Name:      argocd.ApplicationName(depl.UID),
 			Namespace: argoNamespace,
 			Labels: map[string]string{
 				argocd.LabelDeploymentNamespace: depl.Namespace,
@@ -112,15 +101,8 @@ func syncPolicy(spec managedv1alpha1.GitOpsDeploymentSpec) *argov1alpha1.SyncPol
 // Application CRD has no status subresource to protect it.
 type applicationApply struct {
 	metav1.TypeMeta `json:",inline"`
-	Metadata        applyMeta                    `json:"metadata"`
+	Metadata        argocd.ApplyMeta             `json:"metadata"`
 	Spec            argov1alpha1.ApplicationSpec `json:"spec"`
-}
-
-type applyMeta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // upToDate tells whether app already has everything want would apply, so that an unchanged
@@ -194,117 +176,4 @@ func finalizersPatch(resourceVersion string, finalizers []string) ([]byte, error
 	return json.Marshal(map[string]interface{}{
 		"metadata": map[string]interface{}{"resourceVersion": resourceVersion, "finalizers": finalizers},
 	})
-}
-
-// desiredProject is the AppProject of a tenant namespace: it may take sources only from the
-// repositories the namespace's GitOpsDeployments name, and deploy only to the destinations they
-// resolve to. Cluster-scoped resources are allowed only if clusterScoped (one of the tenant's
-// ManagedEnvironments gives access to them); even then, its deployments into its own namespace
-// cannot write any, as the deployer Argo CD impersonates there has no cluster-wide rights.
-// accounts are the destinationServiceAccounts: whom Argo CD impersonates for each destination.
-func desiredProject(namespace, argoNamespace string, repoURLs []string, dests []argov1alpha1.ApplicationDestination,
-	accounts []argov1alpha1.ApplicationDestinationServiceAccount, clusterScoped bool) *projectApply {
-	repos := append([]string(nil), repoURLs...)
-	sort.Strings(repos)
-	repos = dedupSorted(repos)
-	destinations := append([]argov1alpha1.ApplicationDestination(nil), dests...)
-	sort.Slice(destinations, func(i, j int) bool {
-		di, dj := destinations[i], destinations[j]
-		if di.Name != dj.Name {
-			return di.Name < dj.Name
-		}
-		if di.Server != dj.Server {
-			return di.Server < dj.Server
-		}
-		return di.Namespace < dj.Namespace
-	})
-	out := destinations[:0]
-	for i, d := range destinations {
-		if i == 0 || d != destinations[i-1] {
-			out = append(out, d)
-		}
-	}
-	destinations = out
-	accts := append([]argov1alpha1.ApplicationDestinationServiceAccount(nil), accounts...)
-	sort.Slice(accts, func(i, j int) bool {
-		if accts[i].Server != accts[j].Server {
-			return accts[i].Server < accts[j].Server
-		}
-		return accts[i].Namespace < accts[j].Namespace
-	})
-	accts = slices.Compact(accts)
-	var clusterKinds []metav1.GroupKind
-	if clusterScoped {
-		clusterKinds = []metav1.GroupKind{{Group: "*", Kind: "*"}}
-	}
-	return &projectApply{
-		TypeMeta: metav1.TypeMeta{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "AppProject"},
-		Metadata: applyMeta{
-			Name:      ProjectName(namespace),
-			Namespace: argoNamespace,
-			Labels:    map[string]string{argocd.LabelTenantNamespace: namespace},
-		},
-		Spec: argov1alpha1.AppProjectSpec{
-			SourceRepos:                repos,
-			Destinations:               destinations,
-			ClusterResourceWhitelist:   clusterKinds,
-			DestinationServiceAccounts: accts,
-			Description:                "GitOpsDeployments of namespace " + namespace,
-		},
-	}
-}
-
-type projectApply struct {
-	metav1.TypeMeta `json:",inline"`
-	Metadata        applyMeta                   `json:"metadata"`
-	Spec            argov1alpha1.AppProjectSpec `json:"spec"`
-}
-
-// MarshalJSON sends clusterResourceWhitelist even when empty: server-side apply leaves alone
-// the fields an apply omits, so only an explicit empty list takes back cluster-scoped kinds
-// that someone else allowed.
-func (want *projectApply) MarshalJSON() ([]byte, error) {
-	type plain projectApply // without this method
-	raw, err := json.Marshal((*plain)(want))
-	if err != nil || len(want.Spec.ClusterResourceWhitelist) > 0 {
-		return raw, err
-	}
-	var obj map[string]interface{}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, err
-	}
-	obj["spec"].(map[string]interface{})["clusterResourceWhitelist"] = []interface{}{}
-	return json.Marshal(obj)
-}
-
-func (want *projectApply) upToDate(p *argov1alpha1.AppProject) bool {
-	if p == nil || p.Labels[argocd.LabelTenantNamespace] != want.Metadata.Labels[argocd.LabelTenantNamespace] ||
-		p.Spec.Description != want.Spec.Description ||
-		len(p.Spec.SourceRepos) != len(want.Spec.SourceRepos) ||
-		len(p.Spec.Destinations) != len(want.Spec.Destinations) ||
-		!slices.Equal(p.Spec.ClusterResourceWhitelist, want.Spec.ClusterResourceWhitelist) ||
-		!slices.Equal(p.Spec.DestinationServiceAccounts, want.Spec.DestinationServiceAccounts) {
-		return false
-	}
-	for i := range want.Spec.SourceRepos {
-		if p.Spec.SourceRepos[i] != want.Spec.SourceRepos[i] {
-			return false
-		}
-	}
-	for i := range want.Spec.Destinations {
-		if p.Spec.Destinations[i] != want.Spec.Destinations[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func dedupSorted(s []string) []string {
-	out := s[:0]
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -1,4 +1,12 @@
-package agent
+// Package gitopsdeployment is the GitOpsDeployment controller: each GitOpsDeployment becomes
+// an Argo CD Application (application.go) and its namespace an AppProject (argocd.DesiredProject)
+// with a deployer (pkg/controller/deployer), and Argo CD's view of the Application flows back
+// into the GitOpsDeployment's status (status.go) and Events (events.go). An Application whose
+// deployment is gone is retired (retire.go). Both directions are driven by informer events, so
+// a change on either side is acted on as soon as it is seen. With it runs the project refresh
+// controller (project_refresh.go), which has Argo CD look again at what an AppProject refused.
+// It is one of the agent's Argo CD controllers, run under the Argo CD Lease.
+package gitopsdeployment
 
 import (
 	"context"
@@ -7,8 +15,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
+	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions/application/v1alpha1"
+	argolisters "github.com/argoproj/argo-cd/v2/pkg/client/listers/application/v1alpha1"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -16,38 +29,134 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
+	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
-// setupDeployments wires the GitOpsDeployment controller: a GitOpsDeployment's own events, and
-// those of the Application made for it, queue its key.
-func (a *Agent) setupDeployments() error {
-	a.deploymentCtl = newController("gitopsdeployments", a.syncDeployment)
-	a.controllers = append(a.controllers, a.deploymentCtl)
+// Names of the controllers in logs and metrics.
+const (
+	// Name is the GitOpsDeployment controller's.
+	Name = "gitopsdeployments"
+	// ProjectRefreshName is the project refresh controller's (project_refresh.go).
+	ProjectRefreshName = "projectrefresh"
+)
 
-	deplInformer := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
-	a.deployments = deplInformer.Lister()
-	if err := a.addInformer(deplInformer.Informer(), a.deploymentCtl.handler()); err != nil {
-		return err
+// Controller reconciles GitOpsDeployments into Argo CD Applications and AppProjects, and the
+// Applications' state back into the GitOpsDeployments' status.
+type Controller struct {
+	*framework.Controller
+	// ProjectRefresh asks Argo CD to refresh the refused Applications of an AppProject that
+	// changed (project_refresh.go); it runs beside the Controller, with a queue of its own.
+	ProjectRefresh *framework.Controller
+
+	gitops        versioned.Interface
+	argo          argoclient.Interface
+	kube          kubernetes.Interface
+	argoNamespace string
+	// localServer is the URL of the Argo CD cluster through which Argo CD reaches the cluster
+	// the agent runs on.
+	localServer string
+	recorder    record.EventRecorder
+	// ops records the controller's writes in Argo CD as Operations.
+	ops *operations.Recorder
+
+	deployments listers.GitOpsDeploymentLister
+	// deploymentIndex indexes the GitOpsDeployments byEnvironment (environments.go).
+	deploymentIndex cache.Indexer
+	applications    argolisters.ApplicationLister
+	appIndex        cache.Indexer
+	projects        argolisters.AppProjectLister
+	argoSecrets     corelisters.SecretLister
+	// argoSecretIndex is the Argo CD namespace's Secrets, indexed by repository
+	// (argocd.RepositoryAllowed).
+	argoSecretIndex cache.Indexer
+
+	// envClusters tells which Argo CD cluster an environment deploys to (the ManagedEnvironment
+	// controller's view, pkg/controller/managedenvironment).
+	envClusters *managedenvironment.Clusters
+	// deployers makes the tenant namespaces' deployers (pkg/controller/deployer).
+	deployers *deployer.Deployers
+
+	// tenants holds a *tenant per tenant namespace (tenant.go).
+	tenants sync.Map
+
+	now func() time.Time
+}
+
+// New wires the controller's handlers and indexes into the informers: a GitOpsDeployment's own
+// events, and those of the Application made for it, queue its key; so do those of its tenant's
+// AppProject and deployer objects (deployers' informers, which it watches through
+// Deployers.OnChange), of the repository Secrets of its repository (argoSecrets: the Argo CD
+// namespace's Secrets), and of its ManagedEnvironment and the cluster Secrets that list it
+// (environments.go). environments and argoSecrets give it the environments' clusters
+// (managedenvironment.Clusters). The informers are shared with the other Argo CD controllers.
+func New(
+	deployments managedinformers.GitOpsDeploymentInformer,
+	environments managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
+	applications argoinformers.ApplicationInformer,
+	projects argoinformers.AppProjectInformer,
+	argoSecrets coreinformers.SecretInformer,
+	deployers *deployer.Deployers,
+	argoNamespace, localServer string,
+	gitops versioned.Interface,
+	argo argoclient.Interface,
+	kube kubernetes.Interface,
+	ops *operations.Recorder,
+	recorder record.EventRecorder,
+) (*Controller, error) {
+	clusters, err := managedenvironment.NewClusters(environments, argoSecrets, deployments.Lister(), argoNamespace)
+	if err != nil {
+		return nil, err
+	}
+	appInformer := applications.Informer()
+	if err := argocd.AddDeploymentIndex(appInformer); err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		gitops:          gitops,
+		argo:            argo,
+		kube:            kube,
+		argoNamespace:   argoNamespace,
+		localServer:     localServer,
+		recorder:        recorder,
+		ops:             ops,
+		deployments:     deployments.Lister(),
+		applications:    applications.Lister(),
+		appIndex:        appInformer.GetIndexer(),
+		projects:        projects.Lister(),
+		argoSecrets:     argoSecrets.Lister(),
+		argoSecretIndex: argoSecrets.Informer().GetIndexer(),
+		envClusters:     clusters,
+		deployers:       deployers,
+		now:             time.Now,
+	}
+	c.Controller = framework.NewController(Name, c.syncDeployment)
+
+	if _, err := deployments.Informer().AddEventHandler(c.Handler()); err != nil {
+		return nil, err
 	}
 
-	appInformer := a.argoInformers.Argoproj().V1alpha1().Applications()
-	if err := argocd.AddDeploymentIndex(appInformer.Informer()); err != nil {
-		return err
-	}
-	a.applications = appInformer.Lister()
-	a.appIndex = appInformer.Informer().GetIndexer()
 	enqueueOwner := func(obj interface{}) {
 		if key, ok := argocd.ApplicationOwner(obj); ok {
-			a.deploymentCtl.add(key)
+			c.Add(key)
 		}
 	}
-	if err := a.addInformer(appInformer.Informer(), cache.ResourceEventHandlerFuncs{
+	if _, err := appInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueOwner,
 		UpdateFunc: func(old, obj interface{}) {
 			if applicationChanged(old, obj) {
@@ -56,36 +165,59 @@ func (a *Agent) setupDeployments() error {
 		},
 		DeleteFunc: enqueueOwner,
 	}); err != nil {
-		return err
+		return nil, err
 	}
 
 	// Someone widening or deleting a tenant's AppProject gets it put back at once.
-	projInformer := a.argoInformers.Argoproj().V1alpha1().AppProjects()
-	a.projects = projInformer.Lister()
 	requeueTenant := func(obj interface{}) {
-		obj = unwrapTombstone(obj)
+		obj = framework.UnwrapTombstone(obj)
 		if p, ok := obj.(*argov1alpha1.AppProject); ok {
-			a.requeueNamespace(p.Labels[argocd.LabelTenantNamespace])
+			c.requeueNamespace(p.Labels[argocd.LabelTenantNamespace])
 		}
 	}
-	return a.addInformer(projInformer.Informer(), cache.ResourceEventHandlerFuncs{
+	if _, err := projects.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj interface{}) { requeueTenant(obj) },
 		DeleteFunc: requeueTenant,
-	})
+	}); err != nil {
+		return nil, err
+	}
+
+	// A deployer's object that changed or went has its namespace look at its deployer again.
+	if err := deployers.OnChange(func(namespace string) {
+		c.deployerChanged(namespace)
+		c.requeueNamespace(namespace)
+	}); err != nil {
+		return nil, err
+	}
+
+	if err := c.watchEnvironments(deployments.Informer(), environments.Informer(), argoSecrets.Informer()); err != nil {
+		return nil, err
+	}
+	if err := c.watchRepositorySecrets(argoSecrets.Informer()); err != nil {
+		return nil, err
+	}
+	if err := c.setupProjectRefresh(projects.Informer()); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
+
+// Run reconciles GitOpsDeployments with workers workers until ctx is done; ProjectRefresh runs
+// on its own (its Run).
+func (c *Controller) Run(ctx context.Context, workers int) { c.Controller.Run(ctx, workers) }
 
 // requeueNamespace queues every GitOpsDeployment of a tenant namespace, whose shared Argo CD
 // objects (AppProject, deployer) changed under the agent.
-func (a *Agent) requeueNamespace(namespace string) {
+func (c *Controller) requeueNamespace(namespace string) {
 	if namespace == "" {
 		return
 	}
-	depls, err := a.deployments.GitOpsDeployments(namespace).List(labels.Everything())
+	depls, err := c.deployments.GitOpsDeployments(namespace).List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, d := range depls {
-		a.deploymentCtl.add(deploymentKey(d))
+		c.Add(deploymentKey(d))
 	}
 }
 
@@ -116,40 +248,40 @@ func deploymentKey(d *managedv1alpha1.GitOpsDeployment) string { return d.Namesp
 
 // syncDeployment brings the Argo CD side of one GitOpsDeployment key in line with the object,
 // and the object's status in line with Argo CD. An error means "retry with backoff".
-func (a *Agent) syncDeployment(ctx context.Context, key string) error {
+func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
 	}
-	depl, err := a.deployments.GitOpsDeployments(namespace).Get(name)
+	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		if err := a.deleteApplications(ctx, key, ""); err != nil {
+		if err := c.deleteApplications(ctx, key, ""); err != nil {
 			return err
 		}
-		return a.syncProject(ctx, namespace)
+		return c.syncProject(ctx, namespace)
 	}
 	if err != nil {
 		return err
 	}
 	// Applications of an earlier object of the same name go, whatever this one needs.
-	if err := a.deleteApplications(ctx, key, depl.UID); err != nil {
+	if err := c.deleteApplications(ctx, key, depl.UID); err != nil {
 		return err
 	}
 	if depl.DeletionTimestamp != nil {
-		return a.finalize(ctx, depl)
+		return c.finalize(ctx, depl)
 	}
 
-	reconcileErr := a.applyApplication(ctx, depl)
+	reconcileErr := c.applyApplication(ctx, depl)
 	if reconcileErr != nil && !isUserError(reconcileErr) {
 		klog.ErrorS(reconcileErr, "applying the Application", "key", key)
 	}
-	app, err := a.applications.Applications(a.argoNamespace).Get(ApplicationName(depl.UID))
+	app, err := c.applications.Applications(c.argoNamespace).Get(argocd.ApplicationName(depl.UID))
 	if apierrors.IsNotFound(err) {
 		app = nil
 	} else if err != nil {
 		return err
 	}
-	if err := a.updateStatus(ctx, depl, app, reconcileErr); err != nil {
+	if err := c.updateStatus(ctx, depl, app, reconcileErr); err != nil {
 		return err
 	}
 	if isUserError(reconcileErr) {
@@ -159,20 +291,20 @@ func (a *Agent) syncDeployment(ctx context.Context, key string) error {
 }
 
 // applyApplication makes the Application (and the namespace's AppProject) what depl asks for.
-func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
-	dest, err := a.destination(depl)
+func (c *Controller) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+	dest, err := c.destination(depl)
 	if err != nil {
 		return err
 	}
-	want, err := desiredApplication(depl, a.argoNamespace, dest)
+	want, err := desiredApplication(depl, c.argoNamespace, dest)
 	if err != nil {
 		return err
 	}
 	// The project allows the destination and sets up the deployer that syncs into it.
-	if err := a.syncProject(ctx, depl.Namespace); err != nil {
+	if err := c.syncProject(ctx, depl.Namespace); err != nil {
 		return err
 	}
-	cur, err := a.applications.Applications(a.argoNamespace).Get(want.Metadata.Name)
+	cur, err := c.applications.Applications(c.argoNamespace).Get(want.Metadata.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -185,9 +317,9 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	}
 	// Server-side apply creates or updates only the fields in body; Argo CD's status and
 	// operation, which share the object for want of a status subresource, stay untouched.
-	written, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, want.Metadata.Name,
+	written, err := c.argo.ArgoprojV1alpha1().Applications(c.argoNamespace).Patch(ctx, want.Metadata.Name,
 		types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
-	a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", want.Metadata.Name,
+	c.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", want.Metadata.Name,
 		deploymentSource(depl.Namespace, depl.Name, depl.UID), "applied", err)
 	if err != nil {
 		return fmt.Errorf("applying Application %s: %w", want.Metadata.Name, err)
@@ -195,13 +327,13 @@ func (a *Agent) applyApplication(ctx context.Context, depl *managedv1alpha1.GitO
 	klog.V(2).InfoS("applied Application", "application", want.Metadata.Name, "gitopsdeployment", deploymentKey(depl))
 	// Argo CD's finalizer (an earlier agent's, or someone else's) deletes with the controller's
 	// own identity, which may not: the agent retires Applications itself (retire.go).
-	return a.dropArgoFinalizers(ctx, written)
+	return c.dropArgoFinalizers(ctx, written)
 }
 
 // deleteApplications retires the Applications made for the GitOpsDeployment key, except that
 // of keep: what each deployed goes first (retire.go).
-func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.UID) error {
-	objs, err := a.appIndex.ByIndex(argocd.ByDeployment, key)
+func (c *Controller) deleteApplications(ctx context.Context, key string, keep types.UID) error {
+	objs, err := c.appIndex.ByIndex(argocd.ByDeployment, key)
 	if err != nil {
 		return err
 	}
@@ -210,22 +342,22 @@ func (a *Agent) deleteApplications(ctx context.Context, key string, keep types.U
 		if keep != "" && app.Labels[argocd.LabelDeploymentUID] == string(keep) {
 			continue
 		}
-		if err := a.retireApplication(ctx, app); err != nil {
+		if err := c.retireApplication(ctx, app); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (a *Agent) deleteApplication(ctx context.Context, app *argov1alpha1.Application) error {
+func (c *Controller) deleteApplication(ctx context.Context, app *argov1alpha1.Application) error {
 	name, uid := app.Name, app.UID
-	err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{
+	err := c.argo.ArgoprojV1alpha1().Applications(c.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid},
 	})
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	a.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", name,
+	c.recordChange(managedv1alpha1.OperationResourceTypeApplication, "Application", name,
 		deploymentSource(app.Labels[argocd.LabelDeploymentNamespace], app.Annotations[argocd.AnnotationDeploymentName], types.UID(app.Labels[argocd.LabelDeploymentUID])),
 		"deleted", err)
 	if err != nil {
@@ -238,42 +370,42 @@ func (a *Agent) deleteApplication(ctx context.Context, app *argov1alpha1.Applica
 // finalize handles a GitOpsDeployment being deleted: its Application goes first, and the
 // tenant's finalizer is removed only once the Application, and with it everything it
 // deployed, is gone.
-func (a *Agent) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
-	name := ApplicationName(depl.UID)
-	app, err := a.applications.Applications(a.argoNamespace).Get(name)
+func (c *Controller) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+	name := argocd.ApplicationName(depl.UID)
+	app, err := c.applications.Applications(c.argoNamespace).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	if app != nil {
-		if err := a.retireApplication(ctx, app); err != nil {
+		if err := c.retireApplication(ctx, app); err != nil {
 			return err
 		}
 		// Argo CD reports what stands in the way (a sync or comparison error) through the
 		// status; the Application's events bring the deployment back here.
-		return a.updateStatus(ctx, depl, app, nil)
+		return c.updateStatus(ctx, depl, app, nil)
 	}
 	if !slices.Contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
 		return nil
 	}
 	// The cache may not have seen an Application created moments ago: only the server can
 	// say it is gone before the tenant's resources are declared deleted.
-	if _, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+	if _, err := c.argo.ArgoprojV1alpha1().Applications(c.argoNamespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 		return fmt.Errorf("Application %s exists but is not in the cache yet", name)
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := a.removeFinalizer(ctx, depl); err != nil {
+	if err := c.removeFinalizer(ctx, depl); err != nil {
 		return err
 	}
-	return a.syncProject(ctx, depl.Namespace)
+	return c.syncProject(ctx, depl.Namespace)
 }
 
-func (a *Agent) removeFinalizer(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+func (c *Controller) removeFinalizer(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
 	patch, err := finalizersPatch(depl.ResourceVersion, without(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer))
 	if err != nil {
 		return err
 	}
-	_, err = a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).Patch(ctx, depl.Name,
+	_, err = c.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).Patch(ctx, depl.Name,
 		types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing the finalizer of GitOpsDeployment %s: %w", deploymentKey(depl), err)
@@ -284,20 +416,20 @@ func (a *Agent) removeFinalizer(ctx context.Context, depl *managedv1alpha1.GitOp
 
 // updateStatus writes the status computeStatus derives, and only when it differs, and then
 // records the Events of the change.
-func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
-	st, err := computeStatus(depl.Status, app, reconcileErr, metav1.NewTime(a.now()))
+func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
+	st, err := computeStatus(depl.Status, app, reconcileErr, metav1.NewTime(c.now()))
 	if err != nil {
 		return err
 	}
 	if app != nil && app.Status.Sync.ComparedTo.Source.RepoURL != "" {
-		st.ReconciledState.Destination.Name = a.reconciledEnvironment(depl.Namespace, app)
+		st.ReconciledState.Destination.Name = c.reconciledEnvironment(depl.Namespace, app)
 	}
 	if apiequality.Semantic.DeepEqual(st, depl.Status) {
 		return nil
 	}
 	upd := depl.DeepCopy()
 	upd.Status = st
-	written, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	written, err := c.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(depl.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -306,28 +438,28 @@ func (a *Agent) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDe
 	}
 	// Decided from the status this write replaced: a failed or conflicting write records
 	// nothing, and its retry records the Events once (events.go).
-	a.recordEvents(written, deploymentEvents(depl.Status, st))
+	c.recordEvents(written, deploymentEvents(depl.Status, st))
 	return nil
 }
 
 // syncProject makes the AppProject of a tenant namespace, and its deployer, match the
 // GitOpsDeployments in it and the Applications still being retired, and deletes both once the
 // namespace has neither left.
-func (a *Agent) syncProject(ctx context.Context, namespace string) error {
-	t := a.tenant(namespace)
+func (c *Controller) syncProject(ctx context.Context, namespace string) error {
+	t := c.tenant(namespace)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 
-	depls, err := a.deployments.GitOpsDeployments(namespace).List(labels.Everything())
+	depls, err := c.deployments.GitOpsDeployments(namespace).List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{argocd.LabelDeploymentNamespace: namespace}))
+	apps, err := c.applications.Applications(c.argoNamespace).List(labels.SelectorFromSet(labels.Set{argocd.LabelDeploymentNamespace: namespace}))
 	if err != nil {
 		return err
 	}
-	name := ProjectName(namespace)
-	cur, err := a.projects.AppProjects(a.argoNamespace).Get(name)
+	name := argocd.ProjectName(namespace)
+	cur, err := c.projects.AppProjects(c.argoNamespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		cur = nil
 	} else if err != nil {
@@ -335,13 +467,13 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	}
 	cur = t.project(cur)
 	if len(depls) == 0 && len(apps) == 0 {
-		return a.removeProject(ctx, t, namespace, cur)
+		return c.removeProject(ctx, t, namespace, cur)
 	}
 	var in projectInputs
 	live := make(map[types.UID]bool, len(depls))
 	for _, d := range depls {
 		live[d.UID] = d.DeletionTimestamp == nil
-		dest, err := a.destination(d)
+		dest, err := c.destination(d)
 		if err != nil {
 			continue // not deployed (its environment is gone, say), so nothing to allow
 		}
@@ -358,29 +490,29 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 	}
 	repos := make([]string, 0, len(in.repos))
 	for _, r := range in.repos {
-		if a.repositoryAllowed(namespace, r) { // another tenant's private repository: project_refresh.go, argocd.RepositoryAllowed
+		if c.repositoryAllowed(namespace, r) { // another tenant's private repository: project_refresh.go, argocd.RepositoryAllowed
 			repos = append(repos, r)
 		}
 	}
 	var accounts []argov1alpha1.ApplicationDestinationServiceAccount
 	clusterScoped, local := false, false
 	for _, dest := range in.dests {
-		acct, wholeCluster, ok := a.destinationAccount(dest)
+		acct, wholeCluster, ok := c.destinationAccount(dest)
 		if !ok {
 			continue // Argo CD then refuses to sync there: no one to impersonate
 		}
 		accounts = append(accounts, acct)
 		clusterScoped = clusterScoped || wholeCluster
-		local = local || dest.Server == a.localServer
+		local = local || dest.Server == c.localServer
 	}
 	// The deployer and the project do not depend on one another: a namespace's first
 	// deployment waits for one round trip, not two.
 	g, gctx := errgroup.WithContext(ctx)
 	if local && !t.deployerApplied.Load() {
 		g.Go(func() error {
-			err := a.ensureDeployer(gctx, namespace)
+			err := c.deployers.Ensure(gctx, namespace)
 			if err == nil {
-				err = a.removeLegacyDeployer(gctx, namespace)
+				err = c.deployers.RemoveLegacy(gctx, namespace)
 			}
 			switch {
 			case err == nil:
@@ -391,15 +523,15 @@ func (a *Agent) syncProject(ctx context.Context, namespace string) error {
 			return nil
 		})
 	}
-	if want := desiredProject(namespace, a.argoNamespace, repos, in.dests, accounts, clusterScoped); !want.upToDate(cur) {
+	if want := argocd.DesiredProject(namespace, c.argoNamespace, repos, in.dests, accounts, clusterScoped); !want.UpToDate(cur) {
 		g.Go(func() error {
 			body, err := json.Marshal(want)
 			if err != nil {
 				return err
 			}
-			written, err := a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Patch(gctx, name, types.ApplyPatchType, body,
+			written, err := c.argo.ArgoprojV1alpha1().AppProjects(c.argoNamespace).Patch(gctx, name, types.ApplyPatchType, body,
 				metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
-			a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "applied", err)
+			c.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "applied", err)
 			if err != nil {
 				return fmt.Errorf("applying AppProject %s: %w", name, err)
 			}
@@ -422,10 +554,10 @@ func (in *projectInputs) add(repoURL string, dest argov1alpha1.ApplicationDestin
 }
 
 // removeProject deletes the AppProject and the deployer of a namespace that deploys nothing.
-func (a *Agent) removeProject(ctx context.Context, t *tenant, namespace string, cur *argov1alpha1.AppProject) error {
+func (c *Controller) removeProject(ctx context.Context, t *tenant, namespace string, cur *argov1alpha1.AppProject) error {
 	// The cache may not show a deployment created moments ago, whose Application would
 	// then be refused for want of its project: only the server can say there is none.
-	live, err := a.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	live, err := c.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(namespace).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -433,8 +565,8 @@ func (a *Agent) removeProject(ctx context.Context, t *tenant, namespace string, 
 		return nil // its own event brings the namespace back here
 	}
 	t.deployerApplied.Store(false)
-	if a.deployerExists(namespace) {
-		if err := a.removeDeployer(ctx, namespace); err != nil {
+	if c.deployers.Exists(namespace) {
+		if err := c.deployers.Remove(ctx, namespace); err != nil {
 			return err
 		}
 	}
@@ -442,12 +574,12 @@ func (a *Agent) removeProject(ctx context.Context, t *tenant, namespace string, 
 		return nil
 	}
 	t.wrote(cur, nil)
-	name := ProjectName(namespace)
-	err = a.argo.ArgoprojV1alpha1().AppProjects(a.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	name := argocd.ProjectName(namespace)
+	err = c.argo.ArgoprojV1alpha1().AppProjects(c.argoNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	a.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "deleted", err)
+	c.recordChange(managedv1alpha1.OperationResourceTypeAppProject, "AppProject", name, namespaceSource(namespace), "deleted", err)
 	if err != nil {
 		return fmt.Errorf("deleting AppProject %s: %w", name, err)
 	}
@@ -460,18 +592,18 @@ func (a *Agent) removeProject(ctx context.Context, t *tenant, namespace string, 
 // (argocd.AnnotationImpersonate on its cluster Secret, pkg/controller/managedenvironment), which
 // also tells whether the environment reaches cluster-scoped resources. ok is false for a
 // cluster the agent does not know (yet).
-func (a *Agent) destinationAccount(dest argov1alpha1.ApplicationDestination) (acct argov1alpha1.ApplicationDestinationServiceAccount, wholeCluster, ok bool) {
-	if dest.Server == a.localServer {
+func (c *Controller) destinationAccount(dest argov1alpha1.ApplicationDestination) (acct argov1alpha1.ApplicationDestinationServiceAccount, wholeCluster, ok bool) {
+	if dest.Server == c.localServer {
 		return argov1alpha1.ApplicationDestinationServiceAccount{
 			Server:                globEscape(dest.Server),
 			Namespace:             globEscape(dest.Namespace),
-			DefaultServiceAccount: deployerIdentity(dest.Namespace),
+			DefaultServiceAccount: deployer.Identity(dest.Namespace),
 		}, false, true
 	}
 	if dest.Name == "" {
 		return acct, false, false
 	}
-	s, err := a.argoSecrets.Secrets(a.argoNamespace).Get(dest.Name)
+	s, err := c.argoSecrets.Secrets(c.argoNamespace).Get(dest.Name)
 	if err != nil || s.Annotations[argocd.AnnotationImpersonate] == "" || len(s.Data[argocd.ClusterKeyServer]) == 0 {
 		return acct, false, false
 	}

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"encoding/json"

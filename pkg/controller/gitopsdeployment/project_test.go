@@ -1,18 +1,16 @@
-package agent
+package gitopsdeployment
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	argoglob "github.com/argoproj/argo-cd/v2/util/glob"
-	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // argoMatches is how Argo CD 2.14's application-controller picks the destinationServiceAccounts
@@ -104,7 +102,7 @@ func clusterSecretFor(name, server, impersonate string, data map[string]string) 
 
 func TestProjectDestinationAccount(t *testing.T) {
 	const envURL = "https://api.example:6443?managedEnvironment=env-uid"
-	a := &Agent{argoNamespace: "argocd", localServer: argocd.InClusterServer, argoSecrets: testSecretLister(t,
+	a := &Controller{argoNamespace: "argocd", localServer: argocd.InClusterServer, argoSecrets: testSecretLister(t,
 		clusterSecretFor("managed-env-env-uid", envURL, "team:deployer", map[string]string{argocd.ClusterKeyNamespaces: "web,api", argocd.ClusterKeyClusterScoped: "false"}),
 		clusterSecretFor("managed-env-wide", "https://wide.example?managedEnvironment=wide", "kube-system:mgr", nil),
 		clusterSecretFor("managed-env-crs", "https://crs.example?managedEnvironment=crs", "kube-system:mgr", map[string]string{argocd.ClusterKeyNamespaces: "web", argocd.ClusterKeyClusterScoped: "true"}),
@@ -171,79 +169,5 @@ func TestProjectDestinationAccount(t *testing.T) {
 	if !ok || acct.Server != `https://10.0.0.1:6443\?local=1` || !argoMatches(t, acct, a.localServer, "jane") ||
 		argoMatches(t, acct, "https://10.0.0.1:6443Xlocal=1", "jane") {
 		t.Errorf("destinationAccount with local server %s = %+v, %v", a.localServer, acct, ok)
-	}
-}
-
-func TestDesiredProjectServiceAccounts(t *testing.T) {
-	acct := func(server, namespace, sa string) argov1alpha1.ApplicationDestinationServiceAccount {
-		return argov1alpha1.ApplicationDestinationServiceAccount{Server: server, Namespace: namespace, DefaultServiceAccount: sa}
-	}
-	local := acct(argocd.InClusterServer, "jane", "jane:gitops-deployer")
-	envB := acct(`https://b\?managedEnvironment=2`, "*", "kube-system:b")
-	envA := acct(`https://a\?managedEnvironment=1`, "*", "kube-system:a")
-	envAOther := acct(`https://a\?managedEnvironment=1`, "api", "kube-system:a")
-	dests := []argov1alpha1.ApplicationDestination{localJane}
-
-	p := desiredProject("jane", "argocd", []string{"https://r"}, dests,
-		[]argov1alpha1.ApplicationDestinationServiceAccount{local, envB, envA, local, envAOther, envB}, true)
-	want := []argov1alpha1.ApplicationDestinationServiceAccount{envA, envAOther, envB, local}
-	if got := p.Spec.DestinationServiceAccounts; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("destinationServiceAccounts = %+v, want %+v (sorted by server and namespace, each once)", got, want)
-	}
-	// Sorting a copy: the caller's order is left alone.
-	in := []argov1alpha1.ApplicationDestinationServiceAccount{local, envA}
-	desiredProject("jane", "argocd", nil, dests, in, false)
-	if in[0] != local || in[1] != envA {
-		t.Errorf("desiredProject reordered its argument: %+v", in)
-	}
-
-	body, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(body), `"destinationServiceAccounts":[{"server":"https://a\\?managedEnvironment=1","namespace":"*","defaultServiceAccount":"kube-system:a"}`) {
-		t.Errorf("the apply body does not carry the accounts: %s", body)
-	}
-
-	live := func(mutate func(*argov1alpha1.AppProject)) *argov1alpha1.AppProject {
-		lp := &argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Labels: p.Metadata.Labels}, Spec: *p.Spec.DeepCopy()}
-		if mutate != nil {
-			mutate(lp)
-		}
-		return lp
-	}
-	if !p.upToDate(live(nil)) {
-		t.Error("the project as applied is reported as drifted")
-	}
-	for name, mutate := range map[string]func(*argov1alpha1.AppProject){
-		"changed account": func(lp *argov1alpha1.AppProject) {
-			lp.Spec.DestinationServiceAccounts[3].DefaultServiceAccount = "kube-system:argocd-manager"
-		},
-		"widened server": func(lp *argov1alpha1.AppProject) { lp.Spec.DestinationServiceAccounts[0].Server = "*" },
-		"widened namespace": func(lp *argov1alpha1.AppProject) {
-			lp.Spec.DestinationServiceAccounts[3].Namespace = "*"
-		},
-		"removed account": func(lp *argov1alpha1.AppProject) {
-			lp.Spec.DestinationServiceAccounts = lp.Spec.DestinationServiceAccounts[:3]
-		},
-		"added account": func(lp *argov1alpha1.AppProject) {
-			lp.Spec.DestinationServiceAccounts = append(lp.Spec.DestinationServiceAccounts, acct("*", "*", "kube-system:admin"))
-		},
-		"no accounts": func(lp *argov1alpha1.AppProject) { lp.Spec.DestinationServiceAccounts = nil },
-	} {
-		if p.upToDate(live(mutate)) {
-			t.Errorf("a %s is not seen", name)
-		}
-	}
-
-	// A tenant with no account to name: one someone added is drift too.
-	none := desiredProject("jane", "argocd", []string{"https://r"}, dests, nil, false)
-	nl := &argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Labels: none.Metadata.Labels}, Spec: *none.Spec.DeepCopy()}
-	if !none.upToDate(nl) {
-		t.Error("the project without accounts, as applied, is reported as drifted")
-	}
-	nl.Spec.DestinationServiceAccounts = []argov1alpha1.ApplicationDestinationServiceAccount{acct("*", "*", "kube-system:admin")}
-	if none.upToDate(nl) {
-		t.Error("an account added behind the agent's back is not seen")
 	}
 }

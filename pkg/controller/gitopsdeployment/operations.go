@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"k8s.io/apimachinery/pkg/types"
@@ -10,12 +10,12 @@ import (
 // The agent records every change it makes in Argo CD as an Operation (pkg/controller/operations).
 
 // recordChange records a write the agent made (err nil) or failed to make in Argo CD.
-func (a *Agent) recordChange(rt managedv1alpha1.OperationResourceType, kind, name string,
+func (c *Controller) recordChange(rt managedv1alpha1.OperationResourceType, kind, name string,
 	source managedv1alpha1.OperationSource, action string, err error,
 ) {
-	a.ops.Record(operations.Change{
+	c.ops.Record(operations.Change{
 		ResourceType: rt,
-		Target:       managedv1alpha1.OperationTarget{Kind: kind, Namespace: a.argoNamespace, Name: name},
+		Target:       managedv1alpha1.OperationTarget{Kind: kind, Namespace: c.argoNamespace, Name: name},
 		Source:       source, Action: action, Err: err,
 	})
 }

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"fmt"
@@ -40,10 +40,10 @@ type event = framework.Event
 
 var normalEvent, warningEvent = framework.NormalEvent, framework.WarningEvent
 
-// recordEvents records evs on obj; nothing when the Agent has no recorder (tests).
-func (a *Agent) recordEvents(obj runtime.Object, evs []event) {
-	if a.events != nil {
-		framework.RecordEvents(a.events.Recorder, obj, evs)
+// recordEvents records evs on obj; nothing when the Controller has no recorder (tests).
+func (c *Controller) recordEvents(obj runtime.Object, evs []event) {
+	if c.recorder != nil {
+		framework.RecordEvents(c.recorder, obj, evs)
 	}
 }
 

@@ -1,4 +1,4 @@
-package agent
+package gitopsdeployment
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
 // A tenant's AppProject lists a repository only if no other tenant's repository Secret claims
@@ -24,22 +25,21 @@ import (
 
 // repositoryAllowed tells whether the AppProject of namespace may list repoURL
 // (argocd.RepositoryAllowed over the Argo CD namespace's Secrets).
-func (a *Agent) repositoryAllowed(namespace, repoURL string) bool {
-	return argocd.RepositoryAllowed(a.argoKubeInformers.Core().V1().Secrets().Informer().GetIndexer(), namespace, repoURL)
+func (c *Controller) repositoryAllowed(namespace, repoURL string) bool {
+	return argocd.RepositoryAllowed(c.argoSecretIndex, namespace, repoURL)
 }
 
-// setupRepositoryIsolation makes the GitOpsDeployments of a repository reconcile again (and
+// watchRepositorySecrets makes the GitOpsDeployments of a repository reconcile again (and
 // with them their namespace's AppProject) when a repository Secret for it comes, changes or
-// goes.
-func (a *Agent) setupRepositoryIsolation() error {
-	inf := a.argoKubeInformers.Core().V1().Secrets().Informer()
+// goes; inf is the Argo CD namespace's Secrets' informer.
+func (c *Controller) watchRepositorySecrets(inf cache.SharedIndexInformer) error {
 	if err := argocd.AddRepositoryURLIndex(inf); err != nil {
 		return err
 	}
 	requeue := func(objs ...interface{}) {
 		keys := map[string]bool{}
 		for _, obj := range objs {
-			obj = unwrapTombstone(obj)
+			obj = framework.UnwrapTombstone(obj)
 			if k, _ := argocd.RepositoryURLOfSecret(obj); len(k) == 1 {
 				keys[k[0]] = true
 			}
@@ -47,14 +47,14 @@ func (a *Agent) setupRepositoryIsolation() error {
 		if len(keys) == 0 {
 			return
 		}
-		depls, err := a.deployments.List(labels.Everything())
+		depls, err := c.deployments.List(labels.Everything())
 		if err != nil {
 			klog.ErrorS(err, "listing GitOpsDeployments")
 			return
 		}
 		for _, d := range depls {
 			if keys[argocd.RepositoryKey(d.Spec.Source.RepoURL)] {
-				a.deploymentCtl.add(deploymentKey(d))
+				c.Add(deploymentKey(d))
 			}
 		}
 	}
@@ -65,7 +65,7 @@ func (a *Agent) setupRepositoryIsolation() error {
 	}); err != nil {
 		return err
 	}
-	return a.setupProjectRefresh()
+	return nil
 }
 
 // setupProjectRefresh asks Argo CD to refresh the refused Applications of an AppProject that
@@ -73,13 +73,13 @@ func (a *Agent) setupRepositoryIsolation() error {
 // Applications when their project changes: one it refused ("not permitted in project", or a
 // project deleted and made again while it was created) would stay refused until its periodic
 // resync, minutes later.
-func (a *Agent) setupProjectRefresh() error {
-	ctl := newController("projectrefresh", a.refreshProjectApplications)
-	a.controllers = append(a.controllers, ctl)
-	_, err := a.argoInformers.Argoproj().V1alpha1().AppProjects().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+func (c *Controller) setupProjectRefresh(projects cache.SharedIndexInformer) error {
+	ctl := framework.NewController(ProjectRefreshName, c.refreshProjectApplications)
+	c.ProjectRefresh = ctl
+	_, err := projects.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			if p, ok := obj.(*argov1alpha1.AppProject); ok && p.Labels[argocd.LabelTenantNamespace] != "" {
-				ctl.enqueue(p)
+				ctl.Enqueue(p)
 			}
 		},
 		UpdateFunc: func(old, obj interface{}) {
@@ -88,7 +88,7 @@ func (a *Agent) setupProjectRefresh() error {
 			if n.Labels[argocd.LabelTenantNamespace] != "" && (!slices.Equal(o.Spec.SourceRepos, n.Spec.SourceRepos) ||
 				!slices.Equal(o.Spec.Destinations, n.Spec.Destinations) ||
 				!slices.Equal(o.Spec.DestinationServiceAccounts, n.Spec.DestinationServiceAccounts)) {
-				ctl.enqueue(n)
+				ctl.Enqueue(n)
 			}
 		},
 	})
@@ -99,19 +99,19 @@ func (a *Agent) setupProjectRefresh() error {
 // at once; it removes the annotation when done.
 const argoRefreshAnnotation = "argocd.argoproj.io/refresh"
 
-func (a *Agent) refreshProjectApplications(ctx context.Context, key string) error {
+func (c *Controller) refreshProjectApplications(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
 	}
-	proj, err := a.projects.AppProjects(namespace).Get(name)
+	proj, err := c.projects.AppProjects(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	apps, err := a.applications.Applications(a.argoNamespace).List(labels.SelectorFromSet(labels.Set{
+	apps, err := c.applications.Applications(c.argoNamespace).List(labels.SelectorFromSet(labels.Set{
 		argocd.LabelDeploymentNamespace: proj.Labels[argocd.LabelTenantNamespace],
 	}))
 	if err != nil {
@@ -122,7 +122,7 @@ func (a *Agent) refreshProjectApplications(ctx context.Context, key string) erro
 		if app.Spec.Project != name || app.DeletionTimestamp != nil || !refused(app) {
 			continue
 		}
-		_, err := a.argo.ArgoprojV1alpha1().Applications(a.argoNamespace).Patch(ctx, app.Name, types.MergePatchType, patch,
+		_, err := c.argo.ArgoprojV1alpha1().Applications(c.argoNamespace).Patch(ctx, app.Name, types.MergePatchType, patch,
 			metav1.PatchOptions{FieldManager: fieldManager})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("requesting a refresh of Application %s: %w", app.Name, err)

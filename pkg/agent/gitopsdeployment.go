@@ -1,0 +1,34 @@
+package agent
+
+import (
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
+	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
+)
+
+// setupDeployments wires the GitOpsDeployment controller and its project refresh controller,
+// Argo CD controllers, with the deployers of the tenant namespaces (pkg/controller/deployer),
+// whose ServiceAccounts and RoleBindings have informers of their own. It shares the
+// GitOpsDeployment, ManagedEnvironment, Application, AppProject and Argo CD Secret informers
+// with the other Argo CD controllers, and the Operation recorder.
+func (a *Agent) setupDeployments() error {
+	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
+	deployments, envs := managed.GitOpsDeployments(), managed.GitOpsDeploymentManagedEnvironments()
+	argo := a.argoInformers.Argoproj().V1alpha1()
+	apps, projects := argo.Applications(), argo.AppProjects()
+	argoSecrets := a.argoKubeInformers.Core().V1().Secrets()
+
+	deployerInformers := deployer.NewInformerFactory(a.kube)
+	a.factories = append(a.factories, deployerInformers)
+	sas, rbs := deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings()
+	deployers := deployer.New(sas, rbs, argoSecrets, a.kube, a.argoNamespace, a.localServer, a.controllerServiceAccount)
+
+	ctl, err := gitopsdeployment.New(deployments, envs, apps, projects, argoSecrets, deployers,
+		a.argoNamespace, a.localServer, a.gitops, a.argo, a.kube, a.ops, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{ctl.Controller, ctl.Run},
+		packagedController{ctl.ProjectRefresh, ctl.ProjectRefresh.Run})
+	return a.addInformers(deployments.Informer(), envs.Informer(), apps.Informer(), projects.Informer(),
+		argoSecrets.Informer(), sas.Informer(), rbs.Informer())
+}
