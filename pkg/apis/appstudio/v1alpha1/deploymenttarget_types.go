@@ -29,6 +29,11 @@ const (
 	AnnTargetProvisioner      = "provisioner.appstudio.redhat.com/dt-provisioner"
 	AnnDynamicallyProvisioned = "provisioner.appstudio.redhat.com/provisioned-by"
 	AnnBinderValueTrue        = "true"
+	// AnnClaimUID, on a DeploymentTarget, is the UID of the claim the binder bound it to (not
+	// in application-api, whose claimRef is a bare name). A claim of the same name made
+	// after that one was deleted is another claim: it does not inherit the target, as a
+	// PersistentVolume's claimRef.uid keeps a new claim of the old name off the volume.
+	AnnClaimUID = "binder.managed-gitops.redhat.com/claim-uid"
 
 	DeploymentTargetClaimLabel = "appstudio.openshift.io/dtc"
 	DeploymentTargetLabel      = "appstudio.openshift.io/dt"

@@ -284,7 +284,7 @@ func (p *planner) syncBound(s state, claim *claimT) (*claimT, appstudiov1alpha1.
 	// does with a volume that came unbound.
 	p.boundTarget = t.Name
 	p.writeTarget(t, func(t *targetT) {
-		t.Spec.ClaimRef = claim.Name
+		claimFor(t, claim)
 		t.Status.Phase = appstudiov1alpha1.DeploymentTargetPhaseBound
 	})
 	return claim, appstudiov1alpha1.DeploymentTargetClaimPhaseBound, nil
@@ -305,7 +305,7 @@ func boundTarget(s state, claim *claimT) (t *targetT, pr *problem, lost bool) {
 		return t, nil, false
 	}
 	for _, c := range sortedTargets(s.targets) {
-		if c.Spec.ClaimRef != claim.Name {
+		if !claimedBy(c, claim) {
 			continue
 		}
 		if t != nil {
@@ -375,13 +375,13 @@ func bestMatch(targets []*targetT, claim *claimT) *targetT {
 	_, dynamic := claim.Annotations[appstudiov1alpha1.AnnTargetProvisioner]
 	var best *targetT
 	for _, t := range sortedTargets(targets) {
-		if dynamic && t.Spec.ClaimRef != claim.Name {
+		if dynamic && !claimedBy(t, claim) {
 			continue
 		}
 		if doesTargetMatchClaim(t, claim) != "" {
 			continue
 		}
-		if best == nil || (t.Spec.ClaimRef == claim.Name && best.Spec.ClaimRef != claim.Name) {
+		if best == nil || (claimedBy(t, claim) && !claimedBy(best, claim)) {
 			best = t
 		}
 	}
@@ -396,7 +396,7 @@ func (p *planner) syncUnboundNamed(s state, claim *claimT) (*claimT, appstudiov1
 	case t == nil:
 		// Waiting for the target to be created.
 		return claim, appstudiov1alpha1.DeploymentTargetClaimPhasePending, nil
-	case t.Spec.ClaimRef == claim.Name:
+	case claimedBy(t, claim):
 		// Target and claim name each other.
 		return p.bind(claim, t, false)
 	case t.Spec.ClaimRef != "":
@@ -412,7 +412,7 @@ func (p *planner) syncUnboundNamed(s state, claim *claimT) (*claimT, appstudiov1
 func (p *planner) bind(claim *claimT, t *targetT, byController bool) (*claimT, appstudiov1alpha1.DeploymentTargetClaimPhase, *problem) {
 	p.boundTarget = t.Name
 	p.writeTarget(t, func(t *targetT) {
-		t.Spec.ClaimRef = claim.Name
+		claimFor(t, claim)
 		t.Status.Phase = appstudiov1alpha1.DeploymentTargetPhaseBound
 	})
 	claim = p.writeClaim(claim, func(c *claimT) {
@@ -459,6 +459,7 @@ func (p *planner) release(s state) {
 			// Deleted first, so that no other claim can bind it between the two writes.
 			p.writeTarget(t, func(t *targetT) {
 				t.Spec.ClaimRef = ""
+				delete(t.Annotations, appstudiov1alpha1.AnnClaimUID)
 				t.Status.Phase = appstudiov1alpha1.DeploymentTargetPhaseReleased
 			})
 			p.event("Normal", EventTargetReleased, "Released DeploymentTarget %s", t.Name)
@@ -474,7 +475,7 @@ func (p *planner) release(s state) {
 // wrote the claim); a Released target whose claimRef is cleared (its class's Retain policy
 // released it) matches, so that it can be bound again, as the issue asks.
 func doesTargetMatchClaim(t *targetT, claim *claimT) string {
-	if t.Spec.ClaimRef != "" && t.Spec.ClaimRef != claim.Name {
+	if t.Spec.ClaimRef != "" && !claimedBy(t, claim) {
 		return mismatch(t, claim, mismatchOtherClaim)
 	}
 	if t.Spec.DeploymentTargetClassName != claim.Spec.DeploymentTargetClassName {
@@ -486,7 +487,7 @@ func doesTargetMatchClaim(t *targetT, claim *claimT) string {
 	switch t.Status.Phase {
 	case "", appstudiov1alpha1.DeploymentTargetPhaseAvailable:
 	case appstudiov1alpha1.DeploymentTargetPhaseBound:
-		if t.Spec.ClaimRef != claim.Name {
+		if !claimedBy(t, claim) {
 			return mismatch(t, claim, mismatchPhase)
 		}
 	case appstudiov1alpha1.DeploymentTargetPhaseReleased:
@@ -510,16 +511,36 @@ func doesTargetMatchClaim(t *targetT, claim *claimT) string {
 //  4. t claims no claim, and the claim names another target.
 func bindingConflict(claim *claimT, t *targetT) string {
 	if claim.Spec.TargetName == t.Name || claim.Spec.TargetName == "" {
-		if t.Spec.ClaimRef != "" && t.Spec.ClaimRef != claim.Name {
+		if t.Spec.ClaimRef != "" && !claimedBy(t, claim) {
 			return conflict(claim, t, conflictClaimedByOther)
 		}
 	}
-	if t.Spec.ClaimRef == claim.Name || t.Spec.ClaimRef == "" {
+	if claimedBy(t, claim) || t.Spec.ClaimRef == "" {
 		if claim.Spec.TargetName != "" && claim.Spec.TargetName != t.Name {
 			return conflict(claim, t, conflictTargetsOther)
 		}
 	}
 	return ""
+}
+
+// claimedBy tells whether t claims claim: its claimRef names the claim, and the claim UID the
+// binder recorded, if any, is this claim's (AnnClaimUID: a claim deleted and made again under
+// its name is another claim).
+func claimedBy(t *targetT, claim *claimT) bool {
+	if t.Spec.ClaimRef != claim.Name {
+		return false
+	}
+	uid, ok := t.Annotations[appstudiov1alpha1.AnnClaimUID]
+	return !ok || uid == string(claim.UID)
+}
+
+// claimFor makes t claim claim, by name and UID.
+func claimFor(t *targetT, claim *claimT) {
+	t.Spec.ClaimRef = claim.Name
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	t.Annotations[appstudiov1alpha1.AnnClaimUID] = string(claim.UID)
 }
 
 func isBindCompleted(claim *claimT) bool {

@@ -135,11 +135,26 @@ func targetDeleted(t *targetT)               { t.DeletionTimestamp = &now }
 func noCredentials(t *targetT) {
 	t.Spec.KubernetesClusterCredentials = appstudiov1alpha1.DeploymentTargetKubernetesClusterCredentials{}
 }
-func provisioned(t *targetT) { t.Annotations = map[string]string{annProvBy: nsProvisioner} }
+func provisioned(t *targetT) {
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	t.Annotations[annProvBy] = nsProvisioner
+}
 
-// boundTo is a target bound to claim c.
+// boundTo is a target the binder bound to claim c (named(c)): its claimRef and UID.
 func boundTo(c string) targetOpt {
-	return func(t *targetT) { claiming(c)(t); targetPhase(targetBound)(t) }
+	return func(t *targetT) { claiming(c)(t); ofClaimUID(c + "-uid")(t); targetPhase(targetBound)(t) }
+}
+
+// ofClaimUID is a target that records the UID of the claim it was bound to.
+func ofClaimUID(uid string) targetOpt {
+	return func(t *targetT) {
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		t.Annotations[appstudiov1alpha1.AnnClaimUID] = uid
+	}
 }
 
 func newClass(name string, policy appstudiov1alpha1.ReclaimPolicy) *classT {
@@ -325,7 +340,7 @@ func TestSyncUnboundClaimWithoutTarget(t *testing.T) {
 			wantEvents:  []string{"Normal Bound Bound to DeploymentTarget dt1"},
 		},
 		{
-			name:  "1-7 no target matches (another class, claimed, Bound, Released with a claimRef, Failed, Pending, deleting, no credentials): the claim waits for its class's provisioner",
+			name:  "1-7 no target matches (another class, claimed, Bound, Released with a claimRef, Failed, Pending, deleting, no credentials, bound to an earlier claim of the name): the claim waits for its class's provisioner",
 			claim: newClaim(),
 			targets: targets(
 				newTarget("a-other-class", targetClass(bronze)),
@@ -336,6 +351,7 @@ func TestSyncUnboundClaimWithoutTarget(t *testing.T) {
 				newTarget("f-pending", targetPhase(targetPending)),
 				newTarget("g-deleting", targetDeleting, targetFinalizers(finTarget)),
 				newTarget("h-no-credentials", noCredentials),
+				newTarget("i-earlier-claim-of-the-name", boundTo("c1"), ofClaimUID("deleted-uid")),
 			),
 			wantClaim: newClaim(annotated(annProv, gold), inPhase(claimPending), ok),
 			wantTargets: targets(
@@ -347,6 +363,7 @@ func TestSyncUnboundClaimWithoutTarget(t *testing.T) {
 				newTarget("f-pending", targetPhase(targetPending)),
 				newTarget("g-deleting", targetDeleting, targetFinalizers(finTarget)),
 				newTarget("h-no-credentials", noCredentials),
+				newTarget("i-earlier-claim-of-the-name", boundTo("c1"), ofClaimUID("deleted-uid")),
 			),
 			wantEvents: []string{"Normal WaitingForProvisioner Waiting for a DeploymentTarget of class gold to be provisioned by " + nsProvisioner},
 		},
@@ -437,6 +454,14 @@ func TestSyncUnboundClaimWithTarget(t *testing.T) {
 			targets:     targets(newTarget("dt1", boundTo("c2"))),
 			wantClaim:   newClaim(targeting("dt1"), inPhase(claimPending), failed(msgAlreadyClaimed)),
 			wantTargets: targets(newTarget("dt1", boundTo("c2"))),
+			wantEvents:  []string{"Warning AlreadyClaimed " + msgAlreadyClaimed},
+		},
+		{
+			name:        "2-4b the named target is bound to an earlier claim of this name (another UID): claimed by another, Pending",
+			claim:       newClaim(targeting("dt1")),
+			targets:     targets(newTarget("dt1", boundTo("c1"), ofClaimUID("deleted-uid"))),
+			wantClaim:   newClaim(targeting("dt1"), inPhase(claimPending), failed(msgAlreadyClaimed)),
+			wantTargets: targets(newTarget("dt1", boundTo("c1"), ofClaimUID("deleted-uid"))),
 			wantEvents:  []string{"Warning AlreadyClaimed " + msgAlreadyClaimed},
 		},
 		{

@@ -148,7 +148,7 @@ func planTarget(s state, now metav1.Time) plan {
 			t.Finalizers = append(t.Finalizers, appstudiov1alpha1.DeploymentTargetFinalizer)
 		})
 	}
-	class := s.class
+	class, claim := s.class, claimOf(t, s.claim)
 	switch {
 	case class == nil:
 	case class.Spec.ReclaimPolicy != appstudiov1alpha1.ReclaimPolicyDelete && class.Spec.ReclaimPolicy != appstudiov1alpha1.ReclaimPolicyRetain:
@@ -158,12 +158,12 @@ func planTarget(s state, now metav1.Time) plan {
 			p.event("Warning", EventUnexpectedReclaimPolicy, "%s %s: %q", msgUnexpectedReclaimPolicy, class.Name, class.Spec.ReclaimPolicy)
 		}
 		return p.plan
-	case t.Spec.ClaimRef != "" && isReleased(t, s.claim):
+	case t.Spec.ClaimRef != "" && isReleased(t, claim):
 		why := "its DeploymentTargetClaim " + t.Spec.ClaimRef + " is gone"
-		if s.claim != nil {
-			why = "its DeploymentTargetClaim " + t.Spec.ClaimRef + " is bound to DeploymentTarget " + s.claim.Spec.TargetName
+		if claim != nil {
+			why = "its DeploymentTargetClaim " + t.Spec.ClaimRef + " is bound to DeploymentTarget " + claim.Spec.TargetName
 		}
-		if class.Spec.ReclaimPolicy == appstudiov1alpha1.ReclaimPolicyDelete && (s.claim == nil || isProvisioned(t)) {
+		if class.Spec.ReclaimPolicy == appstudiov1alpha1.ReclaimPolicyDelete && (claim == nil || isProvisioned(t)) {
 			p.write(t, func(t *targetT) {
 				t.Status.Phase = appstudiov1alpha1.DeploymentTargetPhaseReleased
 				setErrorOccurred(&t.Status.Conditions, "", now)
@@ -174,12 +174,23 @@ func planTarget(s state, now metav1.Time) plan {
 		}
 		t = p.write(t, func(t *targetT) {
 			t.Spec.ClaimRef = ""
+			delete(t.Annotations, appstudiov1alpha1.AnnClaimUID)
 			t.Status.Phase = appstudiov1alpha1.DeploymentTargetPhaseReleased
 		})
 		p.event("Normal", EventReleased, "Released: %s and DeploymentTargetClass %s has reclaimPolicy %s", why, class.Name, class.Spec.ReclaimPolicy)
 	}
 	p.write(t, func(t *targetT) { setErrorOccurred(&t.Status.Conditions, "", now) })
 	return p.plan
+}
+
+// claimOf is the claim that t's claimRef names, as the state holds it; nil when that claim is
+// gone, which it also is when the claim of that name has another UID than the one the binder
+// recorded: that one is a later claim.
+func claimOf(t *targetT, claim *claimT) *claimT {
+	if uid, ok := t.Annotations[appstudiov1alpha1.AnnClaimUID]; ok && claim != nil && uid != string(claim.UID) {
+		return nil
+	}
+	return claim
 }
 
 // isReleased tells whether the claim that t's claimRef names (nil: gone) no longer claims t.

@@ -71,7 +71,20 @@ func claiming(c string) targetOpt { return func(t *targetT) { t.Spec.ClaimRef = 
 func inPhase(p appstudiov1alpha1.DeploymentTargetPhase) targetOpt {
 	return func(t *targetT) { t.Status.Phase = p }
 }
-func boundTo(c string) targetOpt { return func(t *targetT) { claiming(c)(t); inPhase(bound)(t) } }
+// boundTo is a target the binder bound to claim c (newClaim(c)): its claimRef and UID.
+func boundTo(c string) targetOpt {
+	return func(t *targetT) { claiming(c)(t); ofClaimUID(c + "-uid")(t); inPhase(bound)(t) }
+}
+
+// ofClaimUID is a target that records the UID of the claim it was bound to.
+func ofClaimUID(uid string) targetOpt {
+	return func(t *targetT) {
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		t.Annotations[appstudiov1alpha1.AnnClaimUID] = uid
+	}
+}
 func withFinalizers(f ...string) targetOpt {
 	return func(t *targetT) { t.Finalizers = f }
 }
@@ -81,7 +94,10 @@ func failedWith(msg string) targetOpt {
 }
 func deletedSince(ts metav1.Time) targetOpt { return func(t *targetT) { t.DeletionTimestamp = &ts } }
 func provisioned(t *targetT) {
-	t.Annotations = map[string]string{annProv: "managed-gitops.redhat.com/namespace"}
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	t.Annotations[annProv] = "managed-gitops.redhat.com/namespace"
 }
 
 func newClaim(name string, opts ...func(*claimT)) *claimT {
@@ -222,7 +238,23 @@ func TestSyncLiveTarget(t *testing.T) {
 			name:       "1-6 Delete: the claim is gone: the target is marked Released and deleted",
 			target:     newTarget(ofClass(del), boundTo("c1")),
 			class:      deleteClass,
-			want:       newTarget(ofClass(del), claiming("c1"), inPhase(released), deletedSince(now)),
+			want:       newTarget(ofClass(del), boundTo("c1"), inPhase(released), deletedSince(now)),
+			wantEvents: []string{"Normal Deleted Deleting: its DeploymentTargetClaim c1 is gone and DeploymentTargetClass bronze has reclaimPolicy Delete"},
+		},
+		{
+			name:       "1-6b Retain: the claim of the name is a later one (another UID): the target's claim is gone, it is released",
+			target:     newTarget(boundTo("c1"), ofClaimUID("deleted-uid")),
+			class:      retainClass,
+			claim:      newClaim("c1"),
+			want:       newTarget(inPhase(released)),
+			wantEvents: []string{"Normal Released Released: its DeploymentTargetClaim c1 is gone and DeploymentTargetClass gold has reclaimPolicy Retain"},
+		},
+		{
+			name:       "1-6c Delete: the claim of the name is a later one (another UID): the user's target is deleted, as for a claim gone",
+			target:     newTarget(ofClass(del), boundTo("c1"), ofClaimUID("deleted-uid")),
+			class:      deleteClass,
+			claim:      newClaim("c1"),
+			want:       newTarget(ofClass(del), boundTo("c1"), ofClaimUID("deleted-uid"), inPhase(released), deletedSince(now)),
 			wantEvents: []string{"Normal Deleted Deleting: its DeploymentTargetClaim c1 is gone and DeploymentTargetClass bronze has reclaimPolicy Delete"},
 		},
 		{
