@@ -30,13 +30,13 @@
 //     recorded Application patch, the repository Secrets' claims on repositories that
 //     AppProjects honour (RepositoryAllowed), and a tenant's AppProject (DesiredProject).
 //   - pkg/controller/appstudio/...: the appstudio Environment, SnapshotEnvironmentBinding,
-//     PromotionRun, DeploymentTargetClaim binder, DeploymentTarget reclaim and namespace
-//     provisioner controllers, under the AppStudio Lease.
+//     PromotionRun, DeploymentTargetClaim binder, DeploymentTarget reclaim, namespace
+//     provisioner and Dev Sandbox provisioner controllers, each under a Lease of its own.
 //
 // The Argo CD controllers (ArgoCDControllers: pkg/controller/gitopsdeployment,
 // pkg/controller/syncrun, pkg/controller/repositorycredential and
-// pkg/controller/managedenvironment) run under ArgoCDLease, the appstudio ones under
-// AppStudioLease.
+// pkg/controller/managedenvironment) run under ArgoCDLease, each appstudio one under a Lease
+// of its own (AppStudioLease).
 package agent
 
 import (
@@ -136,16 +136,23 @@ type Config struct {
 const (
 	// ArgoCDLease, in the Argo CD namespace, is the Lease of the agents of one instance.
 	ArgoCDLease = "gitops-agent"
-	// AppStudioLease, in LeaderElection.Namespace, is the Lease of the AppStudio controllers.
-	AppStudioLease = "gitops-agent-appstudio"
 )
+
+// AppStudioLease, in LeaderElection.Namespace, is the Lease of one AppStudio controller (its
+// --controllers name). Each has its own, so that agents run with different --controllers
+// lists each run theirs: under one shared Lease, an agent holding it would keep another from
+// running a controller it does not run itself, and agents whose lists overlap would both run
+// the controllers they share under Leases of their own. The price is a renewal per Lease:
+// seven Leases renewed every retry period (2 s) by the agent that holds them.
+func AppStudioLease(controller string) string { return "gitops-agent-" + controller }
 
 // LeaderElection is how the agents that may run the same controllers elect the one that does.
 type LeaderElection struct {
 	// Client renews the Leases; a client of its own, so that renewing never waits behind the
 	// controllers' requests in a client-side rate limiter.
 	Client kubernetes.Interface
-	// Namespace holds AppStudioLease: a namespace every agent of a fleet shares.
+	// Namespace holds the AppStudio controllers' Leases: a namespace every agent of a fleet
+	// shares.
 	Namespace string
 	// Identity names this process in the Leases; unique among the agents.
 	Identity                                  string
@@ -193,8 +200,12 @@ type Agent struct {
 	// ManagedEnvironment controllers), run under ArgoCDLease.
 	argoCDPackaged []packagedController
 	// appStudio are the AppStudio controllers (packages of their own under
-	// pkg/controller/appstudio), run under AppStudioLease.
+	// pkg/controller/appstudio), each run under its AppStudioLease.
 	appStudio []packagedController
+	// preflight are the checks Run makes before it starts anything: a controller whose rights
+	// are missing fails the agent at once, with what is missing, rather than leaving a cache
+	// waiting forever to list what it may not.
+	preflight []func(context.Context) error
 	// leaderElection, when set, runs the controllers only while this process holds their Lease.
 	leaderElection *LeaderElection
 
@@ -254,8 +265,12 @@ func New(cfg Config) (*Agent, error) {
 		DevSandboxProvisionerController:      a.setupDevSandboxProvisioner,
 	} {
 		if cfg.Controllers[name] {
+			first := len(a.appStudio)
 			if err := setup(); err != nil {
 				return nil, err
+			}
+			for i := first; i < len(a.appStudio); i++ {
+				a.appStudio[i].name = name
 			}
 		}
 	}
@@ -280,6 +295,8 @@ func (a *Agent) setupArgoCD() error {
 type packagedController struct {
 	*framework.Controller
 	run func(ctx context.Context, workers int)
+	// name is an AppStudio controller's --controllers name, which names its Lease.
+	name string
 }
 
 // setupAppStudioEnvironments wires the controller that turns appstudio Environments into
@@ -294,7 +311,7 @@ func (a *Agent) setupAppStudioEnvironments() error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{envs.Controller, envs.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: envs.Controller, run: envs.Run})
 	return a.addInformers(appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(),
 		appstudio.DeploymentTargets().Informer(), managed.GitOpsDeploymentManagedEnvironments().Informer(), secrets.Informer())
 }
@@ -310,7 +327,7 @@ func (a *Agent) setupBindings() error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{bindings.Controller, bindings.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: bindings.Controller, run: bindings.Run})
 	return a.addInformers(appstudio.SnapshotEnvironmentBindings().Informer(), appstudio.Applications().Informer(),
 		appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
 		managed.GitOpsDeployments().Informer())
@@ -326,7 +343,7 @@ func (a *Agent) setupPromotionRuns() error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{runs.Controller, runs.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: runs.Controller, run: runs.Run})
 	return a.addInformers(appstudio.PromotionRuns().Informer(), appstudio.SnapshotEnvironmentBindings().Informer(),
 		appstudio.Snapshots().Informer(), deployments.Informer())
 }
@@ -359,6 +376,11 @@ func (a *Agent) addInformer(inf cache.SharedIndexInformer, handlers ...cache.Res
 func (a *Agent) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 
+	for _, check := range a.preflight {
+		if err := check(ctx); err != nil {
+			return err
+		}
+	}
 	for _, f := range a.factories {
 		f.Start(ctx.Done())
 		defer f.Shutdown()
@@ -382,13 +404,20 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.events.Start(ctx)
 	klog.InfoS("agent started", "workers", a.workers, "controllers", len(all), "leaderElection", a.leaderElection != nil)
 
-	sets := []struct {
+	type set struct {
 		lease framework.Lease
 		runs  []packagedController
-	}{{runs: argoCD}, {runs: a.appStudio}}
+	}
+	sets := []set{{runs: argoCD}}
 	if le := a.leaderElection; le != nil {
 		sets[0].lease = le.lease(a.argoNamespace, ArgoCDLease)
-		sets[1].lease = le.lease(le.Namespace, AppStudioLease)
+	}
+	for _, c := range a.appStudio {
+		s := set{runs: []packagedController{c}}
+		if le := a.leaderElection; le != nil {
+			s.lease = le.lease(le.Namespace, AppStudioLease(c.name))
+		}
+		sets = append(sets, s)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

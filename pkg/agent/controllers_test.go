@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
+	"k8s.io/apimachinery/pkg/runtime"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
@@ -61,7 +63,8 @@ func TestEnabledControllers(t *testing.T) {
 // ManagedEnvironment controllers, packaged under pkg/controller, are Argo CD controllers: they
 // run under the Argo CD Lease, never the AppStudio one.
 func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
-	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset()}
+	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset(),
+		Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())}
 	names := func(cs []packagedController) []string {
 		var out []string
 		for _, c := range cs {
@@ -92,6 +95,19 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 			}
 			if got := names(a.appStudio); (len(got) > 0) != tc.wantAppStudio || slices.ContainsFunc(got, func(n string) bool { return slices.Contains(argoCDNames, n) }) {
 				t.Errorf("AppStudio controllers %v", got)
+			}
+			// Each AppStudio controller runs under a Lease of its own, named after it.
+			var leases, want []string
+			for _, c := range a.appStudio {
+				leases = append(leases, AppStudioLease(c.name))
+			}
+			for name := range enabled {
+				if name != ArgoCDControllers {
+					want = append(want, "gitops-agent-"+name)
+				}
+			}
+			if slices.Sort(leases); !slices.Equal(leases, slices.Sorted(slices.Values(want))) {
+				t.Errorf("AppStudio Leases %v, want one per enabled controller: %v", leases, want)
 			}
 		})
 	}

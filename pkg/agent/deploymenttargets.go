@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/klog/v2"
@@ -27,7 +29,7 @@ func (a *Agent) setupDeploymentTargetBinder() error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{binder.Controller, binder.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: binder.Controller, run: binder.Run})
 	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
 		appstudio.DeploymentTargetClasses().Informer())
 }
@@ -40,7 +42,7 @@ func (a *Agent) setupDeploymentTargetReclaim() error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{reclaim.Controller, reclaim.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: reclaim.Controller, run: reclaim.Run})
 	return a.addInformers(appstudio.DeploymentTargets().Informer(), appstudio.DeploymentTargetClaims().Informer(),
 		appstudio.DeploymentTargetClasses().Informer())
 }
@@ -61,7 +63,8 @@ func (a *Agent) setupNamespaceProvisioner(cfg NamespaceProvisioner) error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{provisioner.Controller, provisioner.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: provisioner.Controller, run: provisioner.Run})
+	a.preflight = append(a.preflight, func(ctx context.Context) error { return namespaceprovisioner.CheckAccess(ctx, a.kube) })
 	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
 		appstudio.DeploymentTargetClasses().Informer(), namespaces.Informer(), secrets.Informer())
 }
@@ -81,7 +84,7 @@ func (a *Agent) setupDevSandboxProvisioner() error {
 	if err != nil {
 		return err
 	}
-	a.appStudio = append(a.appStudio, packagedController{provisioner.Controller, provisioner.Run})
+	a.appStudio = append(a.appStudio, packagedController{Controller: provisioner.Controller, run: provisioner.Run})
 	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
 		appstudio.DeploymentTargetClasses().Informer())
 }

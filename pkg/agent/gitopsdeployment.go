@@ -27,8 +27,8 @@ func (a *Agent) setupDeployments() error {
 	if err != nil {
 		return err
 	}
-	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{ctl.Controller, ctl.Run},
-		packagedController{ctl.ProjectRefresh, ctl.ProjectRefresh.Run})
+	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run},
+		packagedController{Controller: ctl.ProjectRefresh, run: ctl.ProjectRefresh.Run})
 	return a.addInformers(deployments.Informer(), envs.Informer(), apps.Informer(), projects.Informer(),
 		argoSecrets.Informer(), sas.Informer(), rbs.Informer())
 }

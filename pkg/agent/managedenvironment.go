@@ -20,6 +20,6 @@ func (a *Agent) setupEnvironments() error {
 	if err != nil {
 		return err
 	}
-	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{ctl.Controller, ctl.Run})
+	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(envs.Informer(), secrets.Informer())
 }

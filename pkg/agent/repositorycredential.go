@@ -17,6 +17,6 @@ func (a *Agent) setupRepositoryCredentials() error {
 	if err != nil {
 		return err
 	}
-	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{ctl.Controller, ctl.Run})
+	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(creds.Informer(), credSecrets.Informer(), argoConfigMaps.Informer())
 }

@@ -15,6 +15,6 @@ func (a *Agent) setupSyncRuns() error {
 	if err != nil {
 		return err
 	}
-	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{ctl.Controller, ctl.Run})
+	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformer(runs.Informer())
 }

@@ -103,7 +103,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
 		"run the controllers only while holding their Lease, so that several agents can run with one acting: "+
 			"the Argo CD controllers' Lease "+agent.ArgoCDLease+" in --argocd-namespace (one per Argo CD instance), "+
-			"the AppStudio controllers' Lease "+agent.AppStudioLease+" in --leader-elect-resource-namespace")
+			"each AppStudio controller's Lease "+agent.AppStudioLease("<controller>")+" in --leader-elect-resource-namespace")
 	fs.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration,
 		"how long a standby waits after the last renewal it saw before taking a Lease over: at most this long, plus the retry period, "+
 			"a killed agent's controllers stand still")

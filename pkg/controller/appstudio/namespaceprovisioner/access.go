@@ -1,0 +1,62 @@
+package namespaceprovisioner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// requiredAccess are the rights without which the provisioner cannot work, in every
+// namespace: its namespace informer would wait forever to list, and the agent with it.
+var requiredAccess = []authorizationv1.ResourceAttributes{
+	{Verb: "list", Resource: "namespaces"},
+	{Verb: "watch", Resource: "namespaces"},
+	{Verb: "create", Resource: "namespaces"},
+	{Verb: "delete", Resource: "namespaces"},
+	{Verb: "create", Resource: "serviceaccounts"},
+	{Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: ServiceAccountName},
+	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
+	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "edit"},
+}
+
+// CheckAccess asks the API server whether the agent has the rights the provisioner needs
+// (artifacts/namespace-provisioner), and says which are missing: an agent started with the
+// provisioner enabled and without them fails at once, rather than waiting for a cache that
+// cannot fill.
+func CheckAccess(ctx context.Context, kube kubernetes.Interface) error {
+	var missing []string
+	for _, attrs := range requiredAccess {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
+		got, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("checking the namespace provisioner's rights: %w", err)
+		}
+		if !got.Status.Allowed {
+			missing = append(missing, describe(attrs))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the namespace provisioner (--controllers %s) lacks the rights of artifacts/namespace-provisioner, in every namespace: %s",
+			Name, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// describe is a right as kubectl auth can-i takes it: "create serviceaccounts/token deployer".
+func describe(a authorizationv1.ResourceAttributes) string {
+	resource := a.Resource
+	if a.Group != "" {
+		resource += "." + a.Group
+	}
+	if a.Subresource != "" {
+		resource += "/" + a.Subresource
+	}
+	if a.Name != "" {
+		resource += " " + a.Name
+	}
+	return a.Verb + " " + resource
+}
