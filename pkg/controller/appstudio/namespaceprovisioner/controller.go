@@ -52,6 +52,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/provisioning"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	appstudioinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/appstudio/v1alpha1"
@@ -223,17 +224,12 @@ func (c *Controller) onClass(obj interface{}) {
 	if !ok {
 		return
 	}
-	claims, _ := c.claims.List(everything)
+	claims, targets := provisioning.OfClass(c.claims, c.targets, class.Name)
 	for _, claim := range claims {
-		if string(claim.Spec.DeploymentTargetClassName) == class.Name {
-			c.onClaim(claim)
-		}
+		c.onClaim(claim)
 	}
-	targets, _ := c.targets.List(everything)
 	for _, t := range targets {
-		if string(t.Spec.DeploymentTargetClassName) == class.Name {
-			c.onTarget(t)
-		}
+		c.onTarget(t)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
@@ -190,6 +189,3 @@ func nonEmpty(list corev1.ResourceList) corev1.ResourceList {
 	}
 	return list.DeepCopy()
 }
-
-// everything selects every object of a lister.
-var everything = labels.Everything()

@@ -13,10 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"slices"
+
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/provisioning"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
-	"slices"
 )
 
 type (
@@ -223,22 +225,10 @@ func claimedOfUs(s state) bool {
 }
 
 // isOurs tells whether this provisioner made t.
-func isOurs(t *targetT) bool {
-	return t.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] == string(ProvisionerName) || slices.Contains(t.Finalizers, Finalizer)
-}
+func isOurs(t *targetT) bool { return provisioning.MadeBy(t, ProvisionerName, Finalizer) }
 
 // wantsProvisioning tells whether the binder asks this provisioner for a target for s.claim.
-func wantsProvisioning(s state) bool {
-	c := s.claim
-	if c == nil || c.DeletionTimestamp != nil || c.Spec.TargetName != "" || c.Spec.DeploymentTargetClassName == "" {
-		return false
-	}
-	if _, bound := c.Annotations[appstudiov1alpha1.AnnBindCompleted]; bound {
-		return false
-	}
-	return c.Annotations[appstudiov1alpha1.AnnTargetProvisioner] == string(c.Spec.DeploymentTargetClassName) &&
-		s.class != nil && s.class.Spec.Provisioner == ProvisionerName
-}
+func wantsProvisioning(s state) bool { return provisioning.Wanted(s.claim, s.class, ProvisionerName) }
 
 // identity is the claim the unit was made for: from the claim, else the target, else the
 // namespace.
