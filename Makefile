@@ -20,7 +20,7 @@ stop:
 	hack/local-up.sh stop
 
 # Everything CI runs (.ci/run calls exactly this): the host tools are there, generated code is
-# current, vet is clean, every unit test passes under the race detector against a throwaway
+# current, gofmt and vet are clean, every unit test passes under the race detector against a throwaway
 # PostgreSQL, and the e2e suite passes against a stack of its own. Each stage prints its wall
 # time ("stage NAME: N s"); hack/verify-fresh.sh runs all of it on a cold machine.
 test: host-tools verify-codegen vet unit e2e
@@ -29,6 +29,7 @@ host-tools:
 	hack/host-tools.sh
 
 vet:
+	GO=$(GO) hack/stage.sh gofmt hack/verify-gofmt.sh
 	hack/stage.sh vet $(GO) vet ./...
 	hack/stage.sh vet-e2e $(GO) vet -tags e2e ./test/e2e/...
 

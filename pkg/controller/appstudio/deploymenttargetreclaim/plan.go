@@ -2,6 +2,7 @@ package deploymenttargetreclaim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +13,6 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
-	"slices"
 )
 
 type (

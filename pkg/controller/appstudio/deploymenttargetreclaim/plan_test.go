@@ -71,6 +71,7 @@ func claiming(c string) targetOpt { return func(t *targetT) { t.Spec.ClaimRef = 
 func inPhase(p appstudiov1alpha1.DeploymentTargetPhase) targetOpt {
 	return func(t *targetT) { t.Status.Phase = p }
 }
+
 // boundTo is a target the binder bound to claim c (newClaim(c)): its claimRef and UID.
 func boundTo(c string) targetOpt {
 	return func(t *targetT) { claiming(c)(t); ofClaimUID(c + "-uid")(t); inPhase(bound)(t) }

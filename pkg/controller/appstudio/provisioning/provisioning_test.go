@@ -44,7 +44,9 @@ func TestWanted(t *testing.T) {
 			c.Annotations[appstudiov1alpha1.AnnTargetProvisioner] = "silver"
 		}), class, false},
 		{"names a target", claim(func(c *appstudiov1alpha1.DeploymentTargetClaim) { c.Spec.TargetName = "t" }), class, false},
-		{"bound", claim(func(c *appstudiov1alpha1.DeploymentTargetClaim) { c.Annotations[appstudiov1alpha1.AnnBindCompleted] = "true" }), class, false},
+		{"bound", claim(func(c *appstudiov1alpha1.DeploymentTargetClaim) {
+			c.Annotations[appstudiov1alpha1.AnnBindCompleted] = "true"
+		}), class, false},
 		{"being deleted", claim(func(c *appstudiov1alpha1.DeploymentTargetClaim) { c.DeletionTimestamp = &metav1.Time{} }), class, false},
 	} {
 		if got := Wanted(tc.claim, tc.class, provisioner); got != tc.want {
