@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
@@ -120,6 +121,7 @@ func TestPatchApplication(t *testing.T) {
 				return true, a, nil
 			})
 			gitops := gitopsfake.NewSimpleClientset()
+			controllertest.ServerFields(&gitops.Fake)
 			ops := operations.NewRecorder(gitops, "argocd")
 			err := PatchApplication(ctx, argo, ops, a, TerminatePatch(), ApplicationChange(a, managedv1alpha1.OperationSource{Kind: "GitOpsDeploymentSyncRun"}, "terminated the sync of"))
 			if (err != nil) != tc.wantErr {

@@ -5,12 +5,16 @@ package controllertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -120,4 +124,33 @@ func Drain(t testing.TB, ctx context.Context, c *framework.Controller) []string 
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// ServerFields makes a fake clientset fill in, on the objects it creates, what the API server
+// would: a name from generateName ("operation-" → "operation-1", "operation-2", …) and the
+// creationTimestamp. Without it they would all be stored under the empty name, and as created
+// at the zero time, which code that expires objects by age deletes at once.
+func ServerFields(fake *clienttesting.Fake) {
+	var mu sync.Mutex
+	n := 0
+	fake.PrependReactor("create", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(clienttesting.CreateAction)
+		if !ok {
+			return false, nil, nil
+		}
+		obj, err := meta.Accessor(create.GetObject())
+		if err != nil {
+			return false, nil, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if obj.GetName() == "" && obj.GetGenerateName() != "" {
+			n++
+			obj.SetName(fmt.Sprintf("%s%d", obj.GetGenerateName(), n))
+		}
+		if obj.GetCreationTimestamp().Time.IsZero() {
+			obj.SetCreationTimestamp(metav1.Now())
+		}
+		return false, nil, nil
+	})
 }

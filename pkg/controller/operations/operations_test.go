@@ -3,13 +3,12 @@ package operations
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clienttesting "k8s.io/client-go/testing"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
@@ -92,15 +91,7 @@ func TestEnsureWaitsForTheQueuedRecord(t *testing.T) {
 func TestFailedChangeRetriesAreAttempts(t *testing.T) {
 	ctx := context.Background()
 	gitops := gitopsfake.NewSimpleClientset()
-	// The fake clientset does not generate names.
-	n := 0
-	gitops.PrependReactor("create", "operations", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if op := action.(clienttesting.CreateAction).GetObject().(*managedv1alpha1.Operation); op.Name == "" {
-			n++
-			op.Name = fmt.Sprintf("%s%d", op.GenerateName, n)
-		}
-		return false, nil, nil
-	})
+	controllertest.ServerFields(&gitops.Fake)
 	r := NewRecorder(gitops, "argocd")
 	c := Change{
 		ResourceType: managedv1alpha1.OperationResourceTypeSyncOperation,
