@@ -7,17 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
@@ -152,5 +157,41 @@ func ServerFields(fake *clienttesting.Fake) {
 			obj.SetCreationTimestamp(metav1.Now())
 		}
 		return false, nil, nil
+	})
+}
+
+// SelectSecretsByType makes a fake clientset honour a field selector on the type of Secrets
+// in lists and watches, as the API server does (the agent's Secret informers select one type);
+// the fake would otherwise show every Secret.
+func SelectSecretsByType(fake *kubefake.Clientset) {
+	gvr := corev1.SchemeGroupVersion.WithResource("secrets")
+	gvk := corev1.SchemeGroupVersion.WithKind("Secret")
+	matches := func(sel fields.Selector, obj runtime.Object) bool {
+		s, ok := obj.(*corev1.Secret)
+		return !ok || sel == nil || sel.Matches(fields.Set{"type": string(s.Type)})
+	}
+	fake.PrependReactor("list", "secrets", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		sel := action.(clienttesting.ListAction).GetListRestrictions().Fields
+		if sel == nil || sel.Empty() {
+			return false, nil, nil
+		}
+		obj, err := fake.Tracker().List(gvr, gvk, action.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		list := obj.(*corev1.SecretList)
+		list.Items = slices.DeleteFunc(list.Items, func(s corev1.Secret) bool { return !matches(sel, &s) })
+		return true, list, nil
+	})
+	fake.PrependWatchReactor("secrets", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		sel := action.(clienttesting.WatchAction).GetWatchRestrictions().Fields
+		if sel == nil || sel.Empty() {
+			return false, nil, nil
+		}
+		w, err := fake.Tracker().Watch(gvr, action.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) { return e, matches(sel, e.Object) }), nil
 	})
 }

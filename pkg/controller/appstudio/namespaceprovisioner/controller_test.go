@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -61,6 +62,7 @@ type fixture struct {
 	events *record.FakeRecorder
 	gf     externalversions.SharedInformerFactory
 	kf     kubeinformers.SharedInformerFactory
+	sf     kubeinformers.SharedInformerFactory // Secrets of the managed-environment type
 	c      *Controller
 	clock  time.Time
 	ca     []byte
@@ -89,15 +91,20 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	})
 	f.gf = externalversions.NewSharedInformerFactory(f.gitops, 0)
 	f.kf = kubeinformers.NewSharedInformerFactory(f.kube, 0)
+	// The agent's Secret informer holds the managed-environment type only.
+	controllertest.SelectSecretsByType(f.kube)
+	f.sf = kubeinformers.NewSharedInformerFactoryWithOptions(f.kube, 0, kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("type", string(managedv1alpha1.ManagedEnvironmentSecretType)).String()
+	}))
 	appstudio := f.gf.AppStudio().V1alpha1()
 	var err error
 	f.c, err = New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(), appstudio.DeploymentTargetClasses(),
-		f.kf.Core().V1().Namespaces(), f.kf.Core().V1().Secrets(), f.gitops, f.kube, f.events, server, f.ca)
+		f.kf.Core().V1().Namespaces(), f.sf.Core().V1().Secrets(), f.gitops, f.kube, f.events, server, f.ca)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.c.now = func() time.Time { return f.clock }
-	controllertest.StartInformers(t, ctx, f.gf, f.kf)
+	controllertest.StartInformers(t, ctx, f.gf, f.kf, f.sf)
 	return f
 }
 
