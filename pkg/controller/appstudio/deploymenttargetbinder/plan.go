@@ -12,6 +12,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner/spacerequest"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
@@ -305,7 +306,7 @@ func boundTarget(s state, claim *claimT) (t *targetT, pr *problem, lost bool) {
 		return t, nil, false
 	}
 	for _, c := range sortedTargets(s.targets) {
-		if !claimedBy(c, claim) {
+		if !targetindex.Claims(c, claim) {
 			continue
 		}
 		if t != nil {
@@ -375,13 +376,13 @@ func bestMatch(targets []*targetT, claim *claimT) *targetT {
 	_, dynamic := claim.Annotations[appstudiov1alpha1.AnnTargetProvisioner]
 	var best *targetT
 	for _, t := range sortedTargets(targets) {
-		if dynamic && !claimedBy(t, claim) {
+		if dynamic && !targetindex.Claims(t, claim) {
 			continue
 		}
 		if doesTargetMatchClaim(t, claim) != "" {
 			continue
 		}
-		if best == nil || (claimedBy(t, claim) && !claimedBy(best, claim)) {
+		if best == nil || (targetindex.Claims(t, claim) && !targetindex.Claims(best, claim)) {
 			best = t
 		}
 	}
@@ -396,7 +397,7 @@ func (p *planner) syncUnboundNamed(s state, claim *claimT) (*claimT, appstudiov1
 	case t == nil:
 		// Waiting for the target to be created.
 		return claim, appstudiov1alpha1.DeploymentTargetClaimPhasePending, nil
-	case claimedBy(t, claim):
+	case targetindex.Claims(t, claim):
 		// Target and claim name each other.
 		return p.bind(claim, t, false)
 	case t.Spec.ClaimRef != "":
@@ -475,7 +476,7 @@ func (p *planner) release(s state) {
 // wrote the claim); a Released target whose claimRef is cleared (its class's Retain policy
 // released it) matches, so that it can be bound again, as the issue asks.
 func doesTargetMatchClaim(t *targetT, claim *claimT) string {
-	if t.Spec.ClaimRef != "" && !claimedBy(t, claim) {
+	if t.Spec.ClaimRef != "" && !targetindex.Claims(t, claim) {
 		return mismatch(t, claim, mismatchOtherClaim)
 	}
 	if t.Spec.DeploymentTargetClassName != claim.Spec.DeploymentTargetClassName {
@@ -487,7 +488,7 @@ func doesTargetMatchClaim(t *targetT, claim *claimT) string {
 	switch t.Status.Phase {
 	case "", appstudiov1alpha1.DeploymentTargetPhaseAvailable:
 	case appstudiov1alpha1.DeploymentTargetPhaseBound:
-		if !claimedBy(t, claim) {
+		if !targetindex.Claims(t, claim) {
 			return mismatch(t, claim, mismatchPhase)
 		}
 	case appstudiov1alpha1.DeploymentTargetPhaseReleased:
@@ -511,27 +512,16 @@ func doesTargetMatchClaim(t *targetT, claim *claimT) string {
 //  4. t claims no claim, and the claim names another target.
 func bindingConflict(claim *claimT, t *targetT) string {
 	if claim.Spec.TargetName == t.Name || claim.Spec.TargetName == "" {
-		if t.Spec.ClaimRef != "" && !claimedBy(t, claim) {
+		if t.Spec.ClaimRef != "" && !targetindex.Claims(t, claim) {
 			return conflict(claim, t, conflictClaimedByOther)
 		}
 	}
-	if claimedBy(t, claim) || t.Spec.ClaimRef == "" {
+	if targetindex.Claims(t, claim) || t.Spec.ClaimRef == "" {
 		if claim.Spec.TargetName != "" && claim.Spec.TargetName != t.Name {
 			return conflict(claim, t, conflictTargetsOther)
 		}
 	}
 	return ""
-}
-
-// claimedBy tells whether t claims claim: its claimRef names the claim, and the claim UID the
-// binder recorded, if any, is this claim's (AnnClaimUID: a claim deleted and made again under
-// its name is another claim).
-func claimedBy(t *targetT, claim *claimT) bool {
-	if t.Spec.ClaimRef != claim.Name {
-		return false
-	}
-	uid, ok := t.Annotations[appstudiov1alpha1.AnnClaimUID]
-	return !ok || uid == string(claim.UID)
 }
 
 // claimFor makes t claim claim, by name and UID.

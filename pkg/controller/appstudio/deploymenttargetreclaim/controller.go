@@ -136,7 +136,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	s, err := c.observe(namespace, name)
+	s, err := c.observe(ctx, namespace, name)
 	if err != nil || s.target == nil {
 		return err // a target gone leaves nothing to reclaim
 	}
@@ -152,8 +152,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return nil
 }
 
-// observe gathers the state of one target from the informers' caches.
-func (c *Controller) observe(namespace, name string) (state, error) {
+// observe gathers the state of one target from the informers' caches; the claim from the
+// server when the cache has none that claims the target. Reclaiming a target whose claim is
+// gone deletes or releases it, so "gone" must not be a cache that lags behind the binder (which
+// may run in another agent): a claim made again under the name and bound since would lose its
+// target.
+func (c *Controller) observe(ctx context.Context, namespace, name string) (state, error) {
 	var s state
 	var err error
 	if s.target, err = framework.OrNil(c.targets.DeploymentTargets(namespace).Get(name)); err != nil || s.target == nil {
@@ -167,6 +171,11 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 	if ref := s.target.Spec.ClaimRef; ref != "" {
 		if s.claim, err = framework.OrNil(c.claims.DeploymentTargetClaims(namespace).Get(ref)); err != nil {
 			return s, err
+		}
+		if s.claim == nil || !targetindex.Claims(s.target, s.claim) {
+			if s.claim, err = framework.OrNil(c.gitops.AppStudioV1alpha1().DeploymentTargetClaims(namespace).Get(ctx, ref, metav1.GetOptions{})); err != nil {
+				return s, err
+			}
 		}
 	}
 	return s, nil
@@ -189,7 +198,10 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		case verbUpdateStatus:
 			last, err = targets.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
 		case verbDelete:
-			err = targets.Delete(ctx, obj.Name, framework.PreconditionUID(obj.UID))
+			// Of the target as decided on: one the binder has bound again since is not deleted.
+			opts := framework.PreconditionUID(obj.UID)
+			opts.Preconditions.ResourceVersion = &obj.ResourceVersion
+			err = targets.Delete(ctx, obj.Name, opts)
 		}
 		if apierrors.IsNotFound(err) {
 			return nil // its delete event brings the key back

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
@@ -230,4 +231,37 @@ func TestGoneTargetIsLeft(t *testing.T) {
 		}
 	}
 	f.expectEvents()
+}
+
+// A claim that the cache does not show, or shows as an earlier claim of its name, is looked
+// for on the server before its target is reclaimed: the binder (perhaps in another agent) may
+// have bound the target to a claim this cache has yet to see.
+func TestAClaimTheCacheLacksIsAskedOfTheServer(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cache func(f *fixture, claims cache.Indexer) // makes the cache lag
+	}{
+		{"the cache has no claim of the name", func(f *fixture, claims cache.Indexer) {
+			_ = claims.Delete(newClaim("c1"))
+		}},
+		{"the cache has the earlier claim of the name", func(f *fixture, claims cache.Indexer) {
+			earlier := newClaim("c1")
+			earlier.UID = "deleted-uid"
+			_ = claims.Update(earlier)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, deleteClass, newTarget(ofClass(del), boundTo("c1")), newClaim("c1", boundClaim("dt1"))).start()
+			controllertest.Eventually(t, f.ctx, "the claim in the cache", func() bool {
+				_, err := f.c.claims.DeploymentTargetClaims(ns).Get("c1")
+				return err == nil
+			})
+			tc.cache(f, f.factory.AppStudio().V1alpha1().DeploymentTargetClaims().Informer().GetIndexer())
+			f.mustSync()
+			if got := f.target(); got == nil || got.DeletionTimestamp != nil || got.Spec.ClaimRef != "c1" {
+				t.Errorf("target %+v, want it kept for its claim", got)
+			}
+			f.expectEvents()
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
@@ -187,7 +188,7 @@ func planTarget(s state, now metav1.Time) plan {
 // gone, which it also is when the claim of that name has another UID than the one the binder
 // recorded: that one is a later claim.
 func claimOf(t *targetT, claim *claimT) *claimT {
-	if uid, ok := t.Annotations[appstudiov1alpha1.AnnClaimUID]; ok && claim != nil && uid != string(claim.UID) {
+	if claim != nil && !targetindex.Claims(t, claim) {
 		return nil
 	}
 	return claim

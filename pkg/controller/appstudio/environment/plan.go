@@ -9,6 +9,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 )
 
 // ManagedEnvironmentName is the name of the GitOpsDeploymentManagedEnvironment of the
@@ -199,7 +200,7 @@ func BoundTarget(claim *appstudiov1alpha1.DeploymentTargetClaim, targets []*apps
 			if t.Name != name {
 				continue
 			}
-			if t.Spec.ClaimRef != "" && t.Spec.ClaimRef != claim.Name {
+			if t.Spec.ClaimRef != "" && !targetindex.Claims(t, claim) {
 				return nil, msgTargetConflict
 			}
 			return t, ""
@@ -208,7 +209,7 @@ func BoundTarget(claim *appstudiov1alpha1.DeploymentTargetClaim, targets []*apps
 	}
 	var bound *appstudiov1alpha1.DeploymentTarget
 	for _, t := range targets {
-		if t.Spec.ClaimRef != claim.Name {
+		if !targetindex.Claims(t, claim) {
 			continue
 		}
 		if bound != nil {

@@ -50,9 +50,12 @@ func withConditions(conds ...metav1.Condition) func(*appstudiov1alpha1.Environme
 	return func(env *appstudiov1alpha1.Environment) { env.Status.Conditions = conds }
 }
 
+// claimUID is the UID of claim().
+const claimUID = "claim-uid"
+
 func claim(phase appstudiov1alpha1.DeploymentTargetClaimPhase, target string) *appstudiov1alpha1.DeploymentTargetClaim {
 	return &appstudiov1alpha1.DeploymentTargetClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: ns, UID: claimUID},
 		Spec:       appstudiov1alpha1.DeploymentTargetClaimSpec{DeploymentTargetClassName: "isolation-level-namespace", TargetName: target},
 		Status:     appstudiov1alpha1.DeploymentTargetClaimStatus{Phase: phase},
 	}
@@ -372,6 +375,12 @@ func TestPlanEnvironment(t *testing.T) {
 	}
 }
 
+// ofClaimUID is t as the binder bound it to the claim of uid.
+func ofClaimUID(t *appstudiov1alpha1.DeploymentTarget, uid string) *appstudiov1alpha1.DeploymentTarget {
+	t.Annotations = map[string]string{appstudiov1alpha1.AnnClaimUID: uid}
+	return t
+}
+
 func TestBoundTarget(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -389,6 +398,12 @@ func TestBoundTarget(t *testing.T) {
 			targets: []*appstudiov1alpha1.DeploymentTarget{target("stray", "claim", ""), target("dt", "claim", "")}, want: "dt"},
 		{name: "unnamed, one claiming it", targets: []*appstudiov1alpha1.DeploymentTarget{target("dt", "claim", "")}, want: "dt"},
 		{name: "unnamed, none claiming it", wantProblem: msgTargetNotBound},
+		{name: "unnamed, one bound to an earlier claim of the name (another UID)",
+			targets: []*appstudiov1alpha1.DeploymentTarget{ofClaimUID(target("dt", "claim", ""), "deleted-uid")}, wantProblem: msgTargetNotBound},
+		{name: "unnamed, one bound to this claim by UID", targets: []*appstudiov1alpha1.DeploymentTarget{ofClaimUID(target("dt", "claim", ""), claimUID)},
+			want: "dt"},
+		{name: "named, bound to an earlier claim of the name (another UID)", targetName: "dt",
+			targets: []*appstudiov1alpha1.DeploymentTarget{ofClaimUID(target("dt", "claim", ""), "deleted-uid")}, wantProblem: msgTargetConflict},
 		{name: "unnamed, two claiming it",
 			targets:     []*appstudiov1alpha1.DeploymentTarget{target("a", "claim", ""), target("b", "claim", "")},
 			wantProblem: msgTargetConflict},

@@ -49,6 +49,17 @@ func ClaimRefOfTarget(obj interface{}) ([]string, error) {
 	return []string{t.Namespace + "/" + t.Spec.ClaimRef}, nil
 }
 
+// Claims tells whether t claims claim: its claimRef names the claim, and the claim UID the
+// binder recorded on it, if any (AnnClaimUID), is this claim's. A claim deleted and made again
+// under its name is another claim, and does not inherit the target.
+func Claims(t *appstudiov1alpha1.DeploymentTarget, claim *appstudiov1alpha1.DeploymentTargetClaim) bool {
+	if t.Spec.ClaimRef != claim.Name {
+		return false
+	}
+	uid, ok := t.Annotations[appstudiov1alpha1.AnnClaimUID]
+	return !ok || uid == string(claim.UID)
+}
+
 // Add registers indexers on inf, except those of a name it holds already: a shared name means
 // the same function, registered by another controller.
 func Add(inf cache.SharedIndexInformer, indexers cache.Indexers) error {
@@ -118,7 +129,7 @@ func (f *Follower) EnvironmentsOfTarget(obj interface{}) []*appstudiov1alpha1.En
 	return out
 }
 
-// TargetsClaimedBy are the DeploymentTargets whose claimRef is the claim.
+// TargetsClaimedBy are the DeploymentTargets that claim the claim (Claims).
 func (f *Follower) TargetsClaimedBy(claim *appstudiov1alpha1.DeploymentTargetClaim) ([]*appstudiov1alpha1.DeploymentTarget, error) {
 	objs, err := f.targets.ByIndex(TargetsByClaimRef, claim.Namespace+"/"+claim.Name)
 	if err != nil {
@@ -126,7 +137,9 @@ func (f *Follower) TargetsClaimedBy(claim *appstudiov1alpha1.DeploymentTargetCla
 	}
 	out := make([]*appstudiov1alpha1.DeploymentTarget, 0, len(objs))
 	for _, obj := range objs {
-		out = append(out, obj.(*appstudiov1alpha1.DeploymentTarget))
+		if t := obj.(*appstudiov1alpha1.DeploymentTarget); Claims(t, claim) {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }

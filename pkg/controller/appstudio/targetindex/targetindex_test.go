@@ -43,7 +43,10 @@ func TestFollower(t *testing.T) {
 		_ = claims.GetIndexer().Add(obj)
 	}
 	claimed := target("a", "t2", "c2")
-	for _, obj := range []interface{}{target("a", "t1", ""), claimed, target("b", "t1", "c1")} {
+	// Bound to an earlier claim c2, deleted since: the claim of that name now is another.
+	stale := target("a", "t3", "c2")
+	stale.Annotations = map[string]string{appstudiov1alpha1.AnnClaimUID: "deleted-uid"}
+	for _, obj := range []interface{}{target("a", "t1", ""), claimed, stale, target("b", "t1", "c1")} {
 		_ = targets.GetIndexer().Add(obj)
 	}
 	names := func(envs []*appstudiov1alpha1.Environment) []string {
@@ -72,7 +75,7 @@ func TestFollower(t *testing.T) {
 	}
 	got, err := f.TargetsClaimedBy(claim("a", "c2", ""))
 	if err != nil || len(got) != 1 || got[0].Name != "t2" {
-		t.Errorf("TargetsClaimedBy(a/c2) = %v, %v; want a/t2", got, err)
+		t.Errorf("TargetsClaimedBy(a/c2) = %v, %v; want a/t2 (not a/t3, bound to an earlier a/c2)", got, err)
 	}
 	if got := len(envs.GetIndexer().GetIndexers()); got != 2 { // the namespace index, and ours
 		t.Errorf("the Environments' informer has %d indexes, want 2", got)
