@@ -70,9 +70,11 @@ func (a *Agent) setupNamespaceProvisioner(cfg NamespaceProvisioner) error {
 }
 
 // setupDevSandboxProvisioner wires the appstudio.redhat.com/devsandbox provisioner. Its
-// SpaceRequest informer is its own, started only while the cluster serves the API, and not
-// among the caches the agent waits for: the agent starts whether or not a Dev Sandbox
-// operator is installed.
+// SpaceRequest informer is its own, started only while the cluster serves the API and the
+// agent has its rights on SpaceRequests (devsandboxprovisioner.CheckAccess, asked by the
+// provisioner itself rather than as a preflight), and not among the caches the agent waits
+// for: the agent starts whether or not a Dev Sandbox operator is installed, and whether or not
+// it may use it.
 func (a *Agent) setupDevSandboxProvisioner() error {
 	if a.dynamic == nil {
 		klog.InfoS("the Dev Sandbox provisioner does not run: no dynamic client")
@@ -80,7 +82,7 @@ func (a *Agent) setupDevSandboxProvisioner() error {
 	}
 	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
 	provisioner, err := devsandboxprovisioner.New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
-		appstudio.DeploymentTargetClasses(), a.gitops, a.dynamic, a.gitops.Discovery(), a.events.Recorder)
+		appstudio.DeploymentTargetClasses(), a.gitops, a.dynamic, a.gitops.Discovery(), a.kube, a.events.Recorder)
 	if err != nil {
 		return err
 	}

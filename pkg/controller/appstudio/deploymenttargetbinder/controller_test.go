@@ -338,9 +338,16 @@ var everything = labels.Everything()
 // resourceVersions.
 func equalObjects(a, b interface{}) bool { return apiequality.Semantic.DeepEqual(a, b) }
 
-// TestServesSpaceRequests: discovery is asked at most once a SpaceRequestRecheck.
+// TestServesSpaceRequests: discovery is asked at most once a SpaceRequestRecheck, and only its
+// answer (the group/version not found, or the resource listed) changes whether the API counts
+// as served: an error that is no answer (a timeout) keeps the last one, so that the binder
+// does not report SpaceRequestAPINotServed for a transient failure.
 func TestServesSpaceRequests(t *testing.T) {
 	fake := &k8stesting.Fake{}
+	var discoveryErr error
+	fake.AddReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return discoveryErr != nil, nil, discoveryErr
+	})
 	clock := time.Unix(1000, 0)
 	served := spacerequest.Served(&fakediscovery.FakeDiscovery{Fake: fake}, func() time.Time { return clock })
 	if served() {
@@ -354,5 +361,24 @@ func TestServesSpaceRequests(t *testing.T) {
 	clock = clock.Add(SpaceRequestRecheck)
 	if !served() {
 		t.Error("not served once the API is there")
+	}
+
+	discoveryErr = errors.New("dial tcp: i/o timeout")
+	clock = clock.Add(SpaceRequestRecheck)
+	if !served() {
+		t.Error("not served after a transient discovery error")
+	}
+	discoveryErr = nil
+	fake.Resources = nil
+	clock = clock.Add(SpaceRequestRecheck)
+	if served() {
+		t.Error("served once discovery says the API is gone")
+	}
+	discoveryErr = apierrors.NewServiceUnavailable("unavailable")
+	fake.Resources = []*metav1.APIResourceList{{GroupVersion: "toolchain.dev.openshift.com/v1alpha1",
+		APIResources: []metav1.APIResource{{Name: "spacerequests", Namespaced: true, Kind: "SpaceRequest"}}}}
+	clock = clock.Add(SpaceRequestRecheck)
+	if served() {
+		t.Error("served after a transient discovery error, with the last answer not served")
 	}
 }

@@ -8,7 +8,9 @@
 //
 // The controller's key is the unit "claim namespace/claim name": the claim, its target
 // TargetName(claim) and the SpaceRequests labelled for either (labels appstudio.openshift.io/dtc
-// and appstudio.openshift.io/dt) are found from it whether or not the claim still exists.
+// and appstudio.openshift.io/dt) are found from it whether or not the claim still exists. The
+// provisioner's SpaceRequests are those labelled appstudio.openshift.io/dtc, which it makes
+// them with (informerSelector): the cache and the checks made of the server see only those.
 //
 // Deleting a target of this provisioner, under its finalizer Finalizer: Delete adds the
 // operator's finalizer to the SpaceRequest and deletes it, and lets the target go once the
@@ -24,7 +26,9 @@
 // through spacerequest.Served) and only while the API is served runs an informer of
 // SpaceRequests of its own, which the agent's start does not wait for. Until the API is
 // served, and after it goes away, the controller idles: nothing is queued, and the informer is
-// stopped rather than left retrying a resource that is not there.
+// stopped rather than left retrying a resource that is not there. It idles too, once the API
+// is served, while the agent lacks its rights on SpaceRequests (CheckAccess): the provisioner
+// is enabled by default, so a missing right is logged and asked again, and fails nothing.
 package devsandboxprovisioner
 
 import (
@@ -45,6 +49,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -93,6 +98,9 @@ type Controller struct {
 	served func() bool
 	// recheck is how often Run looks at served.
 	recheck time.Duration
+	// checkAccess, when set, tells whether the agent has the rights the provisioner needs on
+	// SpaceRequests (CheckAccess): Run starts no informer until it has.
+	checkAccess func(context.Context) error
 
 	mu sync.RWMutex
 	// srIndex is the running SpaceRequest informer's cache; nil while the API is not served.
@@ -102,7 +110,8 @@ type Controller struct {
 }
 
 // New wires the controller's handlers into the informers. d is asked whether the cluster
-// serves SpaceRequests; dyn reads and writes them.
+// serves SpaceRequests; dyn reads and writes them; kube, unless nil, is asked whether the agent
+// may (CheckAccess) once they are served.
 func New(
 	claims appstudioinformers.DeploymentTargetClaimInformer,
 	targets appstudioinformers.DeploymentTargetInformer,
@@ -110,6 +119,7 @@ func New(
 	gitops versioned.Interface,
 	dyn dynamic.Interface,
 	d discovery.DiscoveryInterface,
+	kube kubernetes.Interface,
 	recorder record.EventRecorder,
 ) (*Controller, error) {
 	c := &Controller{
@@ -123,6 +133,9 @@ func New(
 		now:      time.Now,
 	}
 	c.served = spacerequest.Served(d, c.now)
+	if kube != nil {
+		c.checkAccess = func(ctx context.Context) error { return CheckAccess(ctx, kube) }
+	}
 	c.Controller = framework.NewController(Name, c.sync)
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
@@ -152,9 +165,11 @@ func (c *Controller) setActive(idx cache.Indexer) {
 	c.srIndex = idx
 }
 
-// Run runs the controller until ctx is done: it idles until the cluster serves SpaceRequests,
-// then runs its SpaceRequest informer, waits for its cache, queues every unit and drains the
-// queue; when the API goes away it stops the informer and idles again.
+// Run runs the controller until ctx is done: it idles until the cluster serves SpaceRequests
+// and the agent has its rights on them (checkAccess), then runs its SpaceRequest informer,
+// waits for its cache, queues every unit and drains the queue; when the API goes away it stops
+// the informer and idles again. A missing right does not stop the agent (the provisioner is
+// enabled by default): it is logged, and asked again at the next recheck.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -169,6 +184,15 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		served := c.served()
 		switch {
 		case served && stopInformer == nil:
+			if c.checkAccess != nil {
+				if err := c.checkAccess(ctx); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					klog.ErrorS(err, "the Dev Sandbox provisioner idles until it has its rights on SpaceRequests; checking again later", "controller", Name)
+					break
+				}
+			}
 			infCtx, cancel := context.WithCancel(ctx)
 			idx, ok := c.startInformer(infCtx)
 			if !ok {
@@ -209,7 +233,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 // its cache; false when it did not sync (ctx done, or the API went away meanwhile).
 func (c *Controller) startInformer(ctx context.Context) (cache.Indexer, bool) {
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dynamic, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
-		o.LabelSelector = spacerequest.LabelClaim
+		o.LabelSelector = informerSelector
 	})
 	inf := factory.ForResource(spacerequest.Resource).Informer()
 	if err := inf.AddIndexers(cache.Indexers{byClaim: labelIndex(spacerequest.LabelClaim), byTarget: labelIndex(spacerequest.LabelTarget)}); err != nil {
@@ -350,24 +374,35 @@ func (c *Controller) observe(idx cache.Indexer, namespace, claim string) (state,
 	if s.byTarget, err = spaceRequests(idx, byTarget, namespace+"/"+TargetName(claim)); err != nil {
 		return s, err
 	}
-	className := ""
-	switch {
-	case s.claim != nil && s.claim.Spec.DeploymentTargetClassName != "":
-		className = string(s.claim.Spec.DeploymentTargetClassName)
-	case s.dt != nil:
-		className = string(s.dt.Spec.DeploymentTargetClassName)
-	default:
-		for _, sr := range append(append([]*srT(nil), s.byClaim...), s.byTarget...) {
-			if v := sr.GetAnnotations()[AnnClass]; v != "" {
-				className = v
-				break
-			}
+	getClass := func(name string) (*classT, error) {
+		if name == "" {
+			return nil, nil
 		}
+		return framework.OrNil(c.classes.Get(name))
 	}
-	if className != "" {
-		if s.class, err = framework.OrNil(c.classes.Get(className)); err != nil {
+	if s.claim != nil {
+		if s.claimClass, err = getClass(string(s.claim.Spec.DeploymentTargetClassName)); err != nil {
 			return s, err
 		}
+	}
+	for _, sr := range append(append([]*srT(nil), s.byClaim...), s.byTarget...) {
+		if v := sr.GetAnnotations()[AnnClass]; v != "" {
+			s.recordedClass = v
+			break
+		}
+	}
+	// The target's class decides its reclaim, also when a claim of the same name (a new one,
+	// of another class) exists.
+	switch {
+	case s.dt != nil:
+		s.class, err = getClass(string(s.dt.Spec.DeploymentTargetClassName))
+	case s.claim != nil && s.claim.Spec.DeploymentTargetClassName != "":
+		s.class = s.claimClass
+	default:
+		s.class, err = getClass(s.recordedClass)
+	}
+	if err != nil {
+		return s, err
 	}
 	if s.claim == nil && s.dt == nil && len(s.byClaim)+len(s.byTarget) > 0 {
 		classes, err := c.classes.List(everything)
@@ -403,36 +438,69 @@ func spaceRequests(idx cache.Indexer, index, key string) ([]*srT, error) {
 // is tried again (with the queue's backoff) and is no failure to report.
 var errCacheBehind = errors.New("the cache has yet to show what an earlier sync wrote")
 
-// unitSelectors select the SpaceRequests labelled for the unit's claim or target.
-func unitSelectors(s state) []string {
-	return []string{
-		labels.NewSelector().Add(mustRequirement(spacerequest.LabelClaim, s.claimName)).String(),
-		labels.NewSelector().Add(mustRequirement(spacerequest.LabelTarget, TargetName(s.claimName))).String(),
-	}
-}
+// informerSelector selects the SpaceRequests of this provisioner, those its informer caches:
+// the ones labelled LabelClaim. A label selector cannot select those labelled LabelClaim or
+// LabelTarget, and two informers would cache twice the SpaceRequests labelled with both,
+// which are all those this provisioner labels LabelTarget: it makes every SpaceRequest with
+// LabelClaim, and the original's SpaceRequest controller took only those (reference §3.11).
+// A SpaceRequest labelled LabelTarget alone is none of this provisioner's: the cache does not
+// show it and the server checks (claimSelector, targetSelector) do not look for it either, so
+// that no check waits for a cache that will never show what it found.
+const informerSelector = spacerequest.LabelClaim
 
-func mustRequirement(key, value string) labels.Requirement {
-	r, err := labels.NewRequirement(key, selection.Equals, []string{value})
+// claimSelector selects on the server the SpaceRequests of the index byClaim of the claim:
+// labelled LabelClaim=claim. False when claim cannot be a label value: no SpaceRequest is
+// labelled for it, and no selector is to be made of it (a DoesNotExist one would select every
+// SpaceRequest without the label).
+func claimSelector(claim string) (string, bool) {
+	r, err := labels.NewRequirement(spacerequest.LabelClaim, selection.Equals, []string{claim})
 	if err != nil {
-		// A claim name too long for a label value: match nothing rather than everything.
-		r, _ = labels.NewRequirement(key, selection.DoesNotExist, nil)
+		return "", false
 	}
-	return *r
+	return labels.NewSelector().Add(*r).String(), true
 }
 
-// serverHasSpaceRequests tells whether the server (not the cache) has a SpaceRequest labelled
-// for the unit.
-func (c *Controller) serverHasSpaceRequests(ctx context.Context, s state) (bool, error) {
-	for _, sel := range unitSelectors(s) {
+// targetSelector selects on the server the SpaceRequests of the index byTarget of the claim's
+// target: of the informer's (informerSelector) and labelled LabelTarget=TargetName(claim).
+// False as claimSelector.
+func targetSelector(claim string) (string, bool) {
+	cached, err := labels.NewRequirement(informerSelector, selection.Exists, nil)
+	if err != nil {
+		return "", false
+	}
+	r, err := labels.NewRequirement(spacerequest.LabelTarget, selection.Equals, []string{TargetName(claim)})
+	if err != nil {
+		return "", false
+	}
+	return labels.NewSelector().Add(*cached, *r).String(), true
+}
+
+// serverHasSpaceRequests tells whether the server (not the cache) has a SpaceRequest selected
+// by one of selectors that keep accepts (nil: any).
+func (c *Controller) serverHasSpaceRequests(ctx context.Context, s state, selectors []string, keep func(*srT) bool) (bool, error) {
+	for _, sel := range selectors {
 		list, err := c.dynamic.Resource(spacerequest.Resource).Namespace(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return false, fmt.Errorf("listing SpaceRequests: %w", err)
 		}
-		if len(list.Items) > 0 {
-			return true, nil
+		for i := range list.Items {
+			if keep == nil || keep(&list.Items[i]) {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
+}
+
+// unitSelectors are claimSelector and targetSelector, those that can be made.
+func unitSelectors(claim string) []string {
+	var out []string
+	for _, sel := range []func(string) (string, bool){claimSelector, targetSelector} {
+		if s, ok := sel(claim); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // act carries out p in order; each write is found again on the next sync, so a stop between
@@ -447,8 +515,13 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		return err
 	}
 	if sr := p.createSpaceRequest; sr != nil {
-		// generateName: a SpaceRequest the cache has yet to show would be made twice.
-		has, err := c.serverHasSpaceRequests(ctx, s)
+		// generateName: a SpaceRequest the cache has yet to show would be made twice. The
+		// cache's view provision looked at: byClaim, whatever the tier.
+		sel, ok := claimSelector(s.claimName)
+		if !ok {
+			return fmt.Errorf("the DeploymentTargetClaim name %s/%s is not a valid label value", s.namespace, s.claimName)
+		}
+		has, err := c.serverHasSpaceRequests(ctx, s, []string{sel}, nil)
 		if err != nil {
 			return err
 		}
@@ -496,7 +569,8 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		}
 	}
 	if p.confirmSpaceRequestsGone {
-		has, err := c.serverHasSpaceRequests(ctx, s)
+		// The cache's view reclaim looked at: byTarget and byClaim, of the tier it deletes.
+		has, err := c.serverHasSpaceRequests(ctx, s, unitSelectors(s.claimName), isOfTier)
 		if err != nil {
 			return err
 		}

@@ -2,13 +2,16 @@ package devsandboxprovisioner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
@@ -37,6 +41,9 @@ type fixture struct {
 	c       *Controller
 	clock   time.Time
 	created atomic.Int32
+	// kube answers the access reviews of CheckAccess: allowed unless denied.
+	kube   *kubefake.Clientset
+	denied atomic.Bool
 }
 
 func newFixture(t *testing.T, served bool, objs []runtime.Object, srs ...*unstructured.Unstructured) *fixture {
@@ -50,7 +57,8 @@ func newFixture(t *testing.T, served bool, objs []runtime.Object, srs ...*unstru
 	f := &fixture{t: t, ctx: ctx, gitops: fake.NewSimpleClientset(objs...), events: record.NewFakeRecorder(100), clock: now,
 		dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 			map[schema.GroupVersionResource]string{spacerequest.Resource: "SpaceRequestList"}, dynObjs...),
-		disco: &clienttesting.Fake{}}
+		disco: &clienttesting.Fake{}, kube: kubefake.NewClientset()}
+	accessReviews(f.kube, func(authorizationv1.ResourceAttributes) bool { return f.denied.Load() })
 	// The fake does not generate names.
 	f.dyn.PrependReactor("create", "spacerequests", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		obj := a.(clienttesting.CreateAction).GetObject().(*unstructured.Unstructured)
@@ -66,7 +74,7 @@ func newFixture(t *testing.T, served bool, objs []runtime.Object, srs ...*unstru
 	appstudio := gf.AppStudio().V1alpha1()
 	var err error
 	f.c, err = New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(), appstudio.DeploymentTargetClasses(),
-		f.gitops, f.dyn, &fakediscovery.FakeDiscovery{Fake: f.disco}, f.events)
+		f.gitops, f.dyn, &fakediscovery.FakeDiscovery{Fake: f.disco}, f.kube, f.events)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +102,49 @@ func (f *fixture) activate() {
 
 func (f *fixture) mustSync() {
 	f.t.Helper()
-	if err := f.c.sync(f.ctx, ns+"/"+claimName); err != nil {
+	f.mustSyncUnit(claimName)
+}
+
+func (f *fixture) mustSyncUnit(claim string) {
+	f.t.Helper()
+	if err := f.c.sync(f.ctx, ns+"/"+claim); err != nil {
 		f.t.Fatalf("sync: %v", err)
 	}
+}
+
+// runner is Run running: clock is the time of its discovery checks, calls counts its looks at
+// served (Run alone calls it), the sync points of the tests in place of sleeps.
+type runner struct {
+	f     *fixture
+	clock atomic.Int64
+	calls atomic.Int32
+}
+
+// run runs the controller as the agent does, rechecking every 10ms; discovery answers through
+// f.disco, under f.discoMu.
+func (f *fixture) run() *runner {
+	r := &runner{f: f}
+	r.clock.Store(now.UnixNano())
+	served := spacerequest.Served(lockedDiscovery{&fakediscovery.FakeDiscovery{Fake: f.disco}, &f.discoMu},
+		func() time.Time { return time.Unix(0, r.clock.Load()) })
+	f.c.served = func() bool {
+		defer r.calls.Add(1)
+		return served()
+	}
+	f.c.recheck = 10 * time.Millisecond
+	go f.c.Run(f.ctx, 1)
+	return r
+}
+
+// recheck moves the clock past the next discovery recheck.
+func (r *runner) recheck() { r.clock.Add(int64(spacerequest.Recheck)) }
+
+// idle waits until Run has looked at served twice more: what it did after the first look is
+// done by the second.
+func (r *runner) idle() {
+	r.f.t.Helper()
+	start := r.calls.Load()
+	controllertest.Eventually(r.f.t, r.f.ctx, "two more looks at served", func() bool { return r.calls.Load() >= start+2 })
 }
 
 func (f *fixture) spaceRequests() []unstructured.Unstructured {
@@ -139,8 +187,11 @@ func TestProvisionAndReclaim(t *testing.T) {
 	controllertest.ExpectEvents(t, f.events, "Normal SpaceRequested Requested a space of tier appstudio-env through a SpaceRequest")
 
 	t.Log("not making a second SpaceRequest while the cache has yet to show the first")
-	if err := f.c.sync(f.ctx, ns+"/"+claimName); err != nil && len(f.spaceRequests()) != 1 {
-		t.Fatalf("sync: %v; %d SpaceRequests", err, len(f.spaceRequests()))
+	if err := f.c.sync(f.ctx, ns+"/"+claimName); err != nil && !errors.Is(err, errCacheBehind) {
+		t.Fatalf("sync: %v", err)
+	}
+	if n := len(f.spaceRequests()); n != 1 {
+		t.Fatalf("%d SpaceRequests", n)
 	}
 	f.cached("the SpaceRequest", func(objs []interface{}) bool { return len(objs) == 1 })
 	f.mustSync()
@@ -218,25 +269,58 @@ func TestOrphanDeleted(t *testing.T) {
 // served, starts when it is, and stops the informer when it goes away.
 func TestIdlesUntilServed(t *testing.T) {
 	f := newFixture(t, false, []runtime.Object{pendingClaim(), class(appstudiov1alpha1.ReclaimPolicyDelete)})
-	var clock atomic.Int64
-	clock.Store(now.UnixNano())
-	tick := func() time.Time { return time.Unix(0, clock.Load()) }
-	f.c.served = spacerequest.Served(lockedDiscovery{&fakediscovery.FakeDiscovery{Fake: f.disco}, &f.discoMu}, tick)
-	f.c.recheck = 10 * time.Millisecond
-	go f.c.Run(f.ctx, 1)
-	time.Sleep(50 * time.Millisecond)
+	r := f.run()
+	r.idle()
 	if f.c.active() != nil || f.c.Queue.Len() != 0 || len(f.dyn.Actions()) != 0 {
 		t.Fatalf("not idle: active %v, queued %d, SpaceRequest requests %v", f.c.active() != nil, f.c.Queue.Len(), f.dyn.Actions())
 	}
 	f.serve()
-	clock.Add(int64(spacerequest.Recheck))
+	r.recheck()
 	controllertest.Eventually(t, f.ctx, "a SpaceRequest for the claim", func() bool { return len(f.spaceRequests()) == 1 })
 
+	t.Log("a discovery error that is no answer keeps the informer")
 	f.discoMu.Lock()
+	f.disco.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("dial tcp: i/o timeout")
+	})
+	f.discoMu.Unlock()
+	r.recheck()
+	r.idle()
+	if f.c.active() == nil {
+		t.Fatal("the informer stopped on a transient discovery error")
+	}
+
+	f.discoMu.Lock()
+	f.disco.ReactionChain = f.disco.ReactionChain[1:]
 	f.disco.Resources = nil
 	f.discoMu.Unlock()
-	clock.Add(int64(spacerequest.Recheck))
+	r.recheck()
 	controllertest.Eventually(t, f.ctx, "the informer stopped", func() bool { return f.c.active() == nil })
+}
+
+// TestIdlesWithoutAccess: served, but without its rights on SpaceRequests, Run starts no
+// informer and writes nothing (nor fails); it starts once the rights are there.
+func TestIdlesWithoutAccess(t *testing.T) {
+	f := newFixture(t, true, []runtime.Object{pendingClaim(), class(appstudiov1alpha1.ReclaimPolicyDelete)})
+	f.denied.Store(true)
+	r := f.run()
+	r.idle()
+	r.recheck()
+	r.idle()
+	if f.c.active() != nil || f.c.Queue.Len() != 0 || len(f.dyn.Actions()) != 0 {
+		t.Fatalf("not idle: active %v, queued %d, SpaceRequest requests %v", f.c.active() != nil, f.c.Queue.Len(), f.dyn.Actions())
+	}
+	if got := controllertest.Recorded(f.events); len(got) != 0 {
+		t.Errorf("events %v", got)
+	}
+	claim, _ := f.gitops.AppStudioV1alpha1().DeploymentTargetClaims(ns).Get(f.ctx, claimName, metav1.GetOptions{})
+	if len(claim.Status.Conditions) != 0 {
+		t.Errorf("claim conditions %v", claim.Status.Conditions)
+	}
+
+	f.denied.Store(false)
+	r.recheck()
+	controllertest.Eventually(t, f.ctx, "a SpaceRequest for the claim", func() bool { return len(f.spaceRequests()) == 1 })
 }
 
 func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
@@ -257,4 +341,125 @@ func (d lockedDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIR
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.FakeDiscovery.ServerResourcesForGroupVersion(gv)
+}
+
+// otherClass is a second class of this provisioner, named other.
+func otherClass(policy appstudiov1alpha1.ReclaimPolicy) *classT {
+	c := class(policy)
+	c.Name = "other"
+	return c
+}
+
+// listSelectors are the label selectors of the SpaceRequest lists made of the server.
+func (f *fixture) listSelectors() []string {
+	var out []string
+	for _, a := range f.dyn.Actions() {
+		if l, ok := a.(clienttesting.ListAction); ok && a.GetResource() == spacerequest.Resource {
+			out = append(out, l.GetListRestrictions().Labels.String())
+		}
+	}
+	return out
+}
+
+// TestTargetClassDecidesReclaim: a target being deleted is reclaimed under its own class
+// (Retain: its SpaceRequest is kept), not under that of a new claim of the same name (Delete).
+func TestTargetClassDecidesReclaim(t *testing.T) {
+	claim := pendingClaim()
+	claim.Spec.DeploymentTargetClassName = "other"
+	claim.Annotations[appstudiov1alpha1.AnnTargetProvisioner] = "other"
+	dt := ourTarget(deleting, func(t *targetT) { t.Spec.ClaimRef = "" })
+	f := newFixture(t, true, []runtime.Object{claim, dt, class(appstudiov1alpha1.ReclaimPolicyRetain), otherClass(appstudiov1alpha1.ReclaimPolicyDelete)},
+		spaceRequest("preview-abc", ready("space"), labelledTarget))
+	f.activate()
+	f.mustSync()
+	if n := len(f.spaceRequests()); n != 1 {
+		t.Fatalf("the SpaceRequest kept under the target's Retain class was deleted: %d left", n)
+	}
+	for _, a := range f.dyn.Actions() {
+		if a.GetVerb() == "update" || a.GetVerb() == "delete" {
+			t.Errorf("SpaceRequest written: %v", a)
+		}
+	}
+	if dt := f.target(); dt == nil || slices.Contains(dt.Finalizers, Finalizer) {
+		t.Errorf("the target was not let go: %+v", dt)
+	}
+}
+
+// TestOrphanOfDeletedClassKept: the SpaceRequest of a claim that is gone, whose recorded class
+// is gone too, is not deleted under the only other class of this provisioner.
+func TestOrphanOfDeletedClassKept(t *testing.T) {
+	f := newFixture(t, true, []runtime.Object{otherClass(appstudiov1alpha1.ReclaimPolicyDelete)}, spaceRequest("preview-abc", ready("space")))
+	f.activate()
+	f.mustSync()
+	if n := len(f.spaceRequests()); n != 1 {
+		t.Errorf("%d SpaceRequests left", n)
+	}
+	if got := controllertest.RecordedReasons(f.events); !slices.Equal(got, []string{"Warning " + EventClassNotFound}) {
+		t.Errorf("events %v", got)
+	}
+}
+
+// TestInvalidClaimName: a claim whose name (or its target's) cannot be a label value is
+// reported, and no SpaceRequest is listed with a selector that would select those without the
+// label; a target of that name being deleted is let go without one either.
+func TestInvalidClaimName(t *testing.T) {
+	long := strings.Repeat("a", 61)
+	claim := pendingClaim()
+	claim.Name = long
+	gone := strings.Repeat("b", 61)
+	dt := ourTarget(deleting)
+	dt.Name, dt.Spec.ClaimRef = TargetName(gone), gone
+	unlabelled := spacerequest.New(ns, "", spacerequest.TierAppStudioEnv, nil, nil)
+	unlabelled.SetName("unlabelled")
+	f := newFixture(t, true, []runtime.Object{claim, dt, class(appstudiov1alpha1.ReclaimPolicyDelete)}, unlabelled)
+	f.activate()
+
+	f.mustSyncUnit(long)
+	got, _ := f.gitops.AppStudioV1alpha1().DeploymentTargetClaims(ns).Get(f.ctx, long, metav1.GetOptions{})
+	if c := findCondition(got.Status.Conditions, ConditionProvisioned); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidClaimName {
+		t.Errorf("claim conditions %v", got.Status.Conditions)
+	}
+	if got := controllertest.RecordedReasons(f.events); !slices.Equal(got, []string{"Warning " + ReasonInvalidClaimName}) {
+		t.Errorf("events %v", got)
+	}
+
+	f.mustSyncUnit(gone)
+	if got, _ := f.gitops.AppStudioV1alpha1().DeploymentTargets(ns).Get(f.ctx, dt.Name, metav1.GetOptions{}); slices.Contains(got.Finalizers, Finalizer) {
+		t.Errorf("the target was not let go: %v", got.Finalizers)
+	}
+	if n := len(f.spaceRequests()); n != 1 {
+		t.Errorf("%d SpaceRequests left", n)
+	}
+	for _, sel := range f.listSelectors() {
+		if strings.Contains(sel, "!") {
+			t.Errorf("listed SpaceRequests with %q", sel)
+		}
+	}
+}
+
+// TestServerChecksSeeWhatTheCacheSees: a SpaceRequest the informer does not cache (labelled
+// for the target only) does not make the check before a create wait for the cache forever, nor
+// one of another tier the check before a target's finalizer goes.
+func TestServerChecksSeeWhatTheCacheSees(t *testing.T) {
+	stray := spacerequest.New(ns, "", spacerequest.TierAppStudioEnv, map[string]string{spacerequest.LabelTarget: TargetName(claimName)}, nil)
+	stray.SetName("stray")
+	f := newFixture(t, true, []runtime.Object{pendingClaim(), class(appstudiov1alpha1.ReclaimPolicyDelete)}, stray)
+	f.activate()
+	f.mustSync()
+	if n := len(f.spaceRequests()); n != 2 {
+		t.Fatalf("%d SpaceRequests, want the stray one and one made for the claim", n)
+	}
+
+	t.Run("another tier", func(t *testing.T) {
+		f := newFixture(t, true, []runtime.Object{ourTarget(deleting), class(appstudiov1alpha1.ReclaimPolicyDelete)},
+			spaceRequest("preview-base", ready("space"), labelledTarget, tier("base")))
+		f.activate()
+		f.mustSync()
+		if dt := f.target(); dt == nil || slices.Contains(dt.Finalizers, Finalizer) {
+			t.Errorf("the target was not let go: %+v", dt)
+		}
+		if n := len(f.spaceRequests()); n != 1 {
+			t.Errorf("the SpaceRequest of another tier was deleted: %d left", n)
+		}
+	})
 }

@@ -60,6 +60,7 @@ const (
 	ReasonProvisioned        = "Provisioned"
 	ReasonProvisioning       = "Provisioning"
 	ReasonNameConflict       = "NameConflict"
+	ReasonInvalidClaimName   = "InvalidClaimName"
 	ReasonBadSpaceRequest    = "UnexpectedSpaceRequestStatus"
 	ReasonProvisioningFailed = "ProvisioningFailed"
 
@@ -80,11 +81,17 @@ type state struct {
 	namespace, claimName string
 	// claim is nil when gone.
 	claim *claimT
-	// class is the claim's class, else the target's, else the one recorded on a SpaceRequest
-	// (AnnClass); nil when none exists. classes are all the classes of this provisioner (the
-	// original's lookup for an orphan without a record).
-	class   *classT
-	classes []*classT
+	// claimClass is the claim's class, nil when there is none: it decides whether the claim
+	// is to be provisioned.
+	claimClass *classT
+	// class decides what becomes of the unit's SpaceRequests: the target's class when there is
+	// a target (whatever the class of a claim of the same name), else the claim's, else the
+	// one recorded on a SpaceRequest (AnnClass, recordedClass); nil when none exists. classes
+	// are all the classes of this provisioner (the original's lookup for an orphan without a
+	// record).
+	class         *classT
+	recordedClass string
+	classes       []*classT
 	// dt is the DeploymentTarget TargetName(claimName), nil when none.
 	dt *targetT
 	// byClaim are the SpaceRequests labelled LabelClaim=claimName, byTarget those labelled
@@ -158,7 +165,10 @@ func (p *planner) setCondition(status metav1.ConditionStatus, reason, message st
 //     annotation provisioner.appstudio.redhat.com/dt-provisioner = its class) and its class's
 //     provisioner is ProvisionerName: a SpaceRequest is made in its namespace (generateName
 //     "<claim>-", tierName appstudio-env, label appstudio.openshift.io/dtc=<claim>) unless one
-//     labelled for it exists.
+//     labelled for it exists. A claim whose name, or its target's, cannot be a label value
+//     (InvalidClaimName), or whose target name is taken by a target that does not claim it
+//     (NameConflict: another's, or one of this provisioner's made for another claim or
+//     released), is reported on its condition Provisioned and by a Warning instead.
 //   - Once that SpaceRequest is Ready with exactly one status.namespaceAccess, the target
 //     "<claim>-dt" is made: the claim's class, defaultNamespace = namespaceAccess[0].name,
 //     apiURL = status.targetClusterURL, clusterCredentialsSecret = namespaceAccess[0].secretRef,
@@ -166,11 +176,14 @@ func (p *planner) setCondition(status metav1.ConditionStatus, reason, message st
 //     this provisioner's finalizer, phase Available; then the SpaceRequest is labelled
 //     appstudio.openshift.io/dt=<target>. The binder binds the target.
 //   - A live target of this provisioner keeps its finalizer and its SpaceRequest its label.
-//   - A SpaceRequest labelled for a claim that is gone, with no target, is deleted when the
-//     class's reclaimPolicy is Delete (the orphan rule).
-//   - A target of this provisioner being deleted: Delete gives its SpaceRequests (labelled dt,
-//     else dtc) the operator's finalizer and deletes them, and lets the target go once they are
-//     gone; a SpaceRequest still there StuckAfter its deletion with Ready reason
+//   - A SpaceRequest of tier appstudio-env labelled for a claim that is gone, with no target,
+//     is deleted when the reclaimPolicy of the class recorded on it is Delete (the orphan rule);
+//     of the only class of this provisioner when none is recorded; it is kept when the class
+//     recorded is gone.
+//   - A target of this provisioner being deleted, under the target's class (whatever the class
+//     of a claim of the same name): Delete gives its SpaceRequests of tier appstudio-env
+//     (labelled dt, else dtc) the operator's finalizer and deletes them, and lets the target go
+//     once they are gone; a SpaceRequest still there StuckAfter its deletion with Ready reason
 //     UnableToTerminate makes the target Failed. Retain leaves the SpaceRequests and lets the
 //     target go at once. Without its class the target waits for it.
 func planUnit(s state, now time.Time) plan {
@@ -184,8 +197,18 @@ func planUnit(s state, now time.Time) plan {
 	}
 	switch {
 	case dt != nil && dt.DeletionTimestamp != nil:
+		if wantsProvisioning(s) {
+			// Provisioned once the target is gone: its deletion brings the unit back.
+			p.setCondition(metav1.ConditionFalse, ReasonProvisioning, fmt.Sprintf("waiting for DeploymentTarget %s, being deleted, to be gone", dt.Name), false)
+		}
 		p.reclaim()
 	case dt != nil:
+		if wantsProvisioning(s) && dt.Spec.ClaimRef != s.claim.Name {
+			// A target this provisioner made for another claim, or released (a Retain class):
+			// the claim would wait for it forever.
+			p.problem(ReasonNameConflict, "DeploymentTarget %s, provisioned by %s, exists and does not claim this claim (claimRef %q): delete it, or name the claim otherwise",
+				dt.Name, ProvisionerName, dt.Spec.ClaimRef)
+		}
 		p.maintain()
 	case wantsProvisioning(s):
 		p.provision()
@@ -199,7 +222,31 @@ func planUnit(s state, now time.Time) plan {
 func isOurs(t *targetT) bool { return provisioning.MadeBy(t, ProvisionerName, Finalizer) }
 
 // wantsProvisioning tells whether the binder asks this provisioner for a target for s.claim.
-func wantsProvisioning(s state) bool { return provisioning.Wanted(s.claim, s.class, ProvisionerName) }
+func wantsProvisioning(s state) bool {
+	return provisioning.Wanted(s.claim, s.claimClass, ProvisionerName)
+}
+
+// validLabels tells whether the unit's claim and target names can be the values of the
+// SpaceRequests' labels LabelClaim and LabelTarget: no SpaceRequest can be labelled for a
+// unit whose names cannot, nor a label selector select one.
+func validLabels(claimName string) bool {
+	return len(validation.IsValidLabelValue(claimName)) == 0 && len(validation.IsValidLabelValue(TargetName(claimName))) == 0
+}
+
+// isOfTier tells whether sr is of tier TierAppStudioEnv, the tier of the SpaceRequests made
+// for claims: only those are deleted for a target or as orphans (reference §3.10).
+func isOfTier(sr *srT) bool { return spacerequest.TierName(sr) == spacerequest.TierAppStudioEnv }
+
+// ofTier are the SpaceRequests of list that are isOfTier.
+func ofTier(list []*srT) []*srT {
+	var out []*srT
+	for _, sr := range list {
+		if isOfTier(sr) {
+			out = append(out, sr)
+		}
+	}
+	return out
+}
 
 // live are the SpaceRequests of list not being deleted.
 func live(list []*srT) []*srT {
@@ -232,6 +279,12 @@ func oldest(list []*srT) *srT {
 func (p *planner) provision() {
 	s := p.s
 	claim := s.claim
+	if !validLabels(claim.Name) {
+		// The SpaceRequest could not be labelled for the claim, nor found again.
+		p.problem(ReasonInvalidClaimName, "the claim name %s cannot be provisioned by %s: it and %s must be valid label values (at most %d characters)",
+			claim.Name, ProvisionerName, TargetName(claim.Name), validation.LabelValueMaxLength)
+		return
+	}
 	if len(s.byClaim) == 0 {
 		p.createSpaceRequest = spacerequest.New(s.namespace, claim.Name+"-", spacerequest.TierAppStudioEnv,
 			map[string]string{spacerequest.LabelClaim: claim.Name},
@@ -347,9 +400,9 @@ func (p *planner) reclaim() {
 		p.event(framework.NormalEvent(EventRetained, "Kept the SpaceRequest of DeploymentTarget %s: reclaimPolicy Retain", dt.Name))
 		return
 	}
-	srs := s.byTarget
+	srs := ofTier(s.byTarget)
 	if len(srs) == 0 {
-		srs = s.byClaim
+		srs = ofTier(s.byClaim)
 	}
 	if len(srs) == 0 {
 		release()
@@ -393,18 +446,26 @@ func (p *planner) requeue(d time.Duration) {
 	}
 }
 
-// collectOrphans deletes the SpaceRequests of a claim that is gone, and of no target, when
-// the class's reclaimPolicy is Delete.
+// collectOrphans deletes the SpaceRequests (of tier TierAppStudioEnv) of a claim that is gone,
+// and of no target, when the class's reclaimPolicy is Delete: the class recorded on them, or
+// the only class of this provisioner when none is recorded.
 func (p *planner) collectOrphans() {
 	s := p.s
 	if s.claim != nil {
 		return
 	}
-	srs := live(append(append([]*srT(nil), s.byClaim...), s.byTarget...))
+	srs := ofTier(live(append(append([]*srT(nil), s.byClaim...), s.byTarget...)))
 	if len(srs) == 0 {
 		return
 	}
 	class := s.class
+	if class == nil && s.recordedClass != "" {
+		// The class they were made under is gone: another class's policy does not apply
+		// (a Delete class would delete a space kept under a Retain one).
+		p.event(framework.WarningEvent(EventClassNotFound, "SpaceRequest %s of DeploymentTargetClaim %s, which is gone: its DeploymentTargetClass %s no longer exists, so it is kept",
+			srs[0].GetName(), s.claimName, s.recordedClass))
+		return
+	}
 	if class == nil {
 		switch len(s.classes) {
 		case 0:

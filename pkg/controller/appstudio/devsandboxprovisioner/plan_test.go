@@ -72,6 +72,12 @@ func labelledTarget(sr *unstructured.Unstructured) {
 	sr.SetLabels(l)
 }
 
+func tier(name string) func(*unstructured.Unstructured) {
+	return func(sr *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(sr.Object, name, "spec", "tierName")
+	}
+}
+
 func deletedAt(t time.Time) func(*unstructured.Unstructured) {
 	return func(sr *unstructured.Unstructured) {
 		d := metav1.NewTime(t)
@@ -118,7 +124,7 @@ func TestPlanUnit(t *testing.T) {
 	}{
 		{
 			name: "a claim marked for provisioning gets a SpaceRequest",
-			s:    state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete)},
+			s:    state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete)},
 			check: func(t *testing.T, p plan) {
 				sr := p.createSpaceRequest
 				if sr == nil {
@@ -140,12 +146,12 @@ func TestPlanUnit(t *testing.T) {
 		{
 			name: "a claim not marked for provisioning gets nothing",
 			s: state{claim: func() *claimT { c := pendingClaim(); c.Annotations = nil; return c }(),
-				class: class(appstudiov1alpha1.ReclaimPolicyDelete)},
+				claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete)},
 			check: func(t *testing.T, p plan) { expectNothing(t, p) },
 		},
 		{
 			name: "a claim of another provisioner's class gets nothing",
-			s: state{claim: pendingClaim(), class: func() *classT {
+			s: state{claim: pendingClaim(), claimClass: func() *classT {
 				c := class(appstudiov1alpha1.ReclaimPolicyDelete)
 				c.Spec.Provisioner = appstudiov1alpha1.ProvisionerNamespace
 				return c
@@ -158,12 +164,12 @@ func TestPlanUnit(t *testing.T) {
 				c := pendingClaim()
 				c.Annotations[appstudiov1alpha1.AnnBindCompleted] = "true"
 				return c
-			}(), class: class(appstudiov1alpha1.ReclaimPolicyDelete)},
+			}(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete)},
 			check: func(t *testing.T, p plan) { expectNothing(t, p) },
 		},
 		{
 			name: "a claim whose SpaceRequest is not Ready waits",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc")}},
 			check: func(t *testing.T, p plan) {
 				if p.createSpaceRequest != nil || p.createTarget != nil {
@@ -176,7 +182,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "a Ready SpaceRequest with one namespace makes the target, then is labelled",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"))}},
 			check: func(t *testing.T, p plan) {
 				dt := p.createTarget
@@ -202,7 +208,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "a Ready SpaceRequest with two namespaces is reported",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("one", "two"))}},
 			check: func(t *testing.T, p plan) {
 				if p.createTarget != nil {
@@ -215,7 +221,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "a Ready SpaceRequest with no namespace is reported",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", ready())}},
 			check: func(t *testing.T, p plan) {
 				if p.createTarget != nil || p.condition == nil || p.condition.Reason != ReasonBadSpaceRequest {
@@ -225,7 +231,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "Ready False is not Ready",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", readyWith("False", "Provisioning", "space"))}},
 			check: func(t *testing.T, p plan) {
 				if p.createTarget != nil || p.condition == nil || p.condition.Reason != ReasonProvisioning {
@@ -235,7 +241,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "of two SpaceRequests the oldest is used",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{
 					spaceRequest("preview-a", func(sr *unstructured.Unstructured) { sr.SetCreationTimestamp(metav1.NewTime(now)) }),
 					spaceRequest("preview-b", ready("space"), func(sr *unstructured.Unstructured) { sr.SetCreationTimestamp(metav1.NewTime(now.Add(-time.Hour))) }),
@@ -248,7 +254,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "a target of the name that is not ours is a conflict",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				dt: ourTarget(func(t *targetT) { t.Annotations = nil; t.Finalizers = nil })},
 			check: func(t *testing.T, p plan) {
 				if p.createSpaceRequest != nil || p.condition == nil || p.condition.Reason != ReasonNameConflict {
@@ -258,7 +264,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "a live target keeps its finalizer and labels its SpaceRequest",
-			s: state{claim: pendingClaim(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				dt:      ourTarget(func(t *targetT) { t.Finalizers = nil; t.Status.Phase = "" }),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"))}},
 			check: func(t *testing.T, p plan) {
@@ -313,7 +319,7 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			name: "a SpaceRequest of a live claim without a target is not an orphan",
-			s: state{claim: func() *claimT { c := pendingClaim(); c.Annotations = nil; return c }(), class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+			s: state{claim: func() *claimT { c := pendingClaim(); c.Annotations = nil; return c }(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
 				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc")}},
 			check: func(t *testing.T, p plan) { expectNothing(t, p) },
 		},
@@ -413,6 +419,138 @@ func TestPlanUnit(t *testing.T) {
 			},
 		},
 		{
+			name: "a released target of ours of the claim's name is a conflict",
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyRetain),
+				class: class(appstudiov1alpha1.ReclaimPolicyRetain), dt: ourTarget(func(t *targetT) {
+					t.Spec.ClaimRef = ""
+					t.Status.Phase = appstudiov1alpha1.DeploymentTargetPhaseReleased
+				}),
+				byClaim:  []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"), labelledTarget)},
+				byTarget: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"), labelledTarget)}},
+			check: func(t *testing.T, p plan) {
+				if p.createSpaceRequest != nil || p.createTarget != nil || p.updateTarget != nil || len(p.labelSpaceRequests) != 0 {
+					t.Errorf("plan %+v", p)
+				}
+				if p.condition == nil || p.condition.Status != metav1.ConditionFalse || p.condition.Reason != ReasonNameConflict ||
+					!strings.Contains(p.condition.Message, `claimRef ""`) {
+					t.Errorf("condition %v", p.condition)
+				}
+				if len(p.events) != 1 || p.events[0].Type != "Warning" || p.events[0].Reason != ReasonNameConflict {
+					t.Errorf("events %v", p.events)
+				}
+			},
+		},
+		{
+			name: "a target of ours for another claim is a conflict",
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
+				class: class(appstudiov1alpha1.ReclaimPolicyDelete), dt: ourTarget(func(t *targetT) { t.Spec.ClaimRef = "other" })},
+			check: func(t *testing.T, p plan) {
+				if p.condition == nil || p.condition.Reason != ReasonNameConflict || len(p.events) != 1 || p.events[0].Reason != ReasonNameConflict {
+					t.Errorf("condition %v, events %v", p.condition, p.events)
+				}
+			},
+		},
+		{
+			name: "a claim not marked for provisioning is no conflict with a released target of ours",
+			s: state{claim: func() *claimT { c := pendingClaim(); c.Annotations = nil; return c }(),
+				claimClass: class(appstudiov1alpha1.ReclaimPolicyRetain), class: class(appstudiov1alpha1.ReclaimPolicyRetain),
+				dt: ourTarget(func(t *targetT) { t.Spec.ClaimRef = "" })},
+			check: func(t *testing.T, p plan) { expectNothing(t, p) },
+		},
+		{
+			name: "a claim marked for provisioning waits for a target of ours being deleted",
+			s: state{claim: pendingClaim(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete),
+				class: class(appstudiov1alpha1.ReclaimPolicyRetain), dt: ourTarget(deleting, func(t *targetT) { t.Spec.ClaimRef = "" })},
+			check: func(t *testing.T, p plan) {
+				if p.condition == nil || p.condition.Reason != ReasonProvisioning || !strings.Contains(p.condition.Message, "being deleted") {
+					t.Errorf("condition %v", p.condition)
+				}
+				if p.updateTarget == nil || len(p.updateTarget.Finalizers) != 0 || p.createSpaceRequest != nil {
+					t.Errorf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name: "a claim name that cannot be a label value is reported",
+			s: state{claimName: strings.Repeat("a", 61), claim: func() *claimT {
+				c := pendingClaim()
+				c.Name = strings.Repeat("a", 61)
+				return c
+			}(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete)},
+			check: func(t *testing.T, p plan) {
+				if p.createSpaceRequest != nil || p.createTarget != nil {
+					t.Errorf("plan %+v", p)
+				}
+				if p.condition == nil || p.condition.Status != metav1.ConditionFalse || p.condition.Reason != ReasonInvalidClaimName {
+					t.Errorf("condition %v", p.condition)
+				}
+				if len(p.events) != 1 || p.events[0].Type != "Warning" || p.events[0].Reason != ReasonInvalidClaimName {
+					t.Errorf("events %v", p.events)
+				}
+			},
+		},
+		{
+			name: "a claim name of 60 characters is provisioned",
+			s: state{claimName: strings.Repeat("a", 60), claim: func() *claimT {
+				c := pendingClaim()
+				c.Name = strings.Repeat("a", 60)
+				return c
+			}(), claimClass: class(appstudiov1alpha1.ReclaimPolicyDelete)},
+			check: func(t *testing.T, p plan) {
+				if p.createSpaceRequest == nil {
+					t.Errorf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name: "an orphan whose recorded class is gone is left, whatever the other classes",
+			s: state{recordedClass: className, classes: []*classT{func() *classT {
+				c := class(appstudiov1alpha1.ReclaimPolicyDelete)
+				c.Name = "other"
+				return c
+			}()},
+				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"))}},
+			check: func(t *testing.T, p plan) {
+				if len(p.deleteSpaceRequests) != 0 || p.orphanNeedsNoClaim {
+					t.Errorf("deleted %v", names(p.deleteSpaceRequests))
+				}
+				if len(p.events) != 1 || p.events[0].Type != "Warning" || p.events[0].Reason != EventClassNotFound {
+					t.Errorf("events %v", p.events)
+				}
+			},
+		},
+		{
+			name: "an orphan of another tier is left",
+			s: state{class: class(appstudiov1alpha1.ReclaimPolicyDelete),
+				byClaim: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"), tier("base"))}},
+			check: func(t *testing.T, p plan) { expectNothing(t, p) },
+		},
+		{
+			name: "deleting a target leaves its SpaceRequests of another tier",
+			s: state{class: class(appstudiov1alpha1.ReclaimPolicyDelete), dt: ourTarget(deleting),
+				byTarget: []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"), labelledTarget, tier("base"))},
+				byClaim:  []*unstructured.Unstructured{spaceRequest("preview-abc", ready("space"), labelledTarget, tier("base"))}},
+			check: func(t *testing.T, p plan) {
+				if len(p.finalizeSpaceRequests)+len(p.deleteSpaceRequests) != 0 {
+					t.Errorf("finalized %v, deleted %v", names(p.finalizeSpaceRequests), names(p.deleteSpaceRequests))
+				}
+				if p.updateTarget == nil || len(p.updateTarget.Finalizers) != 0 || !p.confirmSpaceRequestsGone {
+					t.Errorf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name: "deleting a target finds the SpaceRequest of the tier by the claim label when the one labelled for the target is of another",
+			s: state{class: class(appstudiov1alpha1.ReclaimPolicyDelete), dt: ourTarget(deleting),
+				byTarget: []*unstructured.Unstructured{spaceRequest("preview-base", labelledTarget, tier("base"))},
+				byClaim:  []*unstructured.Unstructured{spaceRequest("preview-abc"), spaceRequest("preview-base", labelledTarget, tier("base"))}},
+			check: func(t *testing.T, p plan) {
+				if names(p.deleteSpaceRequests) != "preview-abc" || p.updateTarget != nil {
+					t.Errorf("deleted %v, plan %+v", names(p.deleteSpaceRequests), p)
+				}
+			},
+		},
+		{
 			name: "a target being deleted without our finalizer is left",
 			s: state{class: class(appstudiov1alpha1.ReclaimPolicyDelete), dt: ourTarget(deleting, func(t *targetT) { t.Finalizers = nil }),
 				byTarget: []*unstructured.Unstructured{spaceRequest("preview-abc", labelledTarget)}},
@@ -421,7 +559,10 @@ func TestPlanUnit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.s
-			s.namespace, s.claimName = ns, claimName
+			s.namespace = ns
+			if s.claimName == "" {
+				s.claimName = claimName
+			}
 			tc.check(t, planUnit(s, now))
 		})
 	}

@@ -10,10 +10,12 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/klog/v2"
 )
 
 // GroupVersion serves the Dev Sandbox operator's SpaceRequests.
@@ -44,7 +46,12 @@ const (
 const Recheck = time.Minute
 
 // Served returns a function that tells whether the cluster serves SpaceRequests, asking
-// discovery at most once a Recheck; an answer it could not get counts as not served.
+// discovery at most once a Recheck. Only discovery's own answer changes it: the group/version
+// not found (NotFound), or found without the resource, is "not served"; the resource listed
+// is "served". Any other error (a timeout, a 503, a broken connection)
+// says nothing about the API: the previous answer stands (false before the first one) and the
+// error is logged, so that a transient failure neither stops the provisioner's informer nor
+// makes the binder report SpaceRequestAPINotServed.
 func Served(d discovery.DiscoveryInterface, now func() time.Time) func() bool {
 	var mu sync.Mutex
 	var asked time.Time
@@ -55,14 +62,20 @@ func Served(d discovery.DiscoveryInterface, now func() time.Time) func() bool {
 		if !asked.IsZero() && now().Sub(asked) < Recheck {
 			return served
 		}
-		asked, served = now(), false
+		asked = now()
 		list, err := d.ServerResourcesForGroupVersion(GroupVersion)
-		if err != nil {
-			return false
-		}
-		for _, r := range list.APIResources {
-			if r.Name == Resource.Resource {
-				served = true
+		switch {
+		case apierrors.IsNotFound(err):
+			served = false
+		case err != nil || list == nil:
+			klog.InfoS("could not ask discovery whether SpaceRequests are served; keeping the last answer",
+				"groupVersion", GroupVersion, "served", served, "err", err)
+		default:
+			served = false
+			for _, r := range list.APIResources {
+				if r.Name == Resource.Resource {
+					served = true
+				}
 			}
 		}
 		return served
