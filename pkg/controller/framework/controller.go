@@ -105,12 +105,12 @@ func (c *Controller) HandlersSynced() bool {
 
 // Run drains the queue with the given number of workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.Queue.ShutDown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.HandlersSynced) {
 		return
 	}
 	c.running.Store(true)
 	defer c.running.Store(false)
-	defer c.Queue.ShutDown()
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)

@@ -147,7 +147,7 @@ func New(
 	}
 	c.Controller = framework.NewController(Name, c.syncDeployment)
 
-	if _, err := deployments.Informer().AddEventHandler(c.Handler()); err != nil {
+	if err := c.Watch(deployments.Informer(), c.Handler()); err != nil {
 		return nil, err
 	}
 
@@ -156,7 +156,7 @@ func New(
 			c.Add(key)
 		}
 	}
-	if _, err := appInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(appInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueOwner,
 		UpdateFunc: func(old, obj interface{}) {
 			if applicationChanged(old, obj) {
@@ -175,7 +175,7 @@ func New(
 			c.requeueNamespace(p.Labels[argocd.LabelTenantNamespace])
 		}
 	}
-	if _, err := projects.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(projects.Informer(), cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj interface{}) { requeueTenant(obj) },
 		DeleteFunc: requeueTenant,
 	}); err != nil {

@@ -33,14 +33,14 @@ func (c *Controller) watchEnvironments(deployments, environments, argoSecrets ca
 		return err
 	}
 	c.deploymentIndex = deployments.GetIndexer()
-	if _, err := environments.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(environments, cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.onEnvironment,
 		UpdateFunc: func(_, obj interface{}) { c.onEnvironment(obj) },
 		DeleteFunc: c.onEnvironment,
 	}); err != nil {
 		return err
 	}
-	_, err := argoSecrets.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	err := c.Watch(argoSecrets, cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { c.onClusterSecret(nil, obj, false) },
 		UpdateFunc: func(old, obj interface{}) { c.onClusterSecret(old, obj, false) },
 		DeleteFunc: func(obj interface{}) { c.onClusterSecret(nil, obj, true) },

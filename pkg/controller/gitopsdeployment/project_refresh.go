@@ -58,7 +58,7 @@ func (c *Controller) watchRepositorySecrets(inf cache.SharedIndexInformer) error
 			}
 		}
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(inf, cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { requeue(obj) },
 		UpdateFunc: func(old, obj interface{}) { requeue(old, obj) },
 		DeleteFunc: func(obj interface{}) { requeue(obj) },
@@ -76,7 +76,7 @@ func (c *Controller) watchRepositorySecrets(inf cache.SharedIndexInformer) error
 func (c *Controller) setupProjectRefresh(projects cache.SharedIndexInformer) error {
 	ctl := framework.NewController(ProjectRefreshName, c.refreshProjectApplications)
 	c.ProjectRefresh = ctl
-	_, err := projects.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	err := ctl.Watch(projects, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			if p, ok := obj.(*argov1alpha1.AppProject); ok && p.Labels[argocd.LabelTenantNamespace] != "" {
 				ctl.Enqueue(p)

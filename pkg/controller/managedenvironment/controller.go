@@ -142,7 +142,7 @@ func New(
 	// The environment itself needs no second look at a status it just wrote (its generation
 	// moves only with its spec), which would cost a request to its cluster. (Its deployments
 	// follow its status: the GitOpsDeployment controller watches the environments too.)
-	if _, err := envInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := e.Watch(envInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc: e.Enqueue,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment), obj.(*managedv1alpha1.GitOpsDeploymentManagedEnvironment)
@@ -157,14 +157,14 @@ func New(
 	}
 
 	// A referenced Secret that comes, changes or goes queues the environments that name it.
-	if _, err := credentialSecrets.Informer().AddEventHandler(e.EnqueueUsers(envInformer.GetIndexer(), byCredentialsSecret)); err != nil {
+	if err := e.Watch(credentialSecrets.Informer(), e.EnqueueUsers(envInformer.GetIndexer(), byCredentialsSecret)); err != nil {
 		return nil, err
 	}
 
 	// A cluster Secret changed or deleted by someone else is rewritten; the entry of an
 	// environment that is gone (deleted while the agent was not running) is collected. At
 	// start-up every cluster Secret comes by as an add.
-	if _, err := argoSecrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := e.Watch(argoSecrets.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { e.onClusterSecretEvent(nil, obj, false) },
 		UpdateFunc: func(old, obj interface{}) { e.onClusterSecretEvent(old, obj, false) },
 		DeleteFunc: func(obj interface{}) { e.onClusterSecretEvent(nil, obj, true) },

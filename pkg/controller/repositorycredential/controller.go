@@ -134,12 +134,12 @@ func New(
 	}
 	c.Controller = framework.NewController(Name, c.sync)
 
-	if _, err := credInformer.AddEventHandler(c.Handler()); err != nil {
+	if err := c.Watch(credInformer, c.Handler()); err != nil {
 		return nil, err
 	}
 
 	// A referenced Secret that comes, changes or goes queues the credentials that name it.
-	if _, err := credentialSecrets.Informer().AddEventHandler(c.EnqueueUsers(credInformer.GetIndexer(), bySecret)); err != nil {
+	if err := c.Watch(credentialSecrets.Informer(), c.EnqueueUsers(credInformer.GetIndexer(), bySecret)); err != nil {
 		return nil, err
 	}
 
@@ -150,7 +150,7 @@ func New(
 			c.Add(keys[0])
 		}
 	}
-	if _, err := argoSecretInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(argoSecretInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueueOwner,
 		UpdateFunc: func(_, obj interface{}) { enqueueOwner(obj) },
 		DeleteFunc: enqueueOwner,
@@ -173,7 +173,7 @@ func New(
 			c.Enqueue(cred)
 		}
 	}
-	if _, err := argoConfigMaps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(argoConfigMaps.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc:    onTrustChange,
 		UpdateFunc: func(_, obj interface{}) { onTrustChange(obj) },
 		DeleteFunc: onTrustChange,

@@ -160,7 +160,7 @@ func New(
 			c.Add(keys[0])
 		}
 	}
-	if _, err := runInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(runInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueRun,
 		// The old object too, should its deployment name ever change.
 		UpdateFunc: func(old, obj interface{}) { enqueueRun(old); enqueueRun(obj) },
@@ -169,7 +169,7 @@ func New(
 		return nil, err
 	}
 
-	if _, err := deplInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(deplInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.Enqueue,
 		UpdateFunc: func(old, obj interface{}) {
 			o, ok1 := old.(*managedv1alpha1.GitOpsDeployment)
@@ -188,7 +188,7 @@ func New(
 			c.Add(key)
 		}
 	}
-	if _, err := appInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(appInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueApp,
 		UpdateFunc: func(old, obj interface{}) {
 			o, ok1 := old.(*argov1alpha1.Application)

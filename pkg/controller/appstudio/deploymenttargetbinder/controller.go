@@ -103,10 +103,10 @@ func New(
 	}
 	// Every change of a claim, its annotations and finalizers as much as its spec, is the
 	// binder's business; its own status writes come back as no-op syncs.
-	if _, err := claims.Informer().AddEventHandler(c.Handler()); err != nil {
+	if err := c.Watch(claims.Informer(), c.Handler()); err != nil {
 		return nil, err
 	}
-	if _, err := targets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(targets.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onTarget,
 		UpdateFunc: func(old, obj interface{}) {
 			c.onTarget(old) // a claimRef or name it no longer has
@@ -116,7 +116,7 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := classes.Informer().AddEventHandler(framework.OnChange(c.onClass)); err != nil {
+	if err := c.Watch(classes.Informer(), framework.OnChange(c.onClass)); err != nil {
 		return nil, err
 	}
 	return c, nil

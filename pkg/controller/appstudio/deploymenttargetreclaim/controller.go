@@ -86,13 +86,13 @@ func New(
 	}
 	// Finalizers, annotations and deletion matter as much as the spec; the controller's own
 	// status writes come back as no-op syncs.
-	if _, err := targets.Informer().AddEventHandler(c.Handler()); err != nil {
+	if err := c.Watch(targets.Informer(), c.Handler()); err != nil {
 		return nil, err
 	}
-	if _, err := claims.Informer().AddEventHandler(framework.OnChange(c.onClaim)); err != nil {
+	if err := c.Watch(claims.Informer(), framework.OnChange(c.onClaim)); err != nil {
 		return nil, err
 	}
-	if _, err := classes.Informer().AddEventHandler(framework.OnChange(c.onClass)); err != nil {
+	if err := c.Watch(classes.Informer(), framework.OnChange(c.onClass)); err != nil {
 		return nil, err
 	}
 	return c, nil

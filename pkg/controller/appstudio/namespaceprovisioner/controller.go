@@ -144,7 +144,7 @@ func New(
 		{namespaces.Informer(), c.onLabelled},
 		{secrets.Informer(), c.onLabelled},
 	} {
-		if _, err := h.inf.AddEventHandler(framework.OnChange(h.f)); err != nil {
+		if err := c.Watch(h.inf, framework.OnChange(h.f)); err != nil {
 			return nil, err
 		}
 	}
