@@ -55,13 +55,13 @@ var _ = Describe("sync impersonation", func() {
 			"apply", "-n", ns, "-f", "-")
 
 		By("Argo CD tries, and the API server refuses the deployer")
-		deployer := "system:serviceaccount:" + ns + ":" + deployer.DeployerName
+		deployerUser := "system:serviceaccount:" + ns + ":" + deployer.DeployerName
 		Eventually(func(g Gomega, ctx context.Context) {
 			op := getDeployment(ctx, ns, "escalate").Status.OperationState
 			g.Expect(op).NotTo(BeNil(), "no sync yet")
 			g.Expect(op.SyncResult).NotTo(BeNil(), "no sync result yet: %+v", op)
 			g.Expect(op.SyncResult.Resources).To(ContainElement(And(HaveField("Name", "alice-admin"),
-				HaveField("Message", And(ContainSubstring("forbidden"), ContainSubstring(deployer))))))
+				HaveField("Message", And(ContainSubstring("forbidden"), ContainSubstring(deployerUser))))))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		Consistently(func(ctx context.Context) bool {
 			_, err := kube.RbacV1().RoleBindings(ns).Get(ctx, "alice-admin", metav1.GetOptions{})

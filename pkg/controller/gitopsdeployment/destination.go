@@ -4,7 +4,6 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 )
 
 // destination is where depl deploys: an Argo CD cluster, always named (destination.name is
@@ -13,9 +12,6 @@ import (
 // AppProject can be computed from it too.
 func (c *Controller) destination(depl *managedv1alpha1.GitOpsDeployment) (argov1alpha1.ApplicationDestination, error) {
 	if depl.Spec.Destination.Environment != "" {
-		if c.envClusters == nil {
-			return argov1alpha1.ApplicationDestination{}, &userError{managedenvironment.UserErrorManagedEnvironment}
-		}
 		dest, msg, err := c.envClusters.Destination(depl)
 		if msg != "" {
 			return dest, &userError{msg}
@@ -28,8 +24,5 @@ func (c *Controller) destination(depl *managedv1alpha1.GitOpsDeployment) (argov1
 // reconciledEnvironment is the name of the ManagedEnvironment (of namespace) that Argo CD last
 // compared app against, or "" for any other cluster (managedenvironment.Clusters).
 func (c *Controller) reconciledEnvironment(namespace string, app *argov1alpha1.Application) string {
-	if c.envClusters == nil {
-		return ""
-	}
 	return c.envClusters.ReconciledEnvironment(namespace, app)
 }

@@ -64,7 +64,8 @@ type Controller struct {
 	classes     appstudiolisters.DeploymentTargetClassLister
 
 	// spaceRequests tells whether the cluster serves the SpaceRequest API (discovery, asked
-	// at most once a SpaceRequestRecheck, shared with the Dev Sandbox provisioner).
+	// at most once a SpaceRequestRecheck; the Dev Sandbox provisioner asks on its own, so the
+	// two may disagree for up to that long).
 	spaceRequests func() bool
 
 	now func() time.Time

@@ -316,8 +316,13 @@ func (p *planner) provision() {
 	}
 	t := &targetT{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace, Labels: map[string]string{},
-			Annotations: map[string]string{appstudiov1alpha1.AnnDynamicallyProvisioned: string(ProvisionerName)},
-			Finalizers:  []string{Finalizer}},
+			// The claim's UID as the binder records it: a claim made again under the name is
+			// another claim, and does not inherit this target.
+			Annotations: map[string]string{
+				appstudiov1alpha1.AnnDynamicallyProvisioned: string(ProvisionerName),
+				appstudiov1alpha1.AnnClaimUID:               string(claim.UID),
+			},
+			Finalizers: []string{Finalizer}},
 		Spec: appstudiov1alpha1.DeploymentTargetSpec{
 			DeploymentTargetClassName: claim.Spec.DeploymentTargetClassName,
 			ClaimRef:                  claim.Name,

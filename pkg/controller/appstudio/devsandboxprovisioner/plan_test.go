@@ -194,6 +194,7 @@ func TestPlanUnit(t *testing.T) {
 						DefaultNamespace: "space", APIURL: "https://sandbox.example.com:6443", ClusterCredentialsSecret: "space-secret"}}
 				if dt.Name != "preview-dt" || dt.Namespace != ns || dt.Spec != want ||
 					dt.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] != "appstudio.redhat.com/devsandbox" ||
+					dt.Annotations[appstudiov1alpha1.AnnClaimUID] != "claim-uid" ||
 					dt.Labels[appstudiov1alpha1.AnnTargetProvisioner] != className || dt.Finalizers[0] != Finalizer ||
 					dt.Status.Phase != appstudiov1alpha1.DeploymentTargetPhaseAvailable || !p.markAvailable {
 					t.Errorf("target %+v", dt)

@@ -12,15 +12,36 @@ import (
 
 // requiredAccess are the rights without which the provisioner cannot work, in every
 // namespace: its namespace informer would wait forever to list, and the agent with it.
+// They are those of artifacts/namespace-provisioner, less the appstudio ones, which the agent's
+// own role grants.
 var requiredAccess = []authorizationv1.ResourceAttributes{
+	{Verb: "get", Resource: "namespaces"},
 	{Verb: "list", Resource: "namespaces"},
 	{Verb: "watch", Resource: "namespaces"},
 	{Verb: "create", Resource: "namespaces"},
+	{Verb: "update", Resource: "namespaces"},
 	{Verb: "delete", Resource: "namespaces"},
 	{Verb: "create", Resource: "serviceaccounts"},
+	{Verb: "get", Resource: "serviceaccounts", Name: ServiceAccountName},
 	{Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: ServiceAccountName},
+	{Verb: "create", Resource: "resourcequotas"},
+	{Verb: "create", Resource: "limitranges"},
+	{Verb: "get", Resource: "resourcequotas", Name: ResourceQuotaName},
+	{Verb: "update", Resource: "resourcequotas", Name: ResourceQuotaName},
+	{Verb: "delete", Resource: "resourcequotas", Name: ResourceQuotaName},
+	{Verb: "get", Resource: "limitranges", Name: LimitRangeName},
+	{Verb: "update", Resource: "limitranges", Name: LimitRangeName},
+	{Verb: "delete", Resource: "limitranges", Name: LimitRangeName},
 	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
+	{Verb: "get", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Name: RoleBindingName},
+	{Verb: "delete", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Name: RoleBindingName},
 	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "edit"},
+	{Verb: "get", Resource: "secrets"},
+	{Verb: "list", Resource: "secrets"},
+	{Verb: "watch", Resource: "secrets"},
+	{Verb: "create", Resource: "secrets"},
+	{Verb: "update", Resource: "secrets"},
+	{Verb: "delete", Resource: "secrets"},
 }
 
 // CheckAccess asks the API server whether the agent has the rights the provisioner needs

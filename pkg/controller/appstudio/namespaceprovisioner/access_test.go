@@ -19,7 +19,7 @@ func TestCheckAccess(t *testing.T) {
 	}{
 		{"every right", func(authorizationv1.ResourceAttributes) bool { return false }, ""},
 		{"no cluster-wide namespaces", func(a authorizationv1.ResourceAttributes) bool { return a.Resource == "namespaces" },
-			"lacks the rights of artifacts/namespace-provisioner, in every namespace: list namespaces, watch namespaces, create namespaces, delete namespaces"},
+			"lacks the rights of artifacts/namespace-provisioner, in every namespace: get namespaces, list namespaces, watch namespaces, create namespaces, update namespaces, delete namespaces"},
 		{"no bind of edit", func(a authorizationv1.ResourceAttributes) bool { return a.Verb == "bind" },
 			": bind clusterroles.rbac.authorization.k8s.io edit"},
 		{"no token", func(a authorizationv1.ResourceAttributes) bool { return a.Subresource == "token" },

@@ -269,6 +269,9 @@ func (p *planner) provision() {
 			Annotations: map[string]string{
 				appstudiov1alpha1.AnnDynamicallyProvisioned: string(ProvisionerName),
 				AnnClaimName: claim.Name,
+				// The claim's UID as the binder records it: a claim made again under the name
+				// is another claim, and does not inherit this target.
+				appstudiov1alpha1.AnnClaimUID: string(claim.UID),
 			},
 			Finalizers: []string{Finalizer}},
 		Spec: appstudiov1alpha1.DeploymentTargetSpec{

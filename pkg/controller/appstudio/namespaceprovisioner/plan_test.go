@@ -224,6 +224,7 @@ func TestPlanUnit(t *testing.T) {
 						DefaultNamespace: unitNS, APIURL: server, ClusterCredentialsSecret: SecretName(unitTarget)}}
 				if d.Spec != want || d.Status.Phase != appstudiov1alpha1.DeploymentTargetPhaseAvailable ||
 					d.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] != string(ProvisionerName) ||
+					d.Annotations[appstudiov1alpha1.AnnClaimUID] != "claim-uid" ||
 					d.Labels[appstudiov1alpha1.AnnTargetProvisioner] != className || !slices.Contains(d.Finalizers, Finalizer) {
 					t.Errorf("target %+v %+v", d.ObjectMeta, d.Spec)
 				}
