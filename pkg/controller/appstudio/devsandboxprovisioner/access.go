@@ -3,13 +3,12 @@ package devsandboxprovisioner
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner/spacerequest"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/provisioning"
 )
 
 // requiredAccess are the rights on SpaceRequests without which the provisioner cannot work,
@@ -29,20 +28,12 @@ var requiredAccess = func() []authorizationv1.ResourceAttributes {
 // and idles while the cluster does not serve SpaceRequests, so Run asks once they are served
 // and idles while a right is missing (New's kube).
 func CheckAccess(ctx context.Context, kube kubernetes.Interface) error {
-	var missing []string
-	for _, attrs := range requiredAccess {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
-		got, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("checking the Dev Sandbox provisioner's rights: %w", err)
-		}
-		if !got.Status.Allowed {
-			missing = append(missing, attrs.Verb+" "+attrs.Resource+"."+attrs.Group)
-		}
+	missing, err := provisioning.MissingAccess(ctx, kube, requiredAccess)
+	if err != nil {
+		return fmt.Errorf("checking the Dev Sandbox provisioner's rights: %w", err)
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the Dev Sandbox provisioner (--controllers %s) lacks rights on SpaceRequests, in every namespace: %s",
-			Name, strings.Join(missing, ", "))
+		return provisioning.Lacks("Dev Sandbox provisioner (--controllers "+Name+")", "rights on SpaceRequests", missing)
 	}
 	return nil
 }

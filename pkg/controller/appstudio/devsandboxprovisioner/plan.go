@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -50,10 +49,8 @@ func TargetName(claim string) string { return claim + TargetSuffix }
 // delete (Ready reason UnableToTerminate) makes its target Failed: the original's 2 minutes.
 const StuckAfter = 2 * time.Minute
 
-// ConditionProvisioned is the claim's condition of this provisioner, as the namespace
-// provisioner's: True once its target is made, False with the reason while it is not. The
-// reference's ErrorOccurred is the binder's, which rewrites it on every sync of the claim.
-const ConditionProvisioned = "Provisioned"
+// ConditionProvisioned is the claim's condition of this provisioner (provisioning).
+const ConditionProvisioned = provisioning.ConditionProvisioned
 
 // Reasons of ConditionProvisioned and of the Events (problems are Warnings).
 const (
@@ -62,7 +59,7 @@ const (
 	ReasonNameConflict       = "NameConflict"
 	ReasonInvalidClaimName   = "InvalidClaimName"
 	ReasonBadSpaceRequest    = "UnexpectedSpaceRequestStatus"
-	ReasonProvisioningFailed = "ProvisioningFailed"
+	ReasonProvisioningFailed = provisioning.ReasonProvisioningFailed
 
 	EventSpaceRequested      = "SpaceRequested"
 	EventProvisioned         = "Provisioned"
@@ -145,12 +142,11 @@ func (p *planner) setCondition(status metav1.ConditionStatus, reason, message st
 		}
 		return
 	}
-	if old := meta.FindStatusCondition(claim.Status.Conditions, ConditionProvisioned); old != nil &&
-		old.Status == status && old.Reason == reason && old.Message == message && old.ObservedGeneration == claim.Generation {
+	c := provisioning.Condition(claim, status, reason, message, p.now)
+	if c == nil {
 		return
 	}
-	p.condition = &metav1.Condition{Type: ConditionProvisioned, Status: status, Reason: reason, Message: message,
-		ObservedGeneration: claim.Generation, LastTransitionTime: metav1.NewTime(p.now)}
+	p.condition = c
 	if warn {
 		p.event(framework.WarningEvent(reason, "%s", message))
 	}

@@ -3,11 +3,11 @@ package namespaceprovisioner
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/provisioning"
 )
 
 // requiredAccess are the rights without which the provisioner cannot work, in every
@@ -49,35 +49,12 @@ var requiredAccess = []authorizationv1.ResourceAttributes{
 // provisioner enabled and without them fails at once, rather than waiting for a cache that
 // cannot fill.
 func CheckAccess(ctx context.Context, kube kubernetes.Interface) error {
-	var missing []string
-	for _, attrs := range requiredAccess {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
-		got, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("checking the namespace provisioner's rights: %w", err)
-		}
-		if !got.Status.Allowed {
-			missing = append(missing, describe(attrs))
-		}
+	missing, err := provisioning.MissingAccess(ctx, kube, requiredAccess)
+	if err != nil {
+		return fmt.Errorf("checking the namespace provisioner's rights: %w", err)
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the namespace provisioner (--controllers %s) lacks the rights of artifacts/namespace-provisioner, in every namespace: %s",
-			Name, strings.Join(missing, ", "))
+		return provisioning.Lacks("namespace provisioner (--controllers "+Name+")", "the rights of artifacts/namespace-provisioner", missing)
 	}
 	return nil
-}
-
-// describe is a right as kubectl auth can-i takes it: "create serviceaccounts/token deployer".
-func describe(a authorizationv1.ResourceAttributes) string {
-	resource := a.Resource
-	if a.Group != "" {
-		resource += "." + a.Group
-	}
-	if a.Subresource != "" {
-		resource += "/" + a.Subresource
-	}
-	if a.Name != "" {
-		resource += " " + a.Name
-	}
-	return a.Verb + " " + resource
 }

@@ -573,24 +573,7 @@ func (c *Controller) recordEvents(s state, evs []framework.Event) {
 	}
 }
 
-// reportFailure sets the claim's Provisioned condition to the failed write, with a Warning,
-// so that no failure is a silent stall; the error goes back to the queue, which retries.
+// reportFailure reports a failed write on the claim (provisioning.ReportFailure).
 func (c *Controller) reportFailure(ctx context.Context, s state, cause error) {
-	// A conflict or an object that exists already only means a stale cache.
-	if apierrors.IsConflict(cause) || apierrors.IsAlreadyExists(cause) || s.claim == nil || s.claim.DeletionTimestamp != nil {
-		return
-	}
-	msg := framework.Redact(cause.Error())
-	if old := meta.FindStatusCondition(s.claim.Status.Conditions, ConditionProvisioned); old != nil &&
-		old.Status == metav1.ConditionFalse && old.Reason == ReasonProvisioningFailed && old.Message == msg {
-		return
-	}
-	upd := s.claim.DeepCopy()
-	meta.SetStatusCondition(&upd.Status.Conditions, metav1.Condition{Type: ConditionProvisioned, Status: metav1.ConditionFalse,
-		Reason: ReasonProvisioningFailed, Message: msg, ObservedGeneration: s.claim.Generation, LastTransitionTime: metav1.NewTime(c.now())})
-	if _, err := c.gitops.AppStudioV1alpha1().DeploymentTargetClaims(s.namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
-		klog.V(4).InfoS("could not report a failure on the claim", "claim", klog.KObj(s.claim), "err", err)
-		return
-	}
-	c.recorder.Event(s.claim, corev1.EventTypeWarning, ReasonProvisioningFailed, msg)
+	provisioning.ReportFailure(ctx, c.gitops, c.recorder, s.claim, cause, c.now())
 }

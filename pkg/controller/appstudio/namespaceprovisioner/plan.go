@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -26,18 +25,15 @@ type (
 	classT  = appstudiov1alpha1.DeploymentTargetClass
 )
 
-// ConditionProvisioned is the claim's condition of this provisioner: True once its target is
-// provisioned, False with the reason while it cannot be. The reference's ErrorOccurred is the
-// binder's, which rewrites it on every sync of the claim: two writers of one condition would
-// undo each other's writes forever.
-const ConditionProvisioned = "Provisioned"
+// ConditionProvisioned is the claim's condition of this provisioner (provisioning).
+const ConditionProvisioned = provisioning.ConditionProvisioned
 
 // Reasons of ConditionProvisioned, and of the Events on the claim (problems are Warnings).
 const (
 	ReasonProvisioned        = "Provisioned"
 	ReasonProvisioning       = "Provisioning"
 	ReasonNameConflict       = "NameConflict"
-	ReasonProvisioningFailed = "ProvisioningFailed"
+	ReasonProvisioningFailed = provisioning.ReasonProvisioningFailed
 
 	EventProvisioned    = "Provisioned"
 	EventDeprovisioning = "Deprovisioning"
@@ -151,12 +147,11 @@ func (p *planner) setCondition(status metav1.ConditionStatus, reason, message st
 		}
 		return
 	}
-	if old := meta.FindStatusCondition(claim.Status.Conditions, ConditionProvisioned); old != nil &&
-		old.Status == status && old.Reason == reason && old.Message == message && old.ObservedGeneration == claim.Generation {
+	c := provisioning.Condition(claim, status, reason, message, p.now)
+	if c == nil {
 		return
 	}
-	p.condition = &metav1.Condition{Type: ConditionProvisioned, Status: status, Reason: reason, Message: message,
-		ObservedGeneration: claim.Generation, LastTransitionTime: metav1.NewTime(p.now)}
+	p.condition = c
 	if warn {
 		p.event(framework.WarningEvent(reason, "%s", message))
 	}
