@@ -162,13 +162,11 @@ func TestDeletionTimeoutMarksTheTargetFailed(t *testing.T) {
 func TestEventsQueueTheTargetsTheyMatterTo(t *testing.T) {
 	f := newFixture(t, retainClass, newTarget(boundTo("c1")),
 		func() *targetT { t := newTarget(ofClass(del)); t.Name = "dt2"; return t }()).start()
+	// The handlers are called directly below: once the adds of the start are drained, what
+	// the queue holds is what each call queued.
 	drain := func() []string {
-		time.Sleep(50 * time.Millisecond) // the handlers run on the informers' goroutines
 		var keys []string
-		for f.c.Queue.Len() > 0 {
-			k, _ := f.c.Queue.Get()
-			f.c.Queue.Done(k)
-			f.c.Queue.Forget(k)
+		for _, k := range controllertest.Drain(t, f.ctx, f.c.Controller) {
 			keys = append(keys, strings.TrimPrefix(k, ns+"/"))
 		}
 		return keys
