@@ -94,6 +94,10 @@ type Controller struct {
 
 	// tenants holds a *tenant per tenant namespace (tenant.go).
 	tenants sync.Map
+	// degraded holds, by key, the UID of each GitOpsDeployment whose health was Degraded
+	// since it was last Healthy, so that a recovery by way of Progressing is told as one.
+	// Lost with the process: Events are told at most once, not at least once.
+	degraded sync.Map
 
 	now func() time.Time
 }
@@ -255,6 +259,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	}
 	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
+		c.degraded.Delete(key)
 		if err := c.deleteApplications(ctx, key, ""); err != nil {
 			return err
 		}
@@ -438,7 +443,15 @@ func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.Git
 	}
 	// Decided from the status this write replaced: a failed or conflicting write records
 	// nothing, and its retry records the Events once (events.go).
-	c.recordEvents(written, deploymentEvents(depl.Status, st))
+	key := deploymentKey(depl)
+	uid, _ := c.degraded.Load(key)
+	c.recordEvents(written, deploymentEvents(depl.Status, st, uid == depl.UID))
+	switch st.Health.Status {
+	case managedv1alpha1.HealthStatusCodeDegraded:
+		c.degraded.Store(key, depl.UID)
+	case managedv1alpha1.HealthStatusCodeHealthy:
+		c.degraded.Delete(key)
+	}
 	return nil
 }
 

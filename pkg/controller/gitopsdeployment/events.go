@@ -47,8 +47,9 @@ func (c *Controller) recordEvents(obj runtime.Object, evs []event) {
 	}
 }
 
-// deploymentEvents are the Events of a GitOpsDeployment whose status goes from old to new.
-func deploymentEvents(old, new managedv1alpha1.GitOpsDeploymentStatus) []event {
+// deploymentEvents are the Events of a GitOpsDeployment whose status goes from old to new;
+// wasDegraded says that its health was Degraded since it was last Healthy, before old.
+func deploymentEvents(old, new managedv1alpha1.GitOpsDeploymentStatus, wasDegraded bool) []event {
 	var evs []event
 	if op := new.OperationState; op != nil {
 		prev := old.OperationState
@@ -83,8 +84,8 @@ func deploymentEvents(old, new managedv1alpha1.GitOpsDeploymentStatus) []event {
 			msg += ": " + new.Health.Message
 		}
 		evs = append(evs, warningEvent(EventHealthDegraded, "%s", msg))
-	case nh == managedv1alpha1.HealthStatusCodeHealthy && oh == managedv1alpha1.HealthStatusCodeDegraded:
-		evs = append(evs, normalEvent(EventHealthRecovered, "Health of the deployed resources is Healthy again (was %s)", oh))
+	case nh == managedv1alpha1.HealthStatusCodeHealthy && (oh == managedv1alpha1.HealthStatusCodeDegraded || wasDegraded):
+		evs = append(evs, normalEvent(EventHealthRecovered, "Health of the deployed resources is Healthy again (was %s)", healthName(oh)))
 	}
 	return evs
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argoproj/gitops-engine/pkg/health"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
@@ -56,10 +58,11 @@ func TestDeploymentEvents(t *testing.T) {
 		errored     = managedv1alpha1.OperationPhaseError
 	)
 	for _, tc := range []struct {
-		name     string
-		old, new managedv1alpha1.GitOpsDeploymentStatus
-		want     []string
-		contains string
+		name        string
+		old, new    managedv1alpha1.GitOpsDeploymentStatus
+		wasDegraded bool
+		want        []string
+		contains    string
 	}{
 		{name: "nothing changed (an agent restarting)", old: deplStatus(healthy, opState(succeeded, t0, "ok")), new: deplStatus(healthy, opState(succeeded, t0, "ok"))},
 		{name: "empty to empty", old: deplStatus("", nil), new: deplStatus("", nil)},
@@ -92,13 +95,15 @@ func TestDeploymentEvents(t *testing.T) {
 		{name: "missing before the first sync", old: deplStatus("", nil), new: deplStatus(missing, nil)},
 		{name: "healthy after missing (the first sync)", old: deplStatus(missing, nil), new: deplStatus(healthy, nil)},
 		{name: "progressing to healthy (a rollout)", old: deplStatus(progressing, nil), new: deplStatus(healthy, nil)},
+		{name: "recovered by way of progressing", old: deplStatus(progressing, nil), new: deplStatus(healthy, nil), wasDegraded: true,
+			want: []string{"Normal HealthRecovered"}, contains: "Healthy again (was Progressing)"},
 		{name: "recovered", old: deplStatus(degraded, nil), new: deplStatus(healthy, nil),
 			want: []string{"Normal HealthRecovered"}, contains: "Healthy again (was Degraded)"},
 		{name: "sync failed and degraded at once", old: deplStatus(healthy, opState(running, t0, "")), new: deplStatus(degraded, opState(failed, t0, "x")),
 			want: []string{"Warning SyncFailed", "Warning HealthDegraded"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			evs := deploymentEvents(tc.old, tc.new)
+			evs := deploymentEvents(tc.old, tc.new, tc.wasDegraded)
 			if got := reasons(evs); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("events %v, want %v", got, tc.want)
 			}
@@ -113,7 +118,7 @@ func TestDeploymentEventsInitiator(t *testing.T) {
 	op := opState(managedv1alpha1.OperationPhaseRunning, t0, "")
 	op.Operation.InitiatedBy = managedv1alpha1.OperationInitiator{Username: "gitops-service"} // a SyncRun's
 	op.Operation.Sync.Revision = ""
-	evs := deploymentEvents(managedv1alpha1.GitOpsDeploymentStatus{}, managedv1alpha1.GitOpsDeploymentStatus{OperationState: op})
+	evs := deploymentEvents(managedv1alpha1.GitOpsDeploymentStatus{}, managedv1alpha1.GitOpsDeploymentStatus{OperationState: op}, false)
 	if len(evs) != 1 || evs[0].Message != "Argo CD started a sync to the target revision (initiated by gitops-service)" {
 		t.Fatalf("events %+v", evs)
 	}
@@ -167,5 +172,18 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	}
 	if got := controllertest.Recorded(rec); len(got) != 1 || got[0] != "Warning HealthDegraded Health of the deployed resources is Degraded (was Healthy): Deployment web exceeded its progress deadline" {
 		t.Fatalf("events %v", got)
+	}
+	// Degraded, then Progressing (a fix rolling out), then Healthy: recovered, once.
+	for _, h := range []string{"Progressing", "Healthy", "Progressing", "Healthy"} {
+		if written, err = gitops.ManagedGitopsV1alpha1().GitOpsDeployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		app.Status.Health = argov1alpha1.HealthStatus{Status: health.HealthStatusCode(h)}
+		if err := a.updateStatus(ctx, written, app, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := controllertest.Recorded(rec); len(got) != 1 || got[0] != "Normal HealthRecovered Health of the deployed resources is Healthy again (was Progressing)" {
+		t.Fatalf("events %v, want one HealthRecovered (a later rollout is no recovery)", got)
 	}
 }
