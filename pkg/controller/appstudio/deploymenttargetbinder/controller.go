@@ -40,14 +40,15 @@ const fieldManager = "gitops-service-agent"
 
 // Informer indexes, named after the controller: other controllers share the informers.
 const (
-	// byTarget: claims by the "namespace/name" of the target they name.
-	byTarget = "deploymenttargetbinder.appstudio/target"
+	// byTarget: claims by the "namespace/name" of the target they name (shared with the
+	// other controllers of claims and targets, targetindex).
+	byTarget = targetindex.ClaimsByTarget
 	// byClass: claims by their class name.
 	byClass = "deploymenttargetbinder.appstudio/class"
 	// byNamespacedClass: claims and targets by "namespace/class".
 	byNamespacedClass = "deploymenttargetbinder.appstudio/namespacedClass"
-	// byClaimRef: targets by the "namespace/name" of the claim they claim.
-	byClaimRef = "deploymenttargetbinder.appstudio/claimRef"
+	// byClaimRef: targets by the "namespace/name" of the claim they claim (shared, targetindex).
+	byClaimRef = targetindex.TargetsByClaimRef
 )
 
 // Controller binds DeploymentTargetClaims to DeploymentTargets.
@@ -92,12 +93,12 @@ func New(
 	c.spaceRequests = spacerequest.Served(gitops.Discovery(), c.now)
 	c.Controller = framework.NewController(Name, c.sync)
 
-	if err := claims.Informer().AddIndexers(cache.Indexers{
+	if err := targetindex.Add(claims.Informer(), cache.Indexers{
 		byTarget: targetindex.TargetOfClaim, byClass: classOfClaim, byNamespacedClass: namespacedClassOfClaim,
 	}); err != nil {
 		return nil, err
 	}
-	if err := targets.Informer().AddIndexers(cache.Indexers{
+	if err := targetindex.Add(targets.Informer(), cache.Indexers{
 		byClaimRef: targetindex.ClaimRefOfTarget, byNamespacedClass: namespacedClassOfTarget,
 	}); err != nil {
 		return nil, err

@@ -41,8 +41,9 @@ const fieldManager = "gitops-service-agent"
 
 // Informer indexes, named after the controller: other controllers share the informers.
 const (
-	// byClaimRef: targets by the "namespace/name" of the claim they claim.
-	byClaimRef = "deploymenttargetreclaim.appstudio/claimRef"
+	// byClaimRef: targets by the "namespace/name" of the claim they claim (shared with the
+	// other controllers of claims and targets, targetindex).
+	byClaimRef = targetindex.TargetsByClaimRef
 	// byClass: targets by their class name.
 	byClass = "deploymenttargetreclaim.appstudio/class"
 )
@@ -81,7 +82,7 @@ func New(
 	}
 	c.Controller = framework.NewController(Name, c.sync)
 
-	if err := targets.Informer().AddIndexers(cache.Indexers{byClaimRef: targetindex.ClaimRefOfTarget, byClass: classOfTarget}); err != nil {
+	if err := targetindex.Add(targets.Informer(), cache.Indexers{byClaimRef: targetindex.ClaimRefOfTarget, byClass: classOfTarget}); err != nil {
 		return nil, err
 	}
 	// Finalizers, annotations and deletion matter as much as the spec; the controller's own
