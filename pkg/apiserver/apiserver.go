@@ -24,11 +24,13 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshot"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/argocdinstance"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentmanagedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentrepositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentsyncrun"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/operation"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/tenantplacement"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 )
 
@@ -91,6 +93,8 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Optio
 		"gitopsdeploymentmanagedenvironments":   bind(gitopsdeploymentmanagedenvironment.NewREST),
 		"gitopsdeploymentrepositorycredentials": bind(gitopsdeploymentrepositorycredential.NewREST),
 		"operations":                            bind(operation.NewREST),
+		"argocdinstances":                       bind(argocdinstance.NewREST),
+		"tenantplacements":                      bind(tenantplacement.NewREST),
 	}, optsGetter)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 )
 
 // internalResources are served but meant only for the service's own components.
-var internalResources = sets.New("operations")
+var internalResources = sets.New("operations", "argocdinstances", "tenantplacements")
 
 // guardInternalKinds denies the internal kinds to everyone outside allowedGroups and
 // system:masters before the host cluster's RBAC is asked, so that a broad tenant Role

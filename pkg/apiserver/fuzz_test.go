@@ -168,8 +168,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 30 {
-		tb.Fatalf("%d kinds, want the 15 kinds and 15 lists of both groups: %v", len(kinds), kinds)
+	if len(kinds) != 34 {
+		tb.Fatalf("%d kinds, want the 17 kinds and 17 lists of both groups: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -195,8 +195,8 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 			out[reflect.TypeOf(r.New())] = st.Kind
 		}
 	}
-	if len(out) != 15 {
-		tb.Fatalf("%d kinds with a strategy, want 15", len(out))
+	if len(out) != 17 {
+		tb.Fatalf("%d kinds with a strategy, want 17", len(out))
 	}
 	return out
 }
@@ -253,6 +253,8 @@ var fuzzDecodeSeeds = []string{
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"SnapshotEnvironmentBinding","metadata":{"name":"b","namespace":"n"},"spec":{"application":"a","environment":"e","snapshot":"s","components":[{"name":"c","configuration":{"replicas":-1,"resources":{"limits":{"cpu":"1.5","memory":1e3},"requests":{"cpu":"0.0001m","memory":"1Ei"}}}}]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Environment","metadata":{"name":"e","namespace":"n"},"spec":{"deploymentStrategy":"AppStudioAutomated","unstableConfigurationFields":{"kubernetesCredentials":{"targetNamespace":"t","apiURL":"https://k","clusterCredentialsSecret":"s"}}},"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z","reason":"R","message":"m"}]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"DeploymentTargetClass","metadata":{"name":"c"},"spec":{"provisioner":"p"}}`,
+	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"ArgoCDInstance","metadata":{"name":"i"},"spec":{"namespace":"argocd","capacity":-1e3},"status":{"lastHeartbeatTime":null,"tenants":2147483648}}`,
+	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"TenantPlacement","metadata":{"name":"jane"},"spec":{"instance":"","pinned":true},"status":{"instance":"x","lastTransitionTime":"2026-01-02T03:04:05+01:00"}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Application","metadata":{"name":"a","namespace":"n"},"spec":{"displayName":"A","gitOpsRepository":{"url":""}},"status":{"conditions":null,"devfile":"x"}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Component","metadata":{"name":"c","namespace":"n"},"spec":{"componentName":"c","application":"a","source":{"git":{"url":"/x"}},"replicas":-1,"targetPort":1e3,"env":[{"name":"E","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}],"resources":{"limits":{"cpu":"1"},"requests":{"cpu":"2"}},"build-nudges-ref":["c","c"]},"status":{"gitops":{"resourceGenerationSkipped":true},"build-nudged-by":[]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"ComponentDetectionQuery","metadata":{"name":"q","namespace":"n"},"spec":{"git":{"url":"https://e/x"}},"status":{"componentDetected":{"":{"componentStub":{"componentName":"","application":"","replicas":null}},"b":null}}}`,

@@ -152,6 +152,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.ApplicationOperationApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ApplicationSource"):
 		return &applyconfigurationmanagedgitopsv1alpha1.ApplicationSourceApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ArgoCDInstance"):
+		return &applyconfigurationmanagedgitopsv1alpha1.ArgoCDInstanceApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ArgoCDInstanceSpec"):
+		return &applyconfigurationmanagedgitopsv1alpha1.ArgoCDInstanceSpecApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ArgoCDInstanceStatus"):
+		return &applyconfigurationmanagedgitopsv1alpha1.ArgoCDInstanceStatusApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("Backoff"):
 		return &applyconfigurationmanagedgitopsv1alpha1.BackoffApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeployment"):
@@ -230,6 +236,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.SyncStrategyApplyApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("SyncStrategyHook"):
 		return &applyconfigurationmanagedgitopsv1alpha1.SyncStrategyHookApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("TenantPlacement"):
+		return &applyconfigurationmanagedgitopsv1alpha1.TenantPlacementApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("TenantPlacementSpec"):
+		return &applyconfigurationmanagedgitopsv1alpha1.TenantPlacementSpecApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("TenantPlacementStatus"):
+		return &applyconfigurationmanagedgitopsv1alpha1.TenantPlacementStatusApplyConfiguration{}
 
 	}
 	return nil

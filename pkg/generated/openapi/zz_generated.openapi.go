@@ -100,6 +100,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ApplicationDestination":                   schema_pkg_apis_managedgitops_v1alpha1_ApplicationDestination(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ApplicationOperation":                     schema_pkg_apis_managedgitops_v1alpha1_ApplicationOperation(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ApplicationSource":                        schema_pkg_apis_managedgitops_v1alpha1_ApplicationSource(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstance":                           schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstance(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceList":                       schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceSpec":                       schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceStatus":                     schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.Backoff":                                  schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeployment":                         schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeployment(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentCondition":                schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentCondition(ref),
@@ -144,6 +148,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.SyncStrategy":                             schema_pkg_apis_managedgitops_v1alpha1_SyncStrategy(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.SyncStrategyApply":                        schema_pkg_apis_managedgitops_v1alpha1_SyncStrategyApply(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.SyncStrategyHook":                         schema_pkg_apis_managedgitops_v1alpha1_SyncStrategyHook(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacement":                          schema_pkg_apis_managedgitops_v1alpha1_TenantPlacement(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementList":                      schema_pkg_apis_managedgitops_v1alpha1_TenantPlacementList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementSpec":                      schema_pkg_apis_managedgitops_v1alpha1_TenantPlacementSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementStatus":                    schema_pkg_apis_managedgitops_v1alpha1_TenantPlacementStatus(ref),
 		"k8s.io/api/core/v1.AWSElasticBlockStoreVolumeSource":                                                               schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
 		"k8s.io/api/core/v1.Affinity":                                    schema_k8sio_api_core_v1_Affinity(ref),
 		"k8s.io/api/core/v1.AppArmorProfile":                             schema_k8sio_api_core_v1_AppArmorProfile(ref),
@@ -3624,6 +3632,210 @@ func schema_pkg_apis_managedgitops_v1alpha1_ApplicationSource(ref common.Referen
 	}
 }
 
+func schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstance(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ArgoCDInstance is one Argo CD instance of the service's fleet: where it runs, how many tenant namespaces it may take, and, as its agent reports, whether it is served and how loaded it is. It is cluster-scoped and internal to the service: only the service's accounts and cluster admins may read or write it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceStatus"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceSpec", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ArgoCDInstanceList is a list of ArgoCDInstances.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstance"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstance", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ArgoCDInstanceSpec is where an instance runs and what it may take.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cluster": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Cluster names the cluster Argo CD runs on (its engine cluster), for the admins' eyes; empty when it runs on the cluster that serves the API. Its agents reach it with their engine kubeconfig.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is Argo CD's namespace on that cluster. It cannot change.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"capacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Capacity is the most tenant namespaces the service places on the instance; tenants beyond it are moved to instances with room.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"draining": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Draining empties the instance: its tenants that are not pinned move to other instances, and none is placed on it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"namespace", "capacity"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ArgoCDInstanceStatus is what the instance's leading agent reports.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions: Ready is True while an agent serves the instance and reports in.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.Condition"),
+									},
+								},
+							},
+						},
+					},
+					"leader": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Leader is the identity of the agent that serves the instance.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastHeartbeatTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastHeartbeatTime is when that agent last reported; an instance whose agent has not reported for a while takes no new tenants.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
+					"tenants": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tenants is the number of tenant namespaces the instance holds.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"applications": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Applications is the number of Argo CD Applications the agent keeps on the instance.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/apis/meta/v1.Condition", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
+	}
+}
+
 func schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5570,6 +5782,164 @@ func schema_pkg_apis_managedgitops_v1alpha1_SyncStrategyHook(ref common.Referenc
 				},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_TenantPlacement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPlacement places one tenant namespace, its name, on one ArgoCDInstance: the agents of that instance alone reconcile the namespace's GitOps objects into Argo CD. The service places each namespace that has GitOps objects on the least loaded instance with room, and keeps it there; an admin may pin it to an instance. It is cluster-scoped and internal to the service.\n\nA move is a hand-over through status.instance, the instance that holds the tenant: the holder's agent, seeing spec.instance name another, removes the tenant's Argo CD objects (but not what they deployed) and clears status.instance; only then may the new instance's agent take the tenant. So no two instances ever sync a tenant's Applications at once.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementStatus"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementSpec", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacementStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_TenantPlacementList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPlacementList is a list of TenantPlacements.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacement"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.TenantPlacement", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_TenantPlacementSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPlacementSpec is where the tenant should be.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"instance": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Instance is the ArgoCDInstance the tenant is placed on; empty while no instance has room.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pinned": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pinned keeps the tenant on Instance: the service never moves it, not even off a draining instance. Set by admins.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_TenantPlacementStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPlacementStatus is where the tenant is.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"instance": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Instance is the ArgoCDInstance that holds the tenant now, whose agent reconciles its objects; empty while none does. It only ever changes to or from empty: an instance releases a tenant before another takes it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says why the tenant is not held where it is placed, when it is not.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when Instance last changed.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
 	}
 }
 

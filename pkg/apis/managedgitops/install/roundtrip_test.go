@@ -21,6 +21,7 @@ var group = apitesting.Group{
 		"GitOpsDeploymentRepositoryCredential", "GitOpsDeploymentRepositoryCredentialList",
 		"GitOpsDeploymentSyncRun", "GitOpsDeploymentSyncRunList",
 		"Operation", "OperationList",
+		"ArgoCDInstance", "ArgoCDInstanceList", "TenantPlacement", "TenantPlacementList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},
 	FuzzerFuncs: fuzzer.Funcs,

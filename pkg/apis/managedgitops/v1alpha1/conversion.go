@@ -18,6 +18,8 @@ var SelectableFields = map[string][]string{
 	"GitOpsDeploymentManagedEnvironment":   {"spec.credentialsSecret"},
 	"GitOpsDeploymentRepositoryCredential": {"spec.repository", "spec.secret"},
 	"Operation":                            {"spec.resourceType", "status.state"},
+	"ArgoCDInstance":                       {"spec.draining"},
+	"TenantPlacement":                      {"spec.instance", "status.instance"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

@@ -30,6 +30,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&GitOpsDeploymentManagedEnvironment{}, &GitOpsDeploymentManagedEnvironmentList{},
 		&GitOpsDeploymentRepositoryCredential{}, &GitOpsDeploymentRepositoryCredentialList{},
 		&Operation{}, &OperationList{},
+		&ArgoCDInstance{}, &ArgoCDInstanceList{},
+		&TenantPlacement{}, &TenantPlacementList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -67,6 +67,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ArgoCDInstance)(nil), (*managedgitops.ArgoCDInstance)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ArgoCDInstance_To_managedgitops_ArgoCDInstance(a.(*ArgoCDInstance), b.(*managedgitops.ArgoCDInstance), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.ArgoCDInstance)(nil), (*ArgoCDInstance)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_ArgoCDInstance_To_v1alpha1_ArgoCDInstance(a.(*managedgitops.ArgoCDInstance), b.(*ArgoCDInstance), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ArgoCDInstanceList)(nil), (*managedgitops.ArgoCDInstanceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ArgoCDInstanceList_To_managedgitops_ArgoCDInstanceList(a.(*ArgoCDInstanceList), b.(*managedgitops.ArgoCDInstanceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.ArgoCDInstanceList)(nil), (*ArgoCDInstanceList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_ArgoCDInstanceList_To_v1alpha1_ArgoCDInstanceList(a.(*managedgitops.ArgoCDInstanceList), b.(*ArgoCDInstanceList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ArgoCDInstanceSpec)(nil), (*managedgitops.ArgoCDInstanceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ArgoCDInstanceSpec_To_managedgitops_ArgoCDInstanceSpec(a.(*ArgoCDInstanceSpec), b.(*managedgitops.ArgoCDInstanceSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.ArgoCDInstanceSpec)(nil), (*ArgoCDInstanceSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_ArgoCDInstanceSpec_To_v1alpha1_ArgoCDInstanceSpec(a.(*managedgitops.ArgoCDInstanceSpec), b.(*ArgoCDInstanceSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ArgoCDInstanceStatus)(nil), (*managedgitops.ArgoCDInstanceStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ArgoCDInstanceStatus_To_managedgitops_ArgoCDInstanceStatus(a.(*ArgoCDInstanceStatus), b.(*managedgitops.ArgoCDInstanceStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.ArgoCDInstanceStatus)(nil), (*ArgoCDInstanceStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_ArgoCDInstanceStatus_To_v1alpha1_ArgoCDInstanceStatus(a.(*managedgitops.ArgoCDInstanceStatus), b.(*ArgoCDInstanceStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*Backoff)(nil), (*managedgitops.Backoff)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_Backoff_To_managedgitops_Backoff(a.(*Backoff), b.(*managedgitops.Backoff), scope)
 	}); err != nil {
@@ -507,6 +547,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*TenantPlacement)(nil), (*managedgitops.TenantPlacement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TenantPlacement_To_managedgitops_TenantPlacement(a.(*TenantPlacement), b.(*managedgitops.TenantPlacement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.TenantPlacement)(nil), (*TenantPlacement)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_TenantPlacement_To_v1alpha1_TenantPlacement(a.(*managedgitops.TenantPlacement), b.(*TenantPlacement), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TenantPlacementList)(nil), (*managedgitops.TenantPlacementList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TenantPlacementList_To_managedgitops_TenantPlacementList(a.(*TenantPlacementList), b.(*managedgitops.TenantPlacementList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.TenantPlacementList)(nil), (*TenantPlacementList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_TenantPlacementList_To_v1alpha1_TenantPlacementList(a.(*managedgitops.TenantPlacementList), b.(*TenantPlacementList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TenantPlacementSpec)(nil), (*managedgitops.TenantPlacementSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TenantPlacementSpec_To_managedgitops_TenantPlacementSpec(a.(*TenantPlacementSpec), b.(*managedgitops.TenantPlacementSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.TenantPlacementSpec)(nil), (*TenantPlacementSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_TenantPlacementSpec_To_v1alpha1_TenantPlacementSpec(a.(*managedgitops.TenantPlacementSpec), b.(*TenantPlacementSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TenantPlacementStatus)(nil), (*managedgitops.TenantPlacementStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TenantPlacementStatus_To_managedgitops_TenantPlacementStatus(a.(*TenantPlacementStatus), b.(*managedgitops.TenantPlacementStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.TenantPlacementStatus)(nil), (*TenantPlacementStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_TenantPlacementStatus_To_v1alpha1_TenantPlacementStatus(a.(*managedgitops.TenantPlacementStatus), b.(*TenantPlacementStatus), scope)
+	}); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -588,6 +668,114 @@ func autoConvert_managedgitops_ApplicationSource_To_v1alpha1_ApplicationSource(i
 // Convert_managedgitops_ApplicationSource_To_v1alpha1_ApplicationSource is an autogenerated conversion function.
 func Convert_managedgitops_ApplicationSource_To_v1alpha1_ApplicationSource(in *managedgitops.ApplicationSource, out *ApplicationSource, s conversion.Scope) error {
 	return autoConvert_managedgitops_ApplicationSource_To_v1alpha1_ApplicationSource(in, out, s)
+}
+
+func autoConvert_v1alpha1_ArgoCDInstance_To_managedgitops_ArgoCDInstance(in *ArgoCDInstance, out *managedgitops.ArgoCDInstance, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ArgoCDInstanceSpec_To_managedgitops_ArgoCDInstanceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ArgoCDInstanceStatus_To_managedgitops_ArgoCDInstanceStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ArgoCDInstance_To_managedgitops_ArgoCDInstance is an autogenerated conversion function.
+func Convert_v1alpha1_ArgoCDInstance_To_managedgitops_ArgoCDInstance(in *ArgoCDInstance, out *managedgitops.ArgoCDInstance, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ArgoCDInstance_To_managedgitops_ArgoCDInstance(in, out, s)
+}
+
+func autoConvert_managedgitops_ArgoCDInstance_To_v1alpha1_ArgoCDInstance(in *managedgitops.ArgoCDInstance, out *ArgoCDInstance, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_managedgitops_ArgoCDInstanceSpec_To_v1alpha1_ArgoCDInstanceSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_managedgitops_ArgoCDInstanceStatus_To_v1alpha1_ArgoCDInstanceStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_managedgitops_ArgoCDInstance_To_v1alpha1_ArgoCDInstance is an autogenerated conversion function.
+func Convert_managedgitops_ArgoCDInstance_To_v1alpha1_ArgoCDInstance(in *managedgitops.ArgoCDInstance, out *ArgoCDInstance, s conversion.Scope) error {
+	return autoConvert_managedgitops_ArgoCDInstance_To_v1alpha1_ArgoCDInstance(in, out, s)
+}
+
+func autoConvert_v1alpha1_ArgoCDInstanceList_To_managedgitops_ArgoCDInstanceList(in *ArgoCDInstanceList, out *managedgitops.ArgoCDInstanceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]managedgitops.ArgoCDInstance)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ArgoCDInstanceList_To_managedgitops_ArgoCDInstanceList is an autogenerated conversion function.
+func Convert_v1alpha1_ArgoCDInstanceList_To_managedgitops_ArgoCDInstanceList(in *ArgoCDInstanceList, out *managedgitops.ArgoCDInstanceList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ArgoCDInstanceList_To_managedgitops_ArgoCDInstanceList(in, out, s)
+}
+
+func autoConvert_managedgitops_ArgoCDInstanceList_To_v1alpha1_ArgoCDInstanceList(in *managedgitops.ArgoCDInstanceList, out *ArgoCDInstanceList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]ArgoCDInstance)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_managedgitops_ArgoCDInstanceList_To_v1alpha1_ArgoCDInstanceList is an autogenerated conversion function.
+func Convert_managedgitops_ArgoCDInstanceList_To_v1alpha1_ArgoCDInstanceList(in *managedgitops.ArgoCDInstanceList, out *ArgoCDInstanceList, s conversion.Scope) error {
+	return autoConvert_managedgitops_ArgoCDInstanceList_To_v1alpha1_ArgoCDInstanceList(in, out, s)
+}
+
+func autoConvert_v1alpha1_ArgoCDInstanceSpec_To_managedgitops_ArgoCDInstanceSpec(in *ArgoCDInstanceSpec, out *managedgitops.ArgoCDInstanceSpec, s conversion.Scope) error {
+	out.Cluster = in.Cluster
+	out.Namespace = in.Namespace
+	out.Capacity = in.Capacity
+	out.Draining = in.Draining
+	return nil
+}
+
+// Convert_v1alpha1_ArgoCDInstanceSpec_To_managedgitops_ArgoCDInstanceSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ArgoCDInstanceSpec_To_managedgitops_ArgoCDInstanceSpec(in *ArgoCDInstanceSpec, out *managedgitops.ArgoCDInstanceSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ArgoCDInstanceSpec_To_managedgitops_ArgoCDInstanceSpec(in, out, s)
+}
+
+func autoConvert_managedgitops_ArgoCDInstanceSpec_To_v1alpha1_ArgoCDInstanceSpec(in *managedgitops.ArgoCDInstanceSpec, out *ArgoCDInstanceSpec, s conversion.Scope) error {
+	out.Cluster = in.Cluster
+	out.Namespace = in.Namespace
+	out.Capacity = in.Capacity
+	out.Draining = in.Draining
+	return nil
+}
+
+// Convert_managedgitops_ArgoCDInstanceSpec_To_v1alpha1_ArgoCDInstanceSpec is an autogenerated conversion function.
+func Convert_managedgitops_ArgoCDInstanceSpec_To_v1alpha1_ArgoCDInstanceSpec(in *managedgitops.ArgoCDInstanceSpec, out *ArgoCDInstanceSpec, s conversion.Scope) error {
+	return autoConvert_managedgitops_ArgoCDInstanceSpec_To_v1alpha1_ArgoCDInstanceSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ArgoCDInstanceStatus_To_managedgitops_ArgoCDInstanceStatus(in *ArgoCDInstanceStatus, out *managedgitops.ArgoCDInstanceStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Leader = in.Leader
+	out.LastHeartbeatTime = (*v1.Time)(unsafe.Pointer(in.LastHeartbeatTime))
+	out.Tenants = in.Tenants
+	out.Applications = in.Applications
+	return nil
+}
+
+// Convert_v1alpha1_ArgoCDInstanceStatus_To_managedgitops_ArgoCDInstanceStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ArgoCDInstanceStatus_To_managedgitops_ArgoCDInstanceStatus(in *ArgoCDInstanceStatus, out *managedgitops.ArgoCDInstanceStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ArgoCDInstanceStatus_To_managedgitops_ArgoCDInstanceStatus(in, out, s)
+}
+
+func autoConvert_managedgitops_ArgoCDInstanceStatus_To_v1alpha1_ArgoCDInstanceStatus(in *managedgitops.ArgoCDInstanceStatus, out *ArgoCDInstanceStatus, s conversion.Scope) error {
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.Leader = in.Leader
+	out.LastHeartbeatTime = (*v1.Time)(unsafe.Pointer(in.LastHeartbeatTime))
+	out.Tenants = in.Tenants
+	out.Applications = in.Applications
+	return nil
+}
+
+// Convert_managedgitops_ArgoCDInstanceStatus_To_v1alpha1_ArgoCDInstanceStatus is an autogenerated conversion function.
+func Convert_managedgitops_ArgoCDInstanceStatus_To_v1alpha1_ArgoCDInstanceStatus(in *managedgitops.ArgoCDInstanceStatus, out *ArgoCDInstanceStatus, s conversion.Scope) error {
+	return autoConvert_managedgitops_ArgoCDInstanceStatus_To_v1alpha1_ArgoCDInstanceStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_Backoff_To_managedgitops_Backoff(in *Backoff, out *managedgitops.Backoff, s conversion.Scope) error {
@@ -1758,4 +1946,104 @@ func autoConvert_managedgitops_SyncStrategyHook_To_v1alpha1_SyncStrategyHook(in 
 // Convert_managedgitops_SyncStrategyHook_To_v1alpha1_SyncStrategyHook is an autogenerated conversion function.
 func Convert_managedgitops_SyncStrategyHook_To_v1alpha1_SyncStrategyHook(in *managedgitops.SyncStrategyHook, out *SyncStrategyHook, s conversion.Scope) error {
 	return autoConvert_managedgitops_SyncStrategyHook_To_v1alpha1_SyncStrategyHook(in, out, s)
+}
+
+func autoConvert_v1alpha1_TenantPlacement_To_managedgitops_TenantPlacement(in *TenantPlacement, out *managedgitops.TenantPlacement, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_TenantPlacementSpec_To_managedgitops_TenantPlacementSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_TenantPlacementStatus_To_managedgitops_TenantPlacementStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_TenantPlacement_To_managedgitops_TenantPlacement is an autogenerated conversion function.
+func Convert_v1alpha1_TenantPlacement_To_managedgitops_TenantPlacement(in *TenantPlacement, out *managedgitops.TenantPlacement, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TenantPlacement_To_managedgitops_TenantPlacement(in, out, s)
+}
+
+func autoConvert_managedgitops_TenantPlacement_To_v1alpha1_TenantPlacement(in *managedgitops.TenantPlacement, out *TenantPlacement, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_managedgitops_TenantPlacementSpec_To_v1alpha1_TenantPlacementSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_managedgitops_TenantPlacementStatus_To_v1alpha1_TenantPlacementStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_managedgitops_TenantPlacement_To_v1alpha1_TenantPlacement is an autogenerated conversion function.
+func Convert_managedgitops_TenantPlacement_To_v1alpha1_TenantPlacement(in *managedgitops.TenantPlacement, out *TenantPlacement, s conversion.Scope) error {
+	return autoConvert_managedgitops_TenantPlacement_To_v1alpha1_TenantPlacement(in, out, s)
+}
+
+func autoConvert_v1alpha1_TenantPlacementList_To_managedgitops_TenantPlacementList(in *TenantPlacementList, out *managedgitops.TenantPlacementList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]managedgitops.TenantPlacement)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_TenantPlacementList_To_managedgitops_TenantPlacementList is an autogenerated conversion function.
+func Convert_v1alpha1_TenantPlacementList_To_managedgitops_TenantPlacementList(in *TenantPlacementList, out *managedgitops.TenantPlacementList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TenantPlacementList_To_managedgitops_TenantPlacementList(in, out, s)
+}
+
+func autoConvert_managedgitops_TenantPlacementList_To_v1alpha1_TenantPlacementList(in *managedgitops.TenantPlacementList, out *TenantPlacementList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]TenantPlacement)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_managedgitops_TenantPlacementList_To_v1alpha1_TenantPlacementList is an autogenerated conversion function.
+func Convert_managedgitops_TenantPlacementList_To_v1alpha1_TenantPlacementList(in *managedgitops.TenantPlacementList, out *TenantPlacementList, s conversion.Scope) error {
+	return autoConvert_managedgitops_TenantPlacementList_To_v1alpha1_TenantPlacementList(in, out, s)
+}
+
+func autoConvert_v1alpha1_TenantPlacementSpec_To_managedgitops_TenantPlacementSpec(in *TenantPlacementSpec, out *managedgitops.TenantPlacementSpec, s conversion.Scope) error {
+	out.Instance = in.Instance
+	out.Pinned = in.Pinned
+	return nil
+}
+
+// Convert_v1alpha1_TenantPlacementSpec_To_managedgitops_TenantPlacementSpec is an autogenerated conversion function.
+func Convert_v1alpha1_TenantPlacementSpec_To_managedgitops_TenantPlacementSpec(in *TenantPlacementSpec, out *managedgitops.TenantPlacementSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TenantPlacementSpec_To_managedgitops_TenantPlacementSpec(in, out, s)
+}
+
+func autoConvert_managedgitops_TenantPlacementSpec_To_v1alpha1_TenantPlacementSpec(in *managedgitops.TenantPlacementSpec, out *TenantPlacementSpec, s conversion.Scope) error {
+	out.Instance = in.Instance
+	out.Pinned = in.Pinned
+	return nil
+}
+
+// Convert_managedgitops_TenantPlacementSpec_To_v1alpha1_TenantPlacementSpec is an autogenerated conversion function.
+func Convert_managedgitops_TenantPlacementSpec_To_v1alpha1_TenantPlacementSpec(in *managedgitops.TenantPlacementSpec, out *TenantPlacementSpec, s conversion.Scope) error {
+	return autoConvert_managedgitops_TenantPlacementSpec_To_v1alpha1_TenantPlacementSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_TenantPlacementStatus_To_managedgitops_TenantPlacementStatus(in *TenantPlacementStatus, out *managedgitops.TenantPlacementStatus, s conversion.Scope) error {
+	out.Instance = in.Instance
+	out.Message = in.Message
+	out.LastTransitionTime = (*v1.Time)(unsafe.Pointer(in.LastTransitionTime))
+	return nil
+}
+
+// Convert_v1alpha1_TenantPlacementStatus_To_managedgitops_TenantPlacementStatus is an autogenerated conversion function.
+func Convert_v1alpha1_TenantPlacementStatus_To_managedgitops_TenantPlacementStatus(in *TenantPlacementStatus, out *managedgitops.TenantPlacementStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TenantPlacementStatus_To_managedgitops_TenantPlacementStatus(in, out, s)
+}
+
+func autoConvert_managedgitops_TenantPlacementStatus_To_v1alpha1_TenantPlacementStatus(in *managedgitops.TenantPlacementStatus, out *TenantPlacementStatus, s conversion.Scope) error {
+	out.Instance = in.Instance
+	out.Message = in.Message
+	out.LastTransitionTime = (*v1.Time)(unsafe.Pointer(in.LastTransitionTime))
+	return nil
+}
+
+// Convert_managedgitops_TenantPlacementStatus_To_v1alpha1_TenantPlacementStatus is an autogenerated conversion function.
+func Convert_managedgitops_TenantPlacementStatus_To_v1alpha1_TenantPlacementStatus(in *managedgitops.TenantPlacementStatus, out *TenantPlacementStatus, s conversion.Scope) error {
+	return autoConvert_managedgitops_TenantPlacementStatus_To_v1alpha1_TenantPlacementStatus(in, out, s)
 }

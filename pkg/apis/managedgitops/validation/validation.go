@@ -270,3 +270,100 @@ func ValidateOperationStatusUpdate(obj, old *gitops.Operation) field.ErrorList {
 	}
 	return errs
 }
+
+// ValidateArgoCDInstance checks an ArgoCDInstance on create. Its name is a DNS label: agents
+// put it in label values and Lease names.
+func ValidateArgoCDInstance(obj *gitops.ArgoCDInstance) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMeta(&obj.ObjectMeta, false, apimachineryvalidation.NameIsDNSLabel, metaPath)
+	return append(errs, validateArgoCDInstanceSpec(&obj.Spec)...)
+}
+
+// ValidateArgoCDInstanceUpdate checks an ArgoCDInstance on update: where it runs cannot
+// change, for its agents and Argo CD objects would be left behind.
+func ValidateArgoCDInstanceUpdate(obj, old *gitops.ArgoCDInstance) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
+	errs = append(errs, validateArgoCDInstanceSpec(&obj.Spec)...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(obj.Spec.Namespace, old.Spec.Namespace, specPath.Child("namespace"))...)
+	return append(errs, apimachineryvalidation.ValidateImmutableField(obj.Spec.Cluster, old.Spec.Cluster, specPath.Child("cluster"))...)
+}
+
+func validateArgoCDInstanceSpec(spec *gitops.ArgoCDInstanceSpec) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, dnsLabel(specPath.Child("namespace"), spec.Namespace, true)...)
+	if spec.Cluster != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.Cluster, false) {
+			errs = append(errs, field.Invalid(specPath.Child("cluster"), spec.Cluster, msg))
+		}
+	}
+	if spec.Capacity < 1 {
+		errs = append(errs, field.Invalid(specPath.Child("capacity"), spec.Capacity, "must be at least 1 (set spec.draining to take no tenants)"))
+	}
+	return errs
+}
+
+// ValidateArgoCDInstanceStatusUpdate checks an agent's report on an ArgoCDInstance.
+func ValidateArgoCDInstanceStatusUpdate(obj, old *gitops.ArgoCDInstance) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
+	errs = append(errs, metav1validation.ValidateConditions(obj.Status.Conditions, statusPath.Child("conditions"))...)
+	if obj.Status.Tenants < 0 {
+		errs = append(errs, field.Invalid(statusPath.Child("tenants"), obj.Status.Tenants, "must be greater than or equal to 0"))
+	}
+	if obj.Status.Applications < 0 {
+		errs = append(errs, field.Invalid(statusPath.Child("applications"), obj.Status.Applications, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+// ValidateTenantPlacement checks a TenantPlacement on create: its name is the tenant's
+// namespace.
+func ValidateTenantPlacement(obj *gitops.TenantPlacement) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMeta(&obj.ObjectMeta, false, apimachineryvalidation.ValidateNamespaceName, metaPath)
+	return append(errs, validateTenantPlacementSpec(&obj.Spec)...)
+}
+
+// ValidateTenantPlacementUpdate checks a TenantPlacement on update.
+func ValidateTenantPlacementUpdate(obj, old *gitops.TenantPlacement) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
+	return append(errs, validateTenantPlacementSpec(&obj.Spec)...)
+}
+
+func validateTenantPlacementSpec(spec *gitops.TenantPlacementSpec) field.ErrorList {
+	errs := dnsLabel(specPath.Child("instance"), spec.Instance, false)
+	if spec.Pinned && spec.Instance == "" {
+		errs = append(errs, field.Required(specPath.Child("instance"), "a pinned placement names its instance"))
+	}
+	return errs
+}
+
+// ValidateTenantPlacementStatusUpdate checks a hand-over of a tenant. status.instance only
+// changes to or from empty, and only to the instance the spec names: an instance releases a
+// tenant before another takes it, so that two instances never hold it at once (with the
+// resourceVersion precondition of every update, two agents cannot both take it).
+func ValidateTenantPlacementStatusUpdate(obj, old *gitops.TenantPlacement) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
+	p := statusPath.Child("instance")
+	errs = append(errs, dnsLabel(p, obj.Status.Instance, false)...)
+	switch to, from := obj.Status.Instance, old.Status.Instance; {
+	case to == from || to == "":
+	case from != "":
+		errs = append(errs, field.Forbidden(p, "instance "+from+" holds the tenant: it must release it (empty status.instance) before another takes it"))
+	case to != obj.Spec.Instance:
+		errs = append(errs, field.Forbidden(p, "only the instance the tenant is placed on (spec.instance "+obj.Spec.Instance+") may take it"))
+	}
+	return errs
+}
+
+// dnsLabel checks an optional or required DNS label.
+func dnsLabel(p *field.Path, value string, required bool) field.ErrorList {
+	if value == "" {
+		if required {
+			return field.ErrorList{field.Required(p, "")}
+		}
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range apimachineryvalidation.NameIsDNSLabel(value, false) {
+		errs = append(errs, field.Invalid(p, value, msg))
+	}
+	return errs
+}

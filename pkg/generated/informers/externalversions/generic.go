@@ -76,6 +76,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().SnapshotEnvironmentBindings().Informer()}, nil
 
 		// Group=managed-gitops.redhat.com, Version=v1alpha1
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("argocdinstances"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().ArgoCDInstances().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeployments"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().GitOpsDeployments().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeploymentmanagedenvironments"):
@@ -86,6 +88,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().GitOpsDeploymentSyncRuns().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("operations"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().Operations().Informer()}, nil
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("tenantplacements"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().TenantPlacements().Informer()}, nil
 
 	}
 

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+// ArgoCDInstanceListerExpansion allows custom methods to be added to
+// ArgoCDInstanceLister.
+type ArgoCDInstanceListerExpansion interface{}
+
 // GitOpsDeploymentListerExpansion allows custom methods to be added to
 // GitOpsDeploymentLister.
 type GitOpsDeploymentListerExpansion interface{}
@@ -57,3 +61,7 @@ type OperationListerExpansion interface{}
 // OperationNamespaceListerExpansion allows custom methods to be added to
 // OperationNamespaceLister.
 type OperationNamespaceListerExpansion interface{}
+
+// TenantPlacementListerExpansion allows custom methods to be added to
+// TenantPlacementLister.
+type TenantPlacementListerExpansion interface{}

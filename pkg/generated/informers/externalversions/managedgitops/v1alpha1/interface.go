@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// ArgoCDInstances returns a ArgoCDInstanceInformer.
+	ArgoCDInstances() ArgoCDInstanceInformer
 	// GitOpsDeployments returns a GitOpsDeploymentInformer.
 	GitOpsDeployments() GitOpsDeploymentInformer
 	// GitOpsDeploymentManagedEnvironments returns a GitOpsDeploymentManagedEnvironmentInformer.
@@ -34,6 +36,8 @@ type Interface interface {
 	GitOpsDeploymentSyncRuns() GitOpsDeploymentSyncRunInformer
 	// Operations returns a OperationInformer.
 	Operations() OperationInformer
+	// TenantPlacements returns a TenantPlacementInformer.
+	TenantPlacements() TenantPlacementInformer
 }
 
 type version struct {
@@ -45,6 +49,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// ArgoCDInstances returns a ArgoCDInstanceInformer.
+func (v *version) ArgoCDInstances() ArgoCDInstanceInformer {
+	return &argoCDInstanceInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // GitOpsDeployments returns a GitOpsDeploymentInformer.
@@ -70,4 +79,9 @@ func (v *version) GitOpsDeploymentSyncRuns() GitOpsDeploymentSyncRunInformer {
 // Operations returns a OperationInformer.
 func (v *version) Operations() OperationInformer {
 	return &operationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// TenantPlacements returns a TenantPlacementInformer.
+func (v *version) TenantPlacements() TenantPlacementInformer {
+	return &tenantPlacementInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }

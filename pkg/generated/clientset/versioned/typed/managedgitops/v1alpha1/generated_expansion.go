@@ -18,6 +18,8 @@ limitations under the License.
 
 package v1alpha1
 
+type ArgoCDInstanceExpansion interface{}
+
 type GitOpsDeploymentExpansion interface{}
 
 type GitOpsDeploymentManagedEnvironmentExpansion interface{}
@@ -27,3 +29,5 @@ type GitOpsDeploymentRepositoryCredentialExpansion interface{}
 type GitOpsDeploymentSyncRunExpansion interface{}
 
 type OperationExpansion interface{}
+
+type TenantPlacementExpansion interface{}

@@ -28,16 +28,22 @@ import (
 
 type ManagedGitopsV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	ArgoCDInstancesGetter
 	GitOpsDeploymentsGetter
 	GitOpsDeploymentManagedEnvironmentsGetter
 	GitOpsDeploymentRepositoryCredentialsGetter
 	GitOpsDeploymentSyncRunsGetter
 	OperationsGetter
+	TenantPlacementsGetter
 }
 
 // ManagedGitopsV1alpha1Client is used to interact with features provided by the managed-gitops.redhat.com group.
 type ManagedGitopsV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *ManagedGitopsV1alpha1Client) ArgoCDInstances() ArgoCDInstanceInterface {
+	return newArgoCDInstances(c)
 }
 
 func (c *ManagedGitopsV1alpha1Client) GitOpsDeployments(namespace string) GitOpsDeploymentInterface {
@@ -58,6 +64,10 @@ func (c *ManagedGitopsV1alpha1Client) GitOpsDeploymentSyncRuns(namespace string)
 
 func (c *ManagedGitopsV1alpha1Client) Operations(namespace string) OperationInterface {
 	return newOperations(c, namespace)
+}
+
+func (c *ManagedGitopsV1alpha1Client) TenantPlacements() TenantPlacementInterface {
+	return newTenantPlacements(c)
 }
 
 // NewForConfig creates a new ManagedGitopsV1alpha1Client for the given config.

@@ -28,6 +28,10 @@ type FakeManagedGitopsV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeManagedGitopsV1alpha1) ArgoCDInstances() v1alpha1.ArgoCDInstanceInterface {
+	return &FakeArgoCDInstances{c}
+}
+
 func (c *FakeManagedGitopsV1alpha1) GitOpsDeployments(namespace string) v1alpha1.GitOpsDeploymentInterface {
 	return &FakeGitOpsDeployments{c, namespace}
 }
@@ -46,6 +50,10 @@ func (c *FakeManagedGitopsV1alpha1) GitOpsDeploymentSyncRuns(namespace string) v
 
 func (c *FakeManagedGitopsV1alpha1) Operations(namespace string) v1alpha1.OperationInterface {
 	return &FakeOperations{c, namespace}
+}
+
+func (c *FakeManagedGitopsV1alpha1) TenantPlacements() v1alpha1.TenantPlacementInterface {
+	return &FakeTenantPlacements{c}
 }
 
 // RESTClient returns a RESTClient that is used to communicate

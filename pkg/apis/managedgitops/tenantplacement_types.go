@@ -1,0 +1,64 @@
+package managedgitops
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TenantPlacement places one tenant namespace, its name, on one ArgoCDInstance: the agents of
+// that instance alone reconcile the namespace's GitOps objects into Argo CD. The service
+// places each namespace that has GitOps objects on the least loaded instance with room, and
+// keeps it there; an admin may pin it to an instance. It is cluster-scoped and internal to
+// the service.
+//
+// A move is a hand-over through status.instance, the instance that holds the tenant: the
+// holder's agent, seeing spec.instance name another, removes the tenant's Argo CD objects
+// (but not what they deployed) and clears status.instance; only then may the new instance's
+// agent take the tenant. So no two instances ever sync a tenant's Applications at once.
+type TenantPlacement struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec TenantPlacementSpec `json:"spec,omitempty"`
+	// +optional
+	Status TenantPlacementStatus `json:"status,omitempty"`
+}
+
+// TenantPlacementSpec is where the tenant should be.
+type TenantPlacementSpec struct {
+	// Instance is the ArgoCDInstance the tenant is placed on; empty while no instance has room.
+	// +optional
+	Instance string `json:"instance,omitempty"`
+	// Pinned keeps the tenant on Instance: the service never moves it, not even off a draining
+	// instance. Set by admins.
+	// +optional
+	Pinned bool `json:"pinned,omitempty"`
+}
+
+// TenantPlacementStatus is where the tenant is.
+type TenantPlacementStatus struct {
+	// Instance is the ArgoCDInstance that holds the tenant now, whose agent reconciles its
+	// objects; empty while none does. It only ever changes to or from empty: an instance
+	// releases a tenant before another takes it.
+	// +optional
+	Instance string `json:"instance,omitempty"`
+	// Message says why the tenant is not held where it is placed, when it is not.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// LastTransitionTime is when Instance last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TenantPlacementList is a list of TenantPlacements.
+type TenantPlacementList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TenantPlacement `json:"items"`
+}

@@ -1,0 +1,436 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+func ready(name string, capacity int) Instance {
+	return Instance{Name: name, Capacity: capacity, Ready: true}
+}
+
+func on(ns, instance string) Tenant { return Tenant{Namespace: ns, Instance: instance} }
+
+func pinned(ns, instance string) Tenant {
+	return Tenant{Namespace: ns, Instance: instance, Pinned: true}
+}
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name      string
+		instances []Instance
+		tenants   []Tenant
+		want      Plan
+	}{
+		{
+			name: "nil in, empty plan out",
+			want: Plan{},
+		},
+		{
+			name:      "empty in, empty plan out",
+			instances: []Instance{},
+			tenants:   []Tenant{},
+			want:      Plan{},
+		},
+		{
+			name:      "no tenants",
+			instances: []Instance{ready("a", 3)},
+			want:      Plan{},
+		},
+		{
+			name: "new tenants spread to the least loaded, loads updated as assigned",
+			instances: []Instance{
+				ready("a", 3),
+				ready("b", 10),
+			},
+			tenants: []Tenant{on("t5", ""), on("t3", ""), on("t1", ""), on("t4", ""), on("t2", "")},
+			want: Plan{Moves: []Move{
+				{Namespace: "t1", To: "a", Reason: ReasonUnplaced},
+				{Namespace: "t2", To: "b", Reason: ReasonUnplaced},
+				{Namespace: "t3", To: "a", Reason: ReasonUnplaced},
+				{Namespace: "t4", To: "b", Reason: ReasonUnplaced},
+				{Namespace: "t5", To: "a", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name:      "existing load counts, pinned tenants included",
+			instances: []Instance{ready("a", 10), ready("b", 10)},
+			tenants:   []Tenant{pinned("p1", "a"), on("x1", "b"), pinned("p2", "a"), on("new", "")},
+			want: Plan{Moves: []Move{
+				{Namespace: "new", To: "b", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name:      "ties go to the lowest name, whatever the input order",
+			instances: []Instance{ready("c", 5), ready("a", 5), ready("b", 5)},
+			tenants:   []Tenant{on("t1", "")},
+			want: Plan{Moves: []Move{
+				{Namespace: "t1", To: "a", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name:      "full capacity: the rest are stuck",
+			instances: []Instance{ready("a", 1), ready("b", 1)},
+			tenants:   []Tenant{on("t1", ""), on("t2", ""), on("t3", ""), on("t4", "")},
+			want: Plan{
+				Moves: []Move{
+					{Namespace: "t1", To: "a", Reason: ReasonUnplaced},
+					{Namespace: "t2", To: "b", Reason: ReasonUnplaced},
+				},
+				Stuck: []Stuck{
+					{Namespace: "t3", Reason: ReasonUnplaced},
+					{Namespace: "t4", Reason: ReasonUnplaced},
+				},
+			},
+		},
+		{
+			name:      "zero capacity takes nothing",
+			instances: []Instance{ready("a", 0)},
+			tenants:   []Tenant{on("t1", "")},
+			want:      Plan{Stuck: []Stuck{{Namespace: "t1", Reason: ReasonUnplaced}}},
+		},
+		{
+			name:      "no instances: new tenants are stuck",
+			instances: nil,
+			tenants:   []Tenant{on("t1", "")},
+			want:      Plan{Stuck: []Stuck{{Namespace: "t1", Reason: ReasonUnplaced}}},
+		},
+		{
+			name:      "a pinned tenant with no instance yet is placed",
+			instances: []Instance{ready("a", 1)},
+			tenants:   []Tenant{pinned("t1", "")},
+			want:      Plan{Moves: []Move{{Namespace: "t1", To: "a", Reason: ReasonUnplaced}}},
+		},
+		{
+			name: "a not-ready instance takes nothing but keeps its tenants",
+			instances: []Instance{
+				{Name: "a", Capacity: 10, Ready: false},
+				ready("b", 10),
+			},
+			tenants: []Tenant{on("old1", "a"), on("old2", "a"), on("new", "")},
+			want:    Plan{Moves: []Move{{Namespace: "new", To: "b", Reason: ReasonUnplaced}}},
+		},
+		{
+			name:      "only not-ready instances: new tenants are stuck",
+			instances: []Instance{{Name: "a", Capacity: 10}},
+			tenants:   []Tenant{on("new", "")},
+			want:      Plan{Stuck: []Stuck{{Namespace: "new", Reason: ReasonUnplaced}}},
+		},
+		{
+			name:      "placements are stable: no rebalancing",
+			instances: []Instance{ready("a", 10), ready("b", 10)},
+			tenants:   []Tenant{on("t1", "a"), on("t2", "a"), on("t3", "a"), on("t4", "a")},
+			want:      Plan{},
+		},
+		{
+			name: "draining: unpinned tenants leave, pinned ones stay",
+			instances: []Instance{
+				{Name: "a", Capacity: 10, Ready: true, Draining: true},
+				ready("b", 10),
+				ready("c", 10),
+			},
+			tenants: []Tenant{on("t1", "a"), pinned("t2", "a"), on("t3", "a")},
+			want: Plan{Moves: []Move{
+				{Namespace: "t1", From: "a", To: "b", Reason: ReasonDraining},
+				{Namespace: "t3", From: "a", To: "c", Reason: ReasonDraining},
+			}},
+		},
+		{
+			name: "a draining instance takes no tenant",
+			instances: []Instance{
+				{Name: "a", Capacity: 10, Ready: true, Draining: true},
+			},
+			tenants: []Tenant{on("new", "")},
+			want:    Plan{Stuck: []Stuck{{Namespace: "new", Reason: ReasonUnplaced}}},
+		},
+		{
+			name: "draining with no room elsewhere: stuck where they are",
+			instances: []Instance{
+				{Name: "a", Capacity: 10, Ready: true, Draining: true},
+				ready("b", 1),
+			},
+			tenants: []Tenant{on("t1", "a"), on("t2", "a")},
+			want: Plan{
+				Moves: []Move{{Namespace: "t1", From: "a", To: "b", Reason: ReasonDraining}},
+				Stuck: []Stuck{{Namespace: "t2", Instance: "a", Reason: ReasonDraining}},
+			},
+		},
+		{
+			name: "a draining instance over capacity keeps its pinned tenants",
+			instances: []Instance{
+				{Name: "a", Capacity: 1, Ready: true, Draining: true},
+				ready("b", 10),
+			},
+			tenants: []Tenant{pinned("p1", "a"), pinned("p2", "a"), pinned("p3", "a")},
+			want:    Plan{},
+		},
+		{
+			name:      "instance gone: pinned stays, unpinned moves",
+			instances: []Instance{ready("b", 10)},
+			tenants:   []Tenant{pinned("p", "gone"), on("u", "gone")},
+			want: Plan{Moves: []Move{
+				{Namespace: "u", From: "gone", To: "b", Reason: ReasonInstanceGone},
+			}},
+		},
+		{
+			name:      "instance gone with no room: stuck",
+			instances: []Instance{ready("b", 1)},
+			tenants:   []Tenant{on("full", "b"), on("u", "gone"), pinned("p", "gone")},
+			want: Plan{Stuck: []Stuck{
+				{Namespace: "u", Instance: "gone", Reason: ReasonInstanceGone},
+			}},
+		},
+		{
+			name:      "over capacity: the last namespaces move",
+			instances: []Instance{ready("a", 2), ready("b", 10)},
+			tenants:   []Tenant{on("t4", "a"), on("t1", "a"), on("t3", "a"), on("t2", "a")},
+			want: Plan{Moves: []Move{
+				{Namespace: "t3", From: "a", To: "b", Reason: ReasonOverCapacity},
+				{Namespace: "t4", From: "a", To: "b", Reason: ReasonOverCapacity},
+			}},
+		},
+		{
+			name:      "over capacity: pinned tenants count but do not move",
+			instances: []Instance{ready("a", 2), ready("b", 10)},
+			tenants:   []Tenant{on("t1", "a"), pinned("t2", "a"), on("t3", "a"), pinned("t4", "a")},
+			want: Plan{Moves: []Move{
+				{Namespace: "t1", From: "a", To: "b", Reason: ReasonOverCapacity},
+				{Namespace: "t3", From: "a", To: "b", Reason: ReasonOverCapacity},
+			}},
+		},
+		{
+			name:      "over capacity with pinned only: nothing to do",
+			instances: []Instance{ready("a", 1), ready("b", 10)},
+			tenants:   []Tenant{pinned("t1", "a"), pinned("t2", "a")},
+			want:      Plan{},
+		},
+		{
+			name:      "over capacity with no room elsewhere: stuck",
+			instances: []Instance{ready("a", 1), ready("b", 1)},
+			tenants:   []Tenant{on("t1", "a"), on("t2", "a"), on("t3", "a"), on("x", "b")},
+			want: Plan{Stuck: []Stuck{
+				{Namespace: "t2", Instance: "a", Reason: ReasonOverCapacity},
+				{Namespace: "t3", Instance: "a", Reason: ReasonOverCapacity},
+			}},
+		},
+		{
+			name:      "over capacity on a not-ready instance still moves the excess",
+			instances: []Instance{{Name: "a", Capacity: 1}, ready("b", 10)},
+			tenants:   []Tenant{on("t1", "a"), on("t2", "a")},
+			want: Plan{Moves: []Move{
+				{Namespace: "t2", From: "a", To: "b", Reason: ReasonOverCapacity},
+			}},
+		},
+		{
+			name: "over capacity comes after the other moves and sees their loads",
+			instances: []Instance{
+				ready("a", 1),
+				ready("b", 1),
+				{Name: "d", Capacity: 10, Ready: true, Draining: true},
+			},
+			// z on d is after a's t2 in namespace order, yet it takes b's last slot first.
+			tenants: []Tenant{on("t1", "a"), on("t2", "a"), on("z", "d")},
+			want: Plan{
+				Moves: []Move{{Namespace: "z", From: "d", To: "b", Reason: ReasonDraining}},
+				Stuck: []Stuck{{Namespace: "t2", Instance: "a", Reason: ReasonOverCapacity}},
+			},
+		},
+		{
+			name:      "new tenants take free room before the over-capacity pass",
+			instances: []Instance{ready("a", 1), ready("b", 1)},
+			tenants:   []Tenant{on("t1", "a"), on("t2", "a"), on("zz", "")},
+			want: Plan{
+				Moves: []Move{{Namespace: "zz", To: "b", Reason: ReasonUnplaced}},
+				Stuck: []Stuck{{Namespace: "t2", Instance: "a", Reason: ReasonOverCapacity}},
+			},
+		},
+		{
+			name:      "duplicate instance names: the first wins",
+			instances: []Instance{ready("a", 0), ready("a", 10)},
+			tenants:   []Tenant{on("t1", "")},
+			want:      Plan{Stuck: []Stuck{{Namespace: "t1", Reason: ReasonUnplaced}}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Decide(tc.instances, tc.tenants)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Decide() =\n%+v\nwant\n%+v", got, tc.want)
+			}
+			checkInvariants(t, tc.instances, tc.tenants, got)
+		})
+	}
+}
+
+// checkInvariants holds for every plan: no move to the tenant's own instance (rule 9), targets
+// are eligible, both lists are ordered by namespace, and no tenant appears twice.
+func checkInvariants(t *testing.T, instances []Instance, tenants []Tenant, p Plan) {
+	t.Helper()
+	byName := map[string]Instance{}
+	for _, in := range instances {
+		if _, ok := byName[in.Name]; !ok {
+			byName[in.Name] = in
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range p.Moves {
+		if m.From == m.To {
+			t.Errorf("move %+v targets the tenant's own instance", m)
+		}
+		if in := byName[m.To]; !in.Ready || in.Draining {
+			t.Errorf("move %+v targets an ineligible instance %+v", m, in)
+		}
+		if seen[m.Namespace] {
+			t.Errorf("tenant %q appears twice", m.Namespace)
+		}
+		seen[m.Namespace] = true
+	}
+	for _, s := range p.Stuck {
+		if seen[s.Namespace] {
+			t.Errorf("tenant %q appears twice", s.Namespace)
+		}
+		seen[s.Namespace] = true
+	}
+	if !slices.IsSortedFunc(p.Moves, func(a, b Move) int { return cmp.Compare(a.Namespace, b.Namespace) }) {
+		t.Errorf("moves not ordered by namespace: %+v", p.Moves)
+	}
+	if !slices.IsSortedFunc(p.Stuck, func(a, b Stuck) int { return cmp.Compare(a.Namespace, b.Namespace) }) {
+		t.Errorf("stuck not ordered by namespace: %+v", p.Stuck)
+	}
+	// Moves never push a target over its capacity.
+	load := Load(tenants, p.Moves)
+	for _, m := range p.Moves {
+		if load[m.To] > byName[m.To].Capacity {
+			t.Errorf("move %+v puts %q over capacity: %d > %d", m, m.To, load[m.To], byName[m.To].Capacity)
+		}
+	}
+}
+
+// fleet is a mixed case touching every rule, for the mutation and determinism tests.
+func fleet() ([]Instance, []Tenant) {
+	instances := []Instance{
+		ready("c", 3),
+		{Name: "d", Capacity: 10, Ready: true, Draining: true},
+		ready("a", 2),
+		{Name: "n", Capacity: 10},
+		ready("b", 4),
+	}
+	tenants := []Tenant{
+		on("t09", ""), on("t01", "a"), on("t02", "a"), on("t03", "a"), pinned("t04", "a"),
+		on("t05", "d"), pinned("t06", "d"), on("t07", "gone"), pinned("t08", "gone"),
+		on("t10", "n"), on("t11", ""), on("t12", ""), on("t13", "c"), on("t14", ""),
+	}
+	return instances, tenants
+}
+
+func TestDecideDoesNotMutateInput(t *testing.T) {
+	instances, tenants := fleet()
+	wantInstances, wantTenants := slices.Clone(instances), slices.Clone(tenants)
+	Decide(instances, tenants)
+	if !reflect.DeepEqual(instances, wantInstances) {
+		t.Errorf("instances changed: %+v, was %+v", instances, wantInstances)
+	}
+	if !reflect.DeepEqual(tenants, wantTenants) {
+		t.Errorf("tenants changed: %+v, was %+v", tenants, wantTenants)
+	}
+}
+
+func TestDecideIsDeterministic(t *testing.T) {
+	instances, tenants := fleet()
+	want := Decide(instances, tenants)
+	if len(want.Moves) == 0 || len(want.Stuck) == 0 {
+		t.Fatalf("fleet should give both moves and stuck tenants: %+v", want)
+	}
+	checkInvariants(t, instances, tenants, want)
+	if got := Decide(instances, tenants); !reflect.DeepEqual(got, want) {
+		t.Fatalf("second Decide() = %+v, first %+v", got, want)
+	}
+	// Nor does the input order matter.
+	r := rand.New(rand.NewSource(1))
+	for i := range 20 {
+		is, ts := slices.Clone(instances), slices.Clone(tenants)
+		r.Shuffle(len(is), func(i, j int) { is[i], is[j] = is[j], is[i] })
+		r.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
+		if got := Decide(is, ts); !reflect.DeepEqual(got, want) {
+			t.Fatalf("shuffle %d: Decide() = %+v, want %+v", i, got, want)
+		}
+	}
+}
+
+// Applying a plan and deciding again gives nothing new to move: the plan is a fixed point,
+// short of the tenants still stuck.
+func TestDecideAppliedPlanIsStable(t *testing.T) {
+	instances, tenants := fleet()
+	p := Decide(instances, tenants)
+	to := map[string]string{}
+	for _, m := range p.Moves {
+		to[m.Namespace] = m.To
+	}
+	applied := slices.Clone(tenants)
+	for i, tn := range applied {
+		if dst, ok := to[tn.Namespace]; ok {
+			applied[i].Instance = dst
+		}
+	}
+	again := Decide(instances, applied)
+	if len(again.Moves) != 0 {
+		t.Errorf("after applying, Decide() still moves: %+v", again.Moves)
+	}
+	if !reflect.DeepEqual(again.Stuck, p.Stuck) {
+		t.Errorf("after applying, stuck = %+v, want %+v", again.Stuck, p.Stuck)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	tenants := []Tenant{on("t1", "a"), on("t2", "a"), pinned("t3", "b"), on("t4", ""), on("t5", "gone")}
+	tests := []struct {
+		name  string
+		moves []Move
+		want  map[string]int
+	}{
+		{name: "no moves", want: map[string]int{"a": 2, "b": 1, "gone": 1}},
+		{
+			name: "moves applied, emptied instances dropped",
+			moves: []Move{
+				{Namespace: "t4", To: "b", Reason: ReasonUnplaced},
+				{Namespace: "t5", From: "gone", To: "c", Reason: ReasonInstanceGone},
+				{Namespace: "t2", From: "a", To: "c", Reason: ReasonOverCapacity},
+			},
+			want: map[string]int{"a": 1, "b": 2, "c": 2},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Load(tenants, tc.moves); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Load() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := Load(nil, nil); len(got) != 0 {
+		t.Errorf("Load(nil, nil) = %v, want empty", got)
+	}
+}
+
+func BenchmarkDecide(b *testing.B) {
+	var instances []Instance
+	for i := range 50 {
+		instances = append(instances, ready(fmt.Sprintf("argocd-%02d", i), 200))
+	}
+	instances[7].Draining = true
+	var tenants []Tenant
+	for i := range 10000 {
+		t := on(fmt.Sprintf("tenant-%05d", i), "")
+		if i%3 != 0 {
+			t.Instance = instances[i%len(instances)].Name
+		}
+		tenants = append(tenants, t)
+	}
+	b.ResetTimer()
+	for range b.N {
+		Decide(instances, tenants)
+	}
+}

@@ -1,0 +1,24 @@
+package argocdinstance
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
+	"github.com/gitops-service/gitops-service/pkg/registry/store"
+)
+
+// NewREST returns the storage of argocdinstances and of their /status. They are internal:
+// not in the gitops category, and served only to the service's accounts and cluster admins.
+func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.New(store.Definition{
+		Kind:             kind(typer),
+		Resource:         gitops.Resource("argocdinstances"),
+		SingularResource: gitops.Resource("argocdinstance"),
+		NewFunc:          func() runtime.Object { return &gitops.ArgoCDInstance{} },
+		NewListFunc:      func() runtime.Object { return &gitops.ArgoCDInstanceList{} },
+		SelectableFields: selectableFields,
+		Columns:          columns,
+		Internal:         true,
+	}, optsGetter)
+}
