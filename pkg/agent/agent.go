@@ -69,6 +69,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -112,6 +113,10 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 type Config struct {
 	Clients
 	ArgoNamespace string
+	// Instance is the ArgoCDInstance of a fleet whose Argo CD the agent drives: its Argo CD
+	// controllers serve only the tenants placed on it. Empty for an agent that serves every
+	// namespace.
+	Instance string
 	// LocalServer is the URL of the Argo CD cluster through which Argo CD reaches the cluster
 	// the agent runs on: its in-cluster cluster unless configured.
 	LocalServer string
@@ -208,6 +213,9 @@ type Agent struct {
 	preflight []func(context.Context) error
 	// leaderElection, when set, runs the controllers only while this process holds their Lease.
 	leaderElection *LeaderElection
+	// tenants are the tenant namespaces the Argo CD controllers serve: every one when nil
+	// (tenancy.go).
+	tenants *tenancy.Tenants
 
 	ops          *operations.Recorder
 	opsRetention time.Duration
@@ -251,6 +259,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if cfg.Controllers[ArgoCDControllers] {
+		if cfg.Instance != "" {
+			if err := a.setupTenancy(cfg.Instance); err != nil {
+				return nil, err
+			}
+		}
 		if err := a.setupArgoCD(); err != nil {
 			return nil, err
 		}
@@ -263,6 +276,7 @@ func New(cfg Config) (*Agent, error) {
 		DeploymentTargetReclaimController:    a.setupDeploymentTargetReclaim,
 		NamespaceProvisionerController:       func() error { return a.setupNamespaceProvisioner(cfg.NamespaceProvisioner) },
 		DevSandboxProvisionerController:      a.setupDevSandboxProvisioner,
+		PlacementController:                  a.setupPlacement,
 	} {
 		if cfg.Controllers[name] {
 			first := len(a.appStudio)

@@ -32,11 +32,14 @@ const (
 	// each claim of an appstudio.redhat.com/devsandbox class. Among "*": it idles while the
 	// cluster does not serve the SpaceRequest API (no Dev Sandbox operator).
 	DevSandboxProvisionerController = "devsandboxprovisioner"
+	// PlacementController places tenant namespaces on the ArgoCDInstances of a fleet. Among
+	// "*": without ArgoCDInstances it places nothing.
+	PlacementController = "placement"
 )
 
 // KnownControllers are the names --controllers accepts.
 var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController,
-	DeploymentTargetBinderController, DeploymentTargetReclaimController, NamespaceProvisionerController, DevSandboxProvisionerController}
+	DeploymentTargetBinderController, DeploymentTargetReclaimController, NamespaceProvisionerController, DevSandboxProvisionerController, PlacementController}
 
 // disabledByDefault are the controllers "*" leaves out: they run only when named.
 var disabledByDefault = []string{NamespaceProvisionerController}

@@ -27,6 +27,9 @@ func (a *Agent) setupDeployments() error {
 	if err != nil {
 		return err
 	}
+	if err := ctl.Serve(a.tenants); err != nil {
+		return err
+	}
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run},
 		packagedController{Controller: ctl.ProjectRefresh, run: ctl.ProjectRefresh.Run})
 	return a.addInformers(deployments.Informer(), envs.Informer(), apps.Informer(), projects.Informer(),

@@ -20,6 +20,9 @@ func (a *Agent) setupEnvironments() error {
 	if err != nil {
 		return err
 	}
+	if err := ctl.Serve(a.tenants); err != nil {
+		return err
+	}
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(envs.Informer(), secrets.Informer())
 }

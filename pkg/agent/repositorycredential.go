@@ -17,6 +17,9 @@ func (a *Agent) setupRepositoryCredentials() error {
 	if err != nil {
 		return err
 	}
+	if err := ctl.Serve(a.tenants); err != nil {
+		return err
+	}
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(creds.Informer(), credSecrets.Informer(), argoConfigMaps.Informer())
 }

@@ -15,6 +15,9 @@ func (a *Agent) setupSyncRuns() error {
 	if err != nil {
 		return err
 	}
+	if err := ctl.Serve(a.tenants); err != nil {
+		return err
+	}
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformer(runs.Informer())
 }

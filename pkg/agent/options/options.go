@@ -27,6 +27,7 @@ import (
 type Options struct {
 	Kubeconfig               string
 	ArgoNamespace            string
+	Instance                 string
 	LocalServer              string
 	ControllerServiceAccount string
 	MetricsAddress           string
@@ -78,6 +79,9 @@ func New() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
 	fs.StringVar(&o.ArgoNamespace, "argocd-namespace", o.ArgoNamespace, "namespace of the Argo CD instance the agent drives")
+	fs.StringVar(&o.Instance, "instance", o.Instance,
+		"ArgoCDInstance, of the service's fleet, whose Argo CD this agent drives: its Argo CD controllers reconcile only the tenant "+
+			"namespaces placed on it. Empty: every namespace, for an agent that is the service's only one")
 	fs.StringVar(&o.LocalServer, "local-cluster-server", o.LocalServer,
 		"URL of the Argo CD cluster through which Argo CD reaches this cluster, for deployments into tenants' own namespaces "+
 			"(Argo CD's in-cluster cluster unless it runs elsewhere)")
@@ -130,6 +134,11 @@ func (o *Options) Validate() error {
 	if errs2 := validation.IsDNS1123Label(o.ArgoNamespace); len(errs2) > 0 {
 		errs = append(errs, fmt.Errorf("--argocd-namespace %q: %s", o.ArgoNamespace, strings.Join(errs2, "; ")))
 	}
+	if o.Instance != "" {
+		if errs2 := validation.IsDNS1123Label(o.Instance); len(errs2) > 0 {
+			errs = append(errs, fmt.Errorf("--instance %q: %s", o.Instance, strings.Join(errs2, "; ")))
+		}
+	}
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--workers %d: want at least 1", o.Workers))
 	}
@@ -174,7 +183,7 @@ func (o *Options) Config() (agent.Config, error) {
 	if err != nil {
 		return agent.Config{}, fmt.Errorf("--controllers: %w", err)
 	}
-	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, LocalServer: o.LocalServer,
+	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, Instance: o.Instance, LocalServer: o.LocalServer,
 		ControllerServiceAccount: o.ControllerServiceAccount, Workers: o.Workers, OperationRetention: o.OperationRetention,
 		Controllers: enabled}
 	if enabled[agent.NamespaceProvisionerController] {

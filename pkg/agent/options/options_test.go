@@ -23,6 +23,8 @@ func TestValidate(t *testing.T) {
 			want: []string{"--leader-elect-retry-period 0s: want a positive duration"}},
 		{name: "bad lease namespace", change: func(o *Options) { o.LeaderElection.Namespace = "Gitops_Service" },
 			want: []string{`--leader-elect-resource-namespace "Gitops_Service"`}},
+		{name: "an instance", change: func(o *Options) { o.Instance = "engine-1" }},
+		{name: "bad instance", change: func(o *Options) { o.Instance = "engine.1" }, want: []string{`--instance "engine.1"`}},
 		{name: "timings unchecked without leader election", change: func(o *Options) {
 			o.LeaderElection = LeaderElection{Enabled: false}
 		}},

@@ -43,6 +43,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -91,6 +92,8 @@ type Controller struct {
 	envClusters *managedenvironment.Clusters
 	// deployers makes the tenant namespaces' deployers (pkg/controller/deployer).
 	deployers *deployer.Deployers
+	// served are the tenant namespaces served (release.go): every one when nil.
+	served *tenancy.Tenants
 
 	// tenants holds a *tenant per tenant namespace (tenant.go).
 	tenants sync.Map
@@ -256,6 +259,9 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
+	}
+	if !c.served.Holds(namespace) {
+		return c.release(ctx, key, namespace, name)
 	}
 	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {

@@ -38,6 +38,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
 )
@@ -97,6 +98,8 @@ type Controller struct {
 	// cacheWait bounds how long a reconcile that changed a shared cluster Secret waits for
 	// the cache to show it (awaitClusterCache); zero does not wait.
 	cacheWait time.Duration
+	// served are the tenant namespaces served (serve.go): every one when nil.
+	served *tenancy.Tenants
 
 	now func() time.Time
 }
@@ -222,8 +225,9 @@ func (e *Controller) sync(ctx context.Context, key string) error {
 		return e.collectClusterSecrets(ctx, namespace)
 	}
 	env, err := e.envs.GitOpsDeploymentManagedEnvironments(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		// The shared cluster Secrets still listing it know its UID.
+	if apierrors.IsNotFound(err) || (err == nil && !e.served.Holds(namespace)) {
+		// The shared cluster Secrets still listing it know its UID. A tenant held by another
+		// instance is released here as if its environment were gone.
 		if err := e.releaseClusters(ctx, clusterUser{Namespace: namespace, Name: name}); err != nil {
 			return err
 		}

@@ -37,6 +37,7 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -77,6 +78,8 @@ type Controller struct {
 	secrets     corelisters.SecretLister
 	repoSecrets cache.Indexer
 	configMaps  corelisters.ConfigMapLister
+	// served are the tenant namespaces served (serve.go): every one when nil.
+	served *tenancy.Tenants
 
 	// checked remembers the last outcome per credential, so that the status write a check
 	// causes does not cause another ls-remote.
@@ -192,6 +195,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
+	}
+	if !c.served.Holds(namespace) {
+		c.checked.Delete(key)
+		return c.deleteRepoSecrets(ctx, key, "")
 	}
 	cred, err := c.creds.GitOpsDeploymentRepositoryCredentials(namespace).Get(name)
 	if apierrors.IsNotFound(err) {

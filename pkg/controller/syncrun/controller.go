@@ -26,6 +26,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -118,6 +119,8 @@ type Controller struct {
 	runs        cache.Indexer
 	deployments listers.GitOpsDeploymentLister
 	apps        cache.Indexer
+	// served are the tenant namespaces served (serve.go): every one when nil.
+	served *tenancy.Tenants
 
 	now func() time.Time
 }
@@ -252,7 +255,7 @@ func syncRunOf(info []*argov1alpha1.Info) types.UID {
 // sync reconciles the SyncRuns of one GitOpsDeployment key with its Application.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
+	if err != nil || !c.served.Holds(namespace) {
 		return nil
 	}
 	objs, err := c.runs.ByIndex(bySyncRunDeployment, key)

@@ -1,0 +1,53 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"os"
+
+	"github.com/gitops-service/gitops-service/pkg/controller/placement"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
+)
+
+// setupTenancy makes the agent one of a fleet's (Config.Instance): its Argo CD controllers
+// serve only the tenants its instance holds (each controller's Serve), the hand-over
+// controller takes and releases tenants as they are placed, and a reporter writes the
+// instance's health and load. They run with the Argo CD controllers, under their Lease. The
+// agent checks at start that the instance exists and is the Argo CD it drives.
+func (a *Agent) setupTenancy(instance string) error {
+	placements := a.gitopsInformers.ManagedGitops().V1alpha1().TenantPlacements()
+	a.tenants = tenancy.NewTenants(instance, placements)
+	apps := a.argoInformers.Argoproj().V1alpha1().Applications()
+	handover, err := tenancy.NewHandover(instance, a.argoNamespace, placements, apps, a.gitops, a.argo, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	identity := ""
+	if a.leaderElection != nil {
+		identity = a.leaderElection.Identity
+	}
+	if identity == "" {
+		identity, _ = os.Hostname()
+	}
+	reporter := tenancy.NewReporter(instance, cmp.Or(identity, "agent"), a.argoNamespace, a.gitops, placements.Lister(), apps.Lister())
+	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: handover.Controller, run: handover.Run},
+		packagedController{run: func(ctx context.Context, _ int) { reporter.Run(ctx) }})
+	a.preflight = append(a.preflight, func(ctx context.Context) error {
+		return tenancy.CheckInstance(ctx, a.gitops, instance, a.argoNamespace)
+	})
+	return a.addInformers(placements.Informer(), apps.Informer())
+}
+
+// setupPlacement wires the controller that places the tenant namespaces on the fleet's
+// instances: once for the fleet, under a Lease of its own, as the AppStudio controllers run.
+func (a *Agent) setupPlacement() error {
+	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
+	ctl, err := placement.New(managed.ArgoCDInstances(), managed.TenantPlacements(), managed.GitOpsDeployments(),
+		managed.GitOpsDeploymentManagedEnvironments(), managed.GitOpsDeploymentRepositoryCredentials(), a.gitops, a.kube, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	a.appStudio = append(a.appStudio, packagedController{Controller: ctl.Controller, run: ctl.Run})
+	return a.addInformers(managed.ArgoCDInstances().Informer(), managed.TenantPlacements().Informer(), managed.GitOpsDeployments().Informer(),
+		managed.GitOpsDeploymentManagedEnvironments().Informer(), managed.GitOpsDeploymentRepositoryCredentials().Informer())
+}

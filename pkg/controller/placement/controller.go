@@ -1,0 +1,357 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
+	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
+)
+
+// Name is the controller's name in logs, metrics and --controllers.
+const Name = "placement"
+
+// HeartbeatTimeout is how long an instance stays Ready for placing after its agent's last
+// heartbeat: past it, the instance takes no new tenant (but keeps those it has).
+const HeartbeatTimeout = 30 * time.Second
+
+// Event reasons, on the TenantPlacement.
+const (
+	EventPlaced = "Placed" // a tenant placed for the first time
+	EventMoved  = "Moved"  // a tenant moved to another instance
+)
+
+const (
+	fieldManager = "gitops-service-agent"
+
+	// fleetKey is the controller's only key: the plan is global, one sync decides for all
+	// tenants at once.
+	fleetKey = "fleet"
+
+	// noRoom starts the message of a stuck tenant, which is how the controller tells its own
+	// messages from the agents'.
+	noRoom = "no Argo CD instance has room: "
+
+	// orphanRecheck is how often a placement whose namespace holds no GitOps object any more
+	// is looked at again, to delete it once the namespace is gone: namespaces are not watched,
+	// so that the agent needs no right to list or watch them, only to get one.
+	orphanRecheck = time.Minute
+)
+
+type placementT = managedv1alpha1.TenantPlacement
+
+// Controller places tenant namespaces on the instances of the Argo CD fleet: it applies the
+// plan of Decide to the TenantPlacements. The agents of the instances then hand the tenants
+// over through status.instance, which the controller never writes.
+type Controller struct {
+	*framework.Controller
+
+	gitops   versioned.Interface
+	kube     kubernetes.Interface
+	recorder record.EventRecorder
+
+	instances    listers.ArgoCDInstanceLister
+	placements   listers.TenantPlacementLister
+	deployments  listers.GitOpsDeploymentLister
+	environments listers.GitOpsDeploymentManagedEnvironmentLister
+	credentials  listers.GitOpsDeploymentRepositoryCredentialLister
+
+	now func() time.Time
+}
+
+// New wires the controller's handlers into the informers.
+func New(instances managedinformers.ArgoCDInstanceInformer, placements managedinformers.TenantPlacementInformer,
+	deployments managedinformers.GitOpsDeploymentInformer, environments managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
+	credentials managedinformers.GitOpsDeploymentRepositoryCredentialInformer,
+	gitops versioned.Interface, kube kubernetes.Interface, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		gitops:       gitops,
+		kube:         kube,
+		recorder:     recorder,
+		instances:    instances.Lister(),
+		placements:   placements.Lister(),
+		deployments:  deployments.Lister(),
+		environments: environments.Lister(),
+		credentials:  credentials.Lister(),
+		now:          time.Now,
+	}
+	c.Controller = framework.NewController(Name, c.sync)
+	replan := func(interface{}) { c.Add(fleetKey) }
+	// Any change of an instance or a placement may change the plan: capacity, draining,
+	// readiness, an admin's pin, a hand-over.
+	for _, inf := range []cache.SharedInformer{instances.Informer(), placements.Informer()} {
+		if err := c.Watch(inf, framework.OnChange(replan)); err != nil {
+			return nil, err
+		}
+	}
+	// A namespace becomes a tenant with its first GitOps object and stops being one with its
+	// last: updates (status writes above all) change neither.
+	for _, inf := range []cache.SharedInformer{deployments.Informer(), environments.Informer(), credentials.Informer()} {
+		if err := c.Watch(inf, cache.ResourceEventHandlerFuncs{AddFunc: replan, DeleteFunc: replan}); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Run places tenants until ctx is done. There is one key, so a second worker would only wait.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	c.Add(fleetKey) // a fleet with no object to queue it still gets its orphans collected
+	c.Controller.Run(ctx, workers)
+}
+
+// sync observes the fleet and its tenants, plans and acts. Every write is tried, so that one
+// conflict does not hold up the other tenants; the first error is returned, which requeues.
+func (c *Controller) sync(ctx context.Context, _ string) error {
+	now := c.now()
+	instances, staleAt, err := c.fleet(now)
+	if err != nil {
+		return err
+	}
+	if len(instances) == 0 {
+		return nil // not a fleet: the only agent serves every namespace, unplaced
+	}
+	tenantNamespaces, err := c.tenantNamespaces()
+	if err != nil {
+		return err
+	}
+	all, err := c.placements.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	placements := map[string]*placementT{}
+	var tenants []Tenant
+	orphans := false
+	for _, p := range all {
+		if !tenantNamespaces[p.Name] {
+			deleted, err := c.collect(ctx, p)
+			keep(err)
+			if deleted {
+				continue
+			}
+			orphans = true
+		}
+		placements[p.Name] = p
+		tenants = append(tenants, Tenant{Namespace: p.Name, Instance: p.Spec.Instance, Pinned: p.Spec.Pinned})
+	}
+	for ns := range tenantNamespaces {
+		if placements[ns] == nil {
+			tenants = append(tenants, Tenant{Namespace: ns})
+		}
+	}
+
+	plan := Decide(instances, tenants)
+	handled := map[string]bool{}
+	for _, m := range plan.Moves {
+		handled[m.Namespace] = true
+		keep(c.move(ctx, placements[m.Namespace], m))
+	}
+	for _, s := range plan.Stuck {
+		handled[s.Namespace] = true
+		keep(c.stuck(ctx, placements[s.Namespace], s))
+	}
+	for name, p := range placements {
+		if !handled[name] && staleMessage(p) {
+			keep(c.setMessage(ctx, p, ""))
+		}
+	}
+
+	// A heartbeat going stale is no event: look again then, so that the instance stops being
+	// a target at that moment rather than at whatever event comes next.
+	if !staleAt.IsZero() {
+		c.Queue.AddAfter(fleetKey, staleAt.Sub(now))
+	}
+	if orphans {
+		c.Queue.AddAfter(fleetKey, orphanRecheck)
+	}
+	return first
+}
+
+// fleet is the instances as Decide sees them, and the earliest time a Ready one's heartbeat
+// goes stale (zero when none is Ready).
+func (c *Controller) fleet(now time.Time) ([]Instance, time.Time, error) {
+	list, err := c.instances.List(labels.Everything())
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var staleAt time.Time
+	instances := make([]Instance, 0, len(list))
+	for _, in := range list {
+		ready := false
+		if hb := in.Status.LastHeartbeatTime; hb != nil && readyCondition(in) {
+			at := hb.Add(HeartbeatTimeout)
+			ready = at.After(now)
+			if ready && (staleAt.IsZero() || at.Before(staleAt)) {
+				staleAt = at
+			}
+		}
+		instances = append(instances, Instance{
+			Name: in.Name, Capacity: int(in.Spec.Capacity), Draining: in.Spec.Draining, Ready: ready,
+		})
+	}
+	return instances, staleAt, nil
+}
+
+func readyCondition(in *managedv1alpha1.ArgoCDInstance) bool {
+	for _, cond := range in.Status.Conditions {
+		if cond.Type == managedv1alpha1.ArgoCDInstanceConditionReady {
+			return cond.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// tenantNamespaces is the namespaces that hold a GitOpsDeployment, a ManagedEnvironment or a
+// RepositoryCredential.
+func (c *Controller) tenantNamespaces() (map[string]bool, error) {
+	set := map[string]bool{}
+	deployments, err := c.deployments.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range deployments {
+		set[o.Namespace] = true
+	}
+	environments, err := c.environments.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range environments {
+		set[o.Namespace] = true
+	}
+	credentials, err := c.credentials.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range credentials {
+		set[o.Namespace] = true
+	}
+	return set, nil
+}
+
+// collect deletes the placement of a namespace that holds no GitOps object any more, but only
+// once the namespace itself is gone: until then it may get objects again, and keeping the
+// placement keeps it on its instance instead of moving it at its next object. It tells
+// whether the placement is gone.
+func (c *Controller) collect(ctx context.Context, p *placementT) (bool, error) {
+	_, err := c.kube.CoreV1().Namespaces().Get(ctx, p.Name, metav1.GetOptions{})
+	if err == nil {
+		return false, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("reading namespace %s: %w", p.Name, err)
+	}
+	err = c.gitops.ManagedGitopsV1alpha1().TenantPlacements().Delete(ctx, p.Name, framework.PreconditionUID(p.UID))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("deleting the TenantPlacement of gone namespace %s: %w", p.Name, err)
+	}
+	klog.InfoS("deleted the placement of a gone namespace", "tenant", p.Name)
+	return true, nil
+}
+
+// move writes m's spec.instance on the placement p (nil: none yet). Updating the cached
+// object, with its resourceVersion, makes an admin's concurrent edit conflict rather than be
+// overwritten.
+func (c *Controller) move(ctx context.Context, p *placementT, m Move) error {
+	client := c.gitops.ManagedGitopsV1alpha1().TenantPlacements()
+	var got *placementT
+	var err error
+	if p == nil {
+		got, err = client.Create(ctx, &placementT{
+			ObjectMeta: metav1.ObjectMeta{Name: m.Namespace},
+			Spec:       managedv1alpha1.TenantPlacementSpec{Instance: m.To},
+		}, metav1.CreateOptions{FieldManager: fieldManager})
+	} else {
+		upd := p.DeepCopy()
+		upd.Spec.Instance = m.To
+		got, err = client.Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	}
+	if apierrors.IsNotFound(err) {
+		return nil // deleted meanwhile: its delete event queues a new plan
+	}
+	if err != nil {
+		return fmt.Errorf("placing tenant %s on instance %s: %w", m.Namespace, m.To, err)
+	}
+	klog.InfoS("tenant placed", "tenant", m.Namespace, "from", m.From, "to", m.To, "reason", m.Reason)
+	if m.From == "" {
+		c.recorder.Eventf(got, corev1.EventTypeNormal, EventPlaced, "placed on Argo CD instance %s (%s)", m.To, m.Reason)
+	} else {
+		c.recorder.Eventf(got, corev1.EventTypeNormal, EventMoved, "moved from Argo CD instance %s to %s (%s)", m.From, m.To, m.Reason)
+	}
+	// A tenant that was stuck is no longer: its message would say so until the hand-over.
+	if staleMessage(got) {
+		return c.setMessage(ctx, got, "")
+	}
+	return nil
+}
+
+// stuck reports on the placement p (nil: none yet, created unplaced) that no instance has
+// room for the tenant.
+func (c *Controller) stuck(ctx context.Context, p *placementT, s Stuck) error {
+	if p == nil {
+		var err error
+		p, err = c.gitops.ManagedGitopsV1alpha1().TenantPlacements().Create(ctx,
+			&placementT{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}, metav1.CreateOptions{FieldManager: fieldManager})
+		if err != nil {
+			return fmt.Errorf("creating the TenantPlacement of tenant %s: %w", s.Namespace, err)
+		}
+	}
+	msg := stuckMessage(s)
+	if p.Status.Message == msg {
+		return nil
+	}
+	return c.setMessage(ctx, p, msg)
+}
+
+func stuckMessage(s Stuck) string {
+	switch s.Reason {
+	case ReasonDraining:
+		return noRoom + "the tenant stays on draining instance " + s.Instance + " until one has"
+	case ReasonOverCapacity:
+		return noRoom + "the tenant stays on instance " + s.Instance + ", which is over its capacity, until one has"
+	case ReasonInstanceGone:
+		return noRoom + "instance " + s.Instance + " is gone and the tenant waits for another"
+	default:
+		return noRoom + "the tenant waits to be placed"
+	}
+}
+
+// staleMessage tells whether p's status.message is out of date for a tenant that is not stuck:
+// the tenant is held where it is placed, so there is nothing to explain, or the message is
+// the controller's own "no room". While a hand-over is under way the message is the agents'.
+func staleMessage(p *placementT) bool {
+	return p.Status.Message != "" && (p.Status.Instance == p.Spec.Instance || strings.HasPrefix(p.Status.Message, noRoom))
+}
+
+// setMessage writes status.message on p as read: status.instance stays what the agents wrote,
+// and should they write it meanwhile, the resourceVersion makes this write conflict.
+func (c *Controller) setMessage(ctx context.Context, p *placementT, msg string) error {
+	upd := p.DeepCopy()
+	upd.Status.Message = msg
+	_, err := c.gitops.ManagedGitopsV1alpha1().TenantPlacements().UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing the message of tenant %s: %w", p.Name, err)
+	}
+	return nil
+}
