@@ -545,7 +545,7 @@ start_agent() {
 	# The name in the Leases is fixed so that the agent, restarted after a crash (the e2e suite
 	# kills it), takes its Leases back at once instead of waiting out the lease duration.
 	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
-		--argocd-namespace "${ARGOCD_NAMESPACE}" --leader-elect-identity local-agent \
+		--argocd-namespace "${ARGOCD_NAMESPACE}" --instance main --leader-elect-identity local-agent \
 		--controllers '*,namespaceprovisioner' \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"

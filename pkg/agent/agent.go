@@ -75,17 +75,31 @@ import (
 )
 
 // Clients are the clients of the kube-apiserver that serves the GitOps API (proxied to
-// gitops-apiserver) and hosts Argo CD.
+// gitops-apiserver), and of the one Argo CD runs on: the same, or an engine cluster's.
 type Clients struct {
 	GitOps versioned.Interface
-	Argo   argoclient.Interface
-	Kube   kubernetes.Interface
+	// Argo reads and writes Argo CD's Applications and AppProjects, on Argo CD's cluster.
+	Argo argoclient.Interface
+	Kube kubernetes.Interface
+	// ArgoKube reads and writes the Secrets and ConfigMaps of Argo CD's namespace, on Argo
+	// CD's cluster; Kube when nil (Argo CD runs on the API's cluster).
+	ArgoKube kubernetes.Interface
 	// Operations writes the Operation records, with a rate limit of its own, so that
 	// bookkeeping never holds up a reconcile's requests; GitOps when nil.
 	Operations versioned.Interface
 	// Dynamic reads and writes the APIs the service has no Go types of (the Dev Sandbox
 	// operator's SpaceRequests); the Dev Sandbox provisioner does not run when nil.
 	Dynamic dynamic.Interface
+}
+
+// NewEngineClients points the Argo CD clients at an engine cluster, the one cfg reaches.
+func (c *Clients) NewEngineClients(cfg *rest.Config) error {
+	var err error
+	if c.Argo, err = argoclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	c.ArgoKube, err = kubernetes.NewForConfig(cfg)
+	return err
 }
 
 // NewClients makes the clients from one rest config; each has its QPS and burst.
@@ -156,6 +170,8 @@ type LeaderElection struct {
 	// Client renews the Leases; a client of its own, so that renewing never waits behind the
 	// controllers' requests in a client-side rate limiter.
 	Client kubernetes.Interface
+	// ArgoClient renews ArgoCDLease, beside Argo CD on its cluster; Client when nil.
+	ArgoClient kubernetes.Interface
 	// Namespace holds the AppStudio controllers' Leases: a namespace every agent of a fleet
 	// shares.
 	Namespace string
@@ -181,6 +197,8 @@ type Agent struct {
 	gitops        versioned.Interface
 	argo          argoclient.Interface
 	kube          kubernetes.Interface
+	// argoKube is the client of Argo CD's cluster, for its namespace's Secrets and ConfigMaps.
+	argoKube      kubernetes.Interface
 	dynamic       dynamic.Interface
 	argoNamespace string
 	localServer   string
@@ -239,10 +257,14 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Controllers == nil {
 		cfg.Controllers, _ = EnabledControllers([]string{"*"})
 	}
+	if cfg.ArgoKube == nil {
+		cfg.ArgoKube = cfg.Kube
+	}
 	a := &Agent{
 		gitops:                   cfg.GitOps,
 		argo:                     cfg.Argo,
 		kube:                     cfg.Kube,
+		argoKube:                 cfg.ArgoKube,
 		dynamic:                  cfg.Dynamic,
 		argoNamespace:            cfg.ArgoNamespace,
 		localServer:              cfg.LocalServer,
@@ -252,7 +274,7 @@ func New(cfg Config) (*Agent, error) {
 		workers:                  cfg.Workers,
 		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
 		argoInformers:            argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
-		argoKubeInformers:        informers.NewSharedInformerFactoryWithOptions(cfg.Kube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
+		argoKubeInformers:        informers.NewSharedInformerFactoryWithOptions(cfg.ArgoKube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
 		tenantSecretFactories:    map[string]informers.SharedInformerFactory{},
 		events:                   framework.NewEvents(cfg.Kube),
 		leaderElection:           cfg.LeaderElection,
@@ -420,16 +442,18 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	type set struct {
 		lease framework.Lease
-		runs  []packagedController
+		// client renews the Lease: the Argo CD controllers' is on Argo CD's cluster.
+		client kubernetes.Interface
+		runs   []packagedController
 	}
 	sets := []set{{runs: argoCD}}
 	if le := a.leaderElection; le != nil {
-		sets[0].lease = le.lease(a.argoNamespace, ArgoCDLease)
+		sets[0].lease, sets[0].client = le.lease(a.argoNamespace, ArgoCDLease), cmp.Or(le.ArgoClient, le.Client)
 	}
 	for _, c := range a.appStudio {
 		s := set{runs: []packagedController{c}}
 		if le := a.leaderElection; le != nil {
-			s.lease = le.lease(le.Namespace, AppStudioLease(c.name))
+			s.lease, s.client = le.lease(le.Namespace, AppStudioLease(c.name)), le.Client
 		}
 		sets = append(sets, s)
 	}
@@ -447,7 +471,7 @@ func (a *Agent) Run(ctx context.Context) error {
 				a.runControllers(ctx, set.runs)
 				return
 			}
-			if err := framework.RunLeading(ctx, a.leaderElection.Client, set.lease, func(ctx context.Context) {
+			if err := framework.RunLeading(ctx, set.client, set.lease, func(ctx context.Context) {
 				a.runControllers(ctx, set.runs)
 			}); err != nil {
 				// Another agent may be running these controllers already: stop every set.

@@ -20,7 +20,7 @@ func (a *Agent) setupDeployments() error {
 	deployerInformers := deployer.NewInformerFactory(a.kube)
 	a.factories = append(a.factories, deployerInformers)
 	sas, rbs := deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings()
-	deployers := deployer.New(sas, rbs, argoSecrets, a.kube, a.argoNamespace, a.localServer, a.controllerServiceAccount)
+	deployers := deployer.New(sas, rbs, argoSecrets, a.kube, a.argoKube, a.argoNamespace, a.localServer, a.controllerServiceAccount)
 
 	ctl, err := gitopsdeployment.New(deployments, envs, apps, projects, argoSecrets, deployers,
 		a.argoNamespace, a.localServer, a.gitops, a.argo, a.kube, a.ops, a.events.Recorder)

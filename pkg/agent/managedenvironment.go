@@ -16,7 +16,7 @@ func (a *Agent) setupEnvironments() error {
 	envs := managed.GitOpsDeploymentManagedEnvironments()
 	secrets := a.tenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType)
 	ctl, err := managedenvironment.New(envs, secrets, managed.GitOpsDeployments(), a.argoKubeInformers.Core().V1().Secrets(),
-		a.argoInformers.Argoproj().V1alpha1().Applications(), a.argoNamespace, a.gitops, a.kube, a.ops, a.events.Recorder)
+		a.argoInformers.Argoproj().V1alpha1().Applications(), a.argoNamespace, a.gitops, a.kube, a.argoKube, a.ops, a.events.Recorder)
 	if err != nil {
 		return err
 	}

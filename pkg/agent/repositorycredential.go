@@ -13,7 +13,7 @@ func (a *Agent) setupRepositoryCredentials() error {
 	creds := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentRepositoryCredentials()
 	credSecrets := a.tenantSecrets(managedv1alpha1.RepositoryCredentialSecretType)
 	argoSecrets, argoConfigMaps := a.argoKubeInformers.Core().V1().Secrets(), a.argoKubeInformers.Core().V1().ConfigMaps()
-	ctl, err := repositorycredential.New(creds, credSecrets, argoSecrets, argoConfigMaps, a.argoNamespace, a.gitops, a.kube, a.events.Recorder)
+	ctl, err := repositorycredential.New(creds, credSecrets, argoSecrets, argoConfigMaps, a.argoNamespace, a.gitops, a.kube, a.argoKube, a.events.Recorder)
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func startStandbyAgent() *standbyAgent {
 	Expect(err).NotTo(HaveOccurred())
 	defer logFile.Close()
 	a.cmd = exec.Command("../../bin/agent", "--kubeconfig", filepath.Join(stackDir, "gitops-agent.kubeconfig"),
-		"--argocd-namespace", "gitops-service-argocd", "--leader-elect-identity", "standby-agent",
+		"--argocd-namespace", "gitops-service-argocd", "--instance", "main", "--leader-elect-identity", "standby-agent",
 		"--metrics-bind-address", addr, "-v", "2")
 	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
 	Expect(a.cmd.Start()).To(Succeed())

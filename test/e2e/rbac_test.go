@@ -45,15 +45,19 @@ var _ = Describe("RBAC of the host cluster", func() {
 		Expect(stderr).To(ContainSubstring("forbidden"))
 	})
 
-	It("keeps Operations away from tenants, even in their own namespace", func() {
+	It("keeps Operations and the fleet's kinds away from tenants, even in their own namespace", func() {
 		for _, args := range [][]string{
 			{"get", "operations", "-n", tenantA},
 			{"get", "operations", "--all-namespaces"},
+			{"get", "argocdinstances"},
+			{"get", "tenantplacements"},
+			{"get", "tenantplacement", tenantA},
 		} {
 			stderr := fails("alice", "", args...)
 			Expect(stderr).To(ContainSubstring("forbidden"))
 		}
 		Expect(must("admin", "get", "operations", "--all-namespaces")).To(Or(BeEmpty(), ContainSubstring("NAMESPACE")))
+		Expect(must("admin", "get", "argocdinstances")).To(ContainSubstring("main"))
 	})
 
 	It("answers kubectl auth can-i as it enforces", func() {

@@ -26,6 +26,7 @@ import (
 // Options are the agent's flags.
 type Options struct {
 	Kubeconfig               string
+	EngineKubeconfig         string
 	ArgoNamespace            string
 	Instance                 string
 	LocalServer              string
@@ -78,6 +79,9 @@ func New() *Options {
 // AddFlags adds the flags to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the kube-apiserver that serves the GitOps API and hosts Argo CD; empty means in-cluster")
+	fs.StringVar(&o.EngineKubeconfig, "engine-kubeconfig", o.EngineKubeconfig,
+		"kubeconfig of the engine cluster Argo CD runs on, when that is not the cluster of --kubeconfig: the agent writes Argo CD's "+
+			"Applications, AppProjects, cluster and repository Secrets and its Lease there, and everything else through --kubeconfig")
 	fs.StringVar(&o.ArgoNamespace, "argocd-namespace", o.ArgoNamespace, "namespace of the Argo CD instance the agent drives")
 	fs.StringVar(&o.Instance, "instance", o.Instance,
 		"ArgoCDInstance, of the service's fleet, whose Argo CD this agent drives: its Argo CD controllers reconcile only the tenant "+
@@ -179,6 +183,16 @@ func (o *Options) Config() (agent.Config, error) {
 	if err != nil {
 		return agent.Config{}, err
 	}
+	var engine *rest.Config
+	if o.EngineKubeconfig != "" {
+		if engine, err = clientcmd.BuildConfigFromFlags("", o.EngineKubeconfig); err != nil {
+			return agent.Config{}, fmt.Errorf("--engine-kubeconfig: %w", err)
+		}
+		engine.QPS, engine.Burst, engine.UserAgent = o.QPS, o.Burst, rc.UserAgent
+		if err := clients.NewEngineClients(engine); err != nil {
+			return agent.Config{}, err
+		}
+	}
 	enabled, err := agent.EnabledControllers(o.Controllers)
 	if err != nil {
 		return agent.Config{}, fmt.Errorf("--controllers: %w", err)
@@ -209,6 +223,13 @@ func (o *Options) Config() (agent.Config, error) {
 		}
 		cfg.LeaderElection = &agent.LeaderElection{Client: client, Namespace: le.Namespace, Identity: identity,
 			LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod}
+		if engine != nil {
+			ec := rest.CopyConfig(engine)
+			ec.UserAgent = lc.UserAgent
+			if cfg.LeaderElection.ArgoClient, err = kubernetes.NewForConfig(ec); err != nil {
+				return agent.Config{}, err
+			}
+		}
 	}
 	return cfg, nil
 }

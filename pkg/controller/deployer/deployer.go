@@ -71,7 +71,9 @@ func NewInformerFactory(kube kubernetes.Interface) informers.SharedInformerFacto
 
 // Deployers makes, checks and removes the deployer of each tenant namespace.
 type Deployers struct {
-	kube          kubernetes.Interface
+	kube kubernetes.Interface
+	// argoKube is the client of the cluster Argo CD runs on (its namespace's Secrets).
+	argoKube      kubernetes.Interface
 	argoNamespace string
 	// localServer is the URL of the Argo CD cluster of the cluster the agent runs on.
 	localServer string
@@ -93,11 +95,12 @@ func New(
 	serviceAccounts coreinformers.ServiceAccountInformer,
 	roleBindings rbacinformers.RoleBindingInformer,
 	argoSecrets coreinformers.SecretInformer,
-	kube kubernetes.Interface,
+	kube, argoKube kubernetes.Interface,
 	argoNamespace, localServer, controllerServiceAccount string,
 ) *Deployers {
 	return &Deployers{
 		kube:                     kube,
+		argoKube:                 argoKube,
 		argoNamespace:            argoNamespace,
 		localServer:              localServer,
 		controllerServiceAccount: controllerServiceAccount,
@@ -242,7 +245,7 @@ func (d *Deployers) RemoveLegacy(ctx context.Context, namespace string) error {
 		return nil
 	}
 	klog.InfoS("deleting the cluster Secret of an earlier agent's deployer", "namespace", namespace, "secret", s.Name)
-	return argocd.DeleteSecret(ctx, d.kube, d.argoNamespace, s.Name)
+	return argocd.DeleteSecret(ctx, d.argoKube, d.argoNamespace, s.Name)
 }
 
 // Identity is the ServiceAccount Argo CD impersonates to sync into namespace, as the

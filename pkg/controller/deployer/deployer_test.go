@@ -47,7 +47,7 @@ func newDeployerFixture(t *testing.T, objs ...runtime.Object) *deployerFixture {
 		controller:   rbacv1.Subject{Kind: "ServiceAccount", Name: "argocd-application-controller", Namespace: "argocd"},
 	}
 	f.d = &Deployers{
-		kube: f.kube, argoNamespace: "argocd", controllerServiceAccount: DefaultControllerServiceAccount,
+		kube: f.kube, argoKube: f.kube, argoNamespace: "argocd", controllerServiceAccount: DefaultControllerServiceAccount,
 		serviceAccounts: corelisters.NewServiceAccountLister(f.sas),
 		roleBindings:    rbaclisters.NewRoleBindingLister(f.rbs),
 	}

@@ -140,7 +140,7 @@ func TestNewWatchesFromInformers(t *testing.T) {
 	managed := gitopsInformers.ManagedGitops().V1alpha1()
 	argoSecrets := argoKube.Core().V1().Secrets()
 	deployers := deployer.New(deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings(),
-		argoSecrets, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
+		argoSecrets, kube, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
 	c, err := New(managed.GitOpsDeployments(), managed.GitOpsDeploymentManagedEnvironments(), argoInformers.Argoproj().V1alpha1().Applications(),
 		argoInformers.Argoproj().V1alpha1().AppProjects(), argoSecrets, deployers, "argocd", argocd.InClusterServer,
 		gitops, argo, kube, operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10))

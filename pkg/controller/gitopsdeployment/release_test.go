@@ -85,7 +85,7 @@ func newReleaseFixture(t *testing.T, ctx context.Context, p *managedv1alpha1.Ten
 	managed := gitopsInformers.ManagedGitops().V1alpha1()
 	argoSecrets := argoKube.Core().V1().Secrets()
 	deployers := deployer.New(deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings(),
-		argoSecrets, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
+		argoSecrets, kube, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
 	c, err := New(managed.GitOpsDeployments(), managed.GitOpsDeploymentManagedEnvironments(), argoInformers.Argoproj().V1alpha1().Applications(),
 		argoInformers.Argoproj().V1alpha1().AppProjects(), argoSecrets, deployers, "argocd", argocd.InClusterServer,
 		gitops, argo, kube, operations.NewRecorder(nil, "argocd"), record.NewFakeRecorder(10))

@@ -116,7 +116,7 @@ func (e *Controller) changeClusterSecret(ctx context.Context, name string, sourc
 ) error {
 	unlock := e.clusterLocks.lock(name)
 	defer unlock()
-	secrets := e.kube.CoreV1().Secrets(e.argoNamespace)
+	secrets := e.argoClient().CoreV1().Secrets(e.argoNamespace)
 	return retry.OnError(retry.DefaultRetry, func(err error) bool {
 		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {

@@ -84,9 +84,11 @@ type Controller struct {
 	// Clusters reads which cluster Secrets list an environment.
 	*Clusters
 
-	gitops   versioned.Interface
-	kube     kubernetes.Interface
-	recorder record.EventRecorder
+	gitops versioned.Interface
+	// kube reads the tenants' Secrets; argoKube writes the Argo CD namespace's cluster
+	// Secrets, on the cluster Argo CD runs on (kube when nil: the API's own cluster).
+	kube, argoKube kubernetes.Interface
+	recorder       record.EventRecorder
 	// ops records the controller's writes to cluster Secrets as Operations.
 	ops *operations.Recorder
 
@@ -117,7 +119,7 @@ func New(
 	applications argoinformers.ApplicationInformer,
 	argoNamespace string,
 	gitops versioned.Interface,
-	kube kubernetes.Interface,
+	kube, argoKube kubernetes.Interface,
 	ops *operations.Recorder,
 	recorder record.EventRecorder,
 ) (*Controller, error) {
@@ -133,6 +135,7 @@ func New(
 		Clusters:     clusters,
 		gitops:       gitops,
 		kube:         kube,
+		argoKube:     argoKube,
 		recorder:     recorder,
 		ops:          ops,
 		secrets:      credentialSecrets.Lister(),
@@ -397,7 +400,7 @@ func (e *Controller) deleteClusterSecret(ctx context.Context, env *managedv1alph
 	if _, err := e.argoSecrets.Secrets(e.argoNamespace).Get(name); apierrors.IsNotFound(err) {
 		return nil
 	}
-	return argocd.DeleteSecret(ctx, e.kube, e.argoNamespace, name)
+	return argocd.DeleteSecret(ctx, e.argoClient(), e.argoNamespace, name)
 }
 
 // legacyCollectRetry is when the collection of a namespace's per-environment cluster Secrets
@@ -430,7 +433,7 @@ func (e *Controller) collectClusterSecrets(ctx context.Context, namespace string
 				continue
 			}
 		}
-		if err := argocd.DeleteSecret(ctx, e.kube, e.argoNamespace, s.Name); err != nil {
+		if err := argocd.DeleteSecret(ctx, e.argoClient(), e.argoNamespace, s.Name); err != nil {
 			return err
 		}
 		klog.V(2).InfoS("deleted the per-environment cluster Secret of an earlier agent", "secret", s.Name)
@@ -446,4 +449,12 @@ func (e *Controller) collectClusterSecrets(ctx context.Context, namespace string
 // when it names none, or when it asks for cluster resources as well.
 func managesWholeCluster(spec managedv1alpha1.ManagedEnvironmentSpec) bool {
 	return len(spec.Namespaces) == 0 || spec.ClusterResources
+}
+
+// argoClient is the client of the cluster Argo CD runs on.
+func (e *Controller) argoClient() kubernetes.Interface {
+	if e.argoKube != nil {
+		return e.argoKube
+	}
+	return e.kube
 }

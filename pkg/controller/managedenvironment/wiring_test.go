@@ -36,7 +36,7 @@ func TestNewReconcilesFromInformers(t *testing.T) {
 	argoInformers := argoinformers.NewSharedInformerFactory(argofake.NewSimpleClientset(), 0)
 	managed := gitopsInformers.ManagedGitops().V1alpha1()
 	c, err := New(managed.GitOpsDeploymentManagedEnvironments(), tenantSecrets.Core().V1().Secrets(), managed.GitOpsDeployments(),
-		argoKube.Core().V1().Secrets(), argoInformers.Argoproj().V1alpha1().Applications(), "argocd", gitops, kube,
+		argoKube.Core().V1().Secrets(), argoInformers.Argoproj().V1alpha1().Applications(), "argocd", gitops, kube, kube,
 		operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10))
 	if err != nil {
 		t.Fatal(err)

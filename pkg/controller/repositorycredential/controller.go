@@ -67,9 +67,11 @@ const revalidateEvery = 10 * time.Minute
 type Controller struct {
 	*framework.Controller
 
-	gitops   versioned.Interface
-	kube     kubernetes.Interface
-	recorder record.EventRecorder
+	gitops versioned.Interface
+	// kube reads the tenants' Secrets; argoKube writes the Argo CD namespace's repository
+	// Secrets, on the cluster Argo CD runs on (kube when nil: the API's own cluster).
+	kube, argoKube kubernetes.Interface
+	recorder       record.EventRecorder
 	// argoNamespace is the namespace of the Argo CD instance: its repository Secrets and trust
 	// ConfigMaps.
 	argoNamespace string
@@ -113,7 +115,7 @@ func New(
 	argoConfigMaps coreinformers.ConfigMapInformer,
 	argoNamespace string,
 	gitops versioned.Interface,
-	kube kubernetes.Interface,
+	kube, argoKube kubernetes.Interface,
 	recorder record.EventRecorder,
 ) (*Controller, error) {
 	credInformer, argoSecretInformer := creds.Informer(), argoSecrets.Informer()
@@ -126,6 +128,7 @@ func New(
 	c := &Controller{
 		gitops:        gitops,
 		kube:          kube,
+		argoKube:      argoKube,
 		recorder:      recorder,
 		argoNamespace: argoNamespace,
 		creds:         creds.Lister(),
@@ -345,7 +348,7 @@ func (c *Controller) applyRepoSecret(ctx context.Context, cred *managedv1alpha1.
 	if err != nil {
 		return err
 	}
-	_, err = c.kube.CoreV1().Secrets(c.argoNamespace).Patch(ctx, want.Name, types.ApplyPatchType, body,
+	_, err = c.argoClient().CoreV1().Secrets(c.argoNamespace).Patch(ctx, want.Name, types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 	if err != nil {
 		return fmt.Errorf("applying repository Secret %s: %w", want.Name, err)
@@ -366,7 +369,7 @@ func (c *Controller) deleteRepoSecrets(ctx context.Context, key string, keep typ
 		if keep != "" && s.Labels[argocd.LabelRepositoryCredentialUID] == string(keep) {
 			continue
 		}
-		if err := argocd.DeleteSecret(ctx, c.kube, c.argoNamespace, s.Name); err != nil {
+		if err := argocd.DeleteSecret(ctx, c.argoClient(), c.argoNamespace, s.Name); err != nil {
 			return err
 		}
 		klog.V(2).InfoS("deleted repository Secret", "secret", s.Name, "repositorycredential", key)
@@ -393,4 +396,12 @@ func (c *Controller) updateStatus(ctx context.Context, cred *managedv1alpha1.Git
 	}
 	c.recordEvents(written, credentialEvents(cred, outcome))
 	return nil
+}
+
+// argoClient is the client of the cluster Argo CD runs on.
+func (c *Controller) argoClient() kubernetes.Interface {
+	if c.argoKube != nil {
+		return c.argoKube
+	}
+	return c.kube
 }

@@ -34,7 +34,7 @@ func TestNewReconcilesFromInformers(t *testing.T) {
 	argoKube := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("argocd"))
 	rec := record.NewFakeRecorder(10)
 	c, err := New(gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentRepositoryCredentials(), tenantSecrets.Core().V1().Secrets(),
-		argoKube.Core().V1().Secrets(), argoKube.Core().V1().ConfigMaps(), "argocd", gitops, kube, rec)
+		argoKube.Core().V1().Secrets(), argoKube.Core().V1().ConfigMaps(), "argocd", gitops, kube, kube, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
