@@ -194,9 +194,9 @@ type informerFactory interface {
 
 // Agent reconciles the GitOps objects into the Argo CD instance of one namespace.
 type Agent struct {
-	gitops        versioned.Interface
-	argo          argoclient.Interface
-	kube          kubernetes.Interface
+	gitops versioned.Interface
+	argo   argoclient.Interface
+	kube   kubernetes.Interface
 	// argoKube is the client of Argo CD's cluster, for its namespace's Secrets and ConfigMaps.
 	argoKube      kubernetes.Interface
 	dynamic       dynamic.Interface
