@@ -18,6 +18,8 @@
 # GITOPS_LOCAL_API_ONLY=1 leaves out Argo CD and the agent (the benchmark: the agent would
 # reconcile every GitOpsDeployment it writes into an Argo CD Application).
 # GITOPS_LOCAL_PG_SHARED_BUFFERS sets PostgreSQL's shared_buffers (default 512MB).
+# GITOPS_LOCAL_INSTANCES=2 (with GITOPS_LOCAL_REMOTE_CLUSTER=1) starts a second Argo CD instance
+# of the fleet, on the remote cluster as its engine cluster (start_engine).
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -106,6 +108,7 @@ stop_pid() {
 }
 
 stop_all() {
+	stop_engine
 	for name in agent argocd-application-controller argocd-repo-server redis gitops-apiserver kube-controller-manager kube-apiserver etcd; do
 		stop_pid "${name}"
 	done
@@ -448,6 +451,7 @@ EOF
 	if [[ -z "${GITOPS_LOCAL_API_ONLY:-}" ]]; then
 		start_argocd
 		start_agent
+		if [[ "${GITOPS_LOCAL_INSTANCES:-1}" == 2 ]]; then start_engine; fi
 	fi
 	UP_DONE=1
 	trap - EXIT
@@ -488,59 +492,89 @@ start_gitops_apiserver() {
 
 # --- Argo CD and the agent ----------------------------------------------------------------------
 
-# start_argocd runs Argo CD out of cluster against the local kube-apiserver, as its own
-# developers do: repo-server and application-controller are the same binary under two names,
-# the controller reaches "in-cluster" through its kubeconfig (ARGOCD_FAKE_IN_CLUSTER), as its
-# ServiceAccount, which may only read and impersonate the tenants' deployers
-# (artifacts/argocd-controller), and nothing runs argocd-server, so the objects it would create (argocd-secret's key, the
-# namespace's settings) are made here.
+# start_argocd installs the stack's Argo CD, instance "main" of the fleet, in ${ARGOCD_NAMESPACE}
+# of the stack's cluster, and starts its processes.
 start_argocd() {
 	log "installing Argo CD's CRDs and settings in ${ARGOCD_NAMESPACE}"
-	"${KUBECTL[@]}" apply --server-side -f "${ARGOCD_BIN}/crds/application-crd.yaml" -f "${ARGOCD_BIN}/crds/appproject-crd.yaml" >/dev/null
-	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/argocd-local" >/dev/null
-	if ! "${KUBECTL[@]}" -n "${ARGOCD_NAMESPACE}" get secret argocd-secret >/dev/null 2>&1; then
-		"${KUBECTL[@]}" -n "${ARGOCD_NAMESPACE}" create secret generic argocd-secret \
+	install_argocd KUBECTL "${ARGOCD_NAMESPACE}" "${ROOT}/artifacts/argocd-local"
+	start_argocd_processes "" "${ARGOCD_NAMESPACE}" "${STATE}/argocd-application-controller.kubeconfig" \
+		"${REDIS_PORT}" "${REPO_SERVER_PORT}" "${REPO_SERVER_METRICS_PORT}" "${CONTROLLER_METRICS_PORT}"
+}
+
+# install_argocd CLIENT NAMESPACE MANIFESTS applies Argo CD's CRDs, the YAML MANIFESTS (a file
+# or kustomization) and argocd-secret through the kubectl command in the array named CLIENT.
+install_argocd() {
+	local -n client="$1"
+	local namespace="$2" manifests="$3"
+	"${client[@]}" apply --server-side -f "${ARGOCD_BIN}/crds/application-crd.yaml" -f "${ARGOCD_BIN}/crds/appproject-crd.yaml" >/dev/null
+	if [[ -d "${manifests}" ]]; then "${client[@]}" apply -k "${manifests}" >/dev/null; else "${client[@]}" apply -f "${manifests}" >/dev/null; fi
+	if ! "${client[@]}" -n "${namespace}" get secret argocd-secret >/dev/null 2>&1; then
+		"${client[@]}" -n "${namespace}" create secret generic argocd-secret \
 			--from-literal "server.secretkey=$(openssl rand -base64 32)" >/dev/null
-		"${KUBECTL[@]}" -n "${ARGOCD_NAMESPACE}" label secret argocd-secret \
+		"${client[@]}" -n "${namespace}" label secret argocd-secret \
 			app.kubernetes.io/name=argocd-secret app.kubernetes.io/part-of=argocd >/dev/null
 	fi
-	"${KUBECTL[@]}" wait --for condition=Established --timeout 60s \
+	"${client[@]}" wait --for condition=Established --timeout 60s \
 		crd/applications.argoproj.io crd/appprojects.argoproj.io >/dev/null
+}
 
-	local argo="${STATE}/argocd"
-	mkdir -p "${argo}/tmp" "${argo}/tls" "${argo}/ssh" "${STATE}/redis"
-	log "starting Redis on 127.0.0.1:${REDIS_PORT}"
-	start_bg redis redis-server --bind 127.0.0.1 --port "${REDIS_PORT}" --save "" --appendonly no \
-		--dir "${STATE}/redis" --daemonize no
-	wait_for "Redis" 30 redis redis-cli -p "${REDIS_PORT}" ping
+# start_argocd_processes SUFFIX NAMESPACE KUBECONFIG REDIS REPO REPO_METRICS CONTROLLER_METRICS runs
+# Argo CD out of cluster, as its own developers do: repo-server and application-controller are
+# the same binary under two names, the controller reaches "in-cluster" through KUBECONFIG
+# (ARGOCD_FAKE_IN_CLUSTER), as its ServiceAccount, which may only read and impersonate the
+# tenants' deployers (artifacts/argocd-controller), and nothing runs argocd-server, so the
+# objects it would create (argocd-secret's key, the namespace's settings) are made by
+# install_argocd. SUFFIX tells the processes of a second instance from the first's.
+start_argocd_processes() {
+	local suffix="$1" namespace="$2" kubeconfig="$3" redis_port="$4" repo_port="$5" repo_metrics="$6" controller_metrics="$7"
+	local argo="${STATE}/argocd${suffix}"
+	mkdir -p "${argo}/tmp" "${argo}/tls" "${argo}/ssh" "${STATE}/redis${suffix}"
+	log "starting Redis${suffix} on 127.0.0.1:${redis_port}"
+	start_bg "redis${suffix}" redis-server --bind 127.0.0.1 --port "${redis_port}" --save "" --appendonly no \
+		--dir "${STATE}/redis${suffix}" --daemonize no
+	wait_for "Redis${suffix}" 30 "redis${suffix}" redis-cli -p "${redis_port}" ping
 
 	# The repo-server runs the argocd CLI (as argocd-git-ask-pass) for Git credentials, hence
 	# PATH; TMPDIR and the socket keep parallel stacks from sharing clones and the socket.
 	local env=(env PATH="${ARGOCD_BIN}:${PATH}" TMPDIR="${argo}/tmp" ARGOCD_GPG_ENABLED=false
 		ARGOCD_ASK_PASS_SOCK="${argo}/askpass.sock" ARGOCD_TLS_DATA_PATH="${argo}/tls"
 		ARGOCD_SSH_DATA_PATH="${argo}/ssh")
-	log "starting argocd-repo-server on 127.0.0.1:${REPO_SERVER_PORT}"
-	start_bg argocd-repo-server "${env[@]}" "${ARGOCD_BIN}/argocd-repo-server" --disable-tls \
-		--address 127.0.0.1 --port "${REPO_SERVER_PORT}" \
-		--metrics-address 127.0.0.1 --metrics-port "${REPO_SERVER_METRICS_PORT}" \
-		--redis "127.0.0.1:${REDIS_PORT}" --logformat text
-	wait_for "argocd-repo-server" 60 argocd-repo-server curl -sf "http://127.0.0.1:${REPO_SERVER_METRICS_PORT}/metrics"
+	log "starting argocd-repo-server${suffix} on 127.0.0.1:${repo_port}"
+	start_bg "argocd-repo-server${suffix}" "${env[@]}" "${ARGOCD_BIN}/argocd-repo-server" --disable-tls \
+		--address 127.0.0.1 --port "${repo_port}" \
+		--metrics-address 127.0.0.1 --metrics-port "${repo_metrics}" \
+		--redis "127.0.0.1:${redis_port}" --logformat text
+	wait_for "argocd-repo-server${suffix}" 60 "argocd-repo-server${suffix}" curl -sf "http://127.0.0.1:${repo_metrics}/metrics"
 
-	log "starting argocd-application-controller"
-	local controller_kubeconfig="${STATE}/argocd-application-controller.kubeconfig"
-	start_bg argocd-application-controller "${env[@]}" ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="${controller_kubeconfig}" \
-		"${ARGOCD_BIN}/argocd-application-controller" --kubeconfig "${controller_kubeconfig}" \
-		--namespace "${ARGOCD_NAMESPACE}" --redis "127.0.0.1:${REDIS_PORT}" \
-		--repo-server "127.0.0.1:${REPO_SERVER_PORT}" --repo-server-plaintext \
-		--metrics-port "${CONTROLLER_METRICS_PORT}" --status-processors 8 --operation-processors 4 \
+	log "starting argocd-application-controller${suffix}"
+	start_bg "argocd-application-controller${suffix}" "${env[@]}" ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="${kubeconfig}" \
+		"${ARGOCD_BIN}/argocd-application-controller" --kubeconfig "${kubeconfig}" \
+		--namespace "${namespace}" --redis "127.0.0.1:${redis_port}" \
+		--repo-server "127.0.0.1:${repo_port}" --repo-server-plaintext \
+		--metrics-port "${controller_metrics}" --status-processors 8 --operation-processors 4 \
 		--logformat text
-	wait_for "argocd-application-controller" 60 argocd-application-controller \
-		curl -sf "http://127.0.0.1:${CONTROLLER_METRICS_PORT}/healthz"
+	wait_for "argocd-application-controller${suffix}" 60 "argocd-application-controller${suffix}" \
+		curl -sf "http://127.0.0.1:${controller_metrics}/healthz"
+}
+
+# instance NAME NAMESPACE [CLUSTER] is the ArgoCDInstance of one of the stack's Argo CD instances.
+instance() {
+	cat <<EOF
+apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: ArgoCDInstance
+metadata:
+  name: $1
+spec:
+  namespace: $2
+  capacity: 1000
+EOF
+	if [[ -n "${3:-}" ]]; then echo "  cluster: $3"; fi
 }
 
 start_agent() {
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/namespace-provisioner" >/dev/null
+	instance main "${ARGOCD_NAMESPACE}" | "${KUBECTL[@]}" apply -f - >/dev/null
 	log "starting the agent"
 	# The name in the Leases is fixed so that the agent, restarted after a crash (the e2e suite
 	# kills it), takes its Leases back at once instead of waiting out the lease duration.
@@ -549,6 +583,122 @@ start_agent() {
 		--controllers '*,namespaceprovisioner' \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
+}
+
+# --- the engine instance ----------------------------------------------------------------------
+
+# GITOPS_LOCAL_INSTANCES=2 (with the remote cluster) adds instance "engine" of the fleet: a
+# second Argo CD on the remote cluster, as on a GitOps Engine cluster, in ${ENGINE_NAMESPACE},
+# driven by a second agent (agent-engine) whose --engine-kubeconfig reaches it there. Argo CD
+# reaches the stack's cluster, for deployments into tenants' own namespaces, through a cluster
+# Secret holding a token of its ServiceAccount in ${ENGINE_NAMESPACE} of the stack's cluster:
+# that identity reads and impersonates the deployers, as the first instance's does. The e2e
+# suite starts and stops it (start-engine, stop-engine) around the specs of the fleet. Tokens
+# are TokenRequest tokens valid for 48 hours. Ports: 16479 (Redis), 18181 and 18184
+# (repo-server), 18182 (application-controller metrics), 18185 (agent metrics), plus the offset.
+ENGINE_NAMESPACE=gitops-service-argocd-2
+ENGINE_REDIS_PORT=$((16479 + OFFSET))
+ENGINE_REPO_SERVER_PORT=$((18181 + OFFSET))
+ENGINE_REPO_SERVER_METRICS_PORT=$((18184 + OFFSET))
+ENGINE_CONTROLLER_METRICS_PORT=$((18182 + OFFSET))
+ENGINE_AGENT_METRICS_PORT=$((18185 + OFFSET))
+ENGINE_PROCESSES=(agent-engine argocd-application-controller-2 argocd-repo-server-2 redis-2)
+
+# engine_manifests KUSTOMIZATION renders it for the engine instance's namespace.
+engine_manifests() {
+	"${KUBECTL[@]}" kustomize "$1" | sed "s/gitops-service-argocd/${ENGINE_NAMESPACE}/g"
+}
+
+# remote_kubeconfig FILE TOKEN writes a kubeconfig of the remote cluster for TOKEN.
+remote_kubeconfig() {
+	sed -e '/^users:/,$d' "${STATE}/remote.kubeconfig" >"$1"
+	cat >>"$1" <<EOF
+users:
+- name: user
+  user:
+    token: $2
+contexts:
+- name: user@remote
+  context:
+    cluster: remote
+    user: user
+current-context: user@remote
+EOF
+	chmod 600 "$1"
+}
+
+start_engine() {
+	[[ -f "${STATE}/remote.kubeconfig" ]] || die "the engine instance runs on the remote cluster: start the stack with GITOPS_LOCAL_REMOTE_CLUSTER=1"
+	for name in "${ENGINE_PROCESSES[@]}"; do
+		alive "${name}" && die "${name} is already running: run hack/local-up.sh stop-engine first"
+	done
+	check_free "${ENGINE_REDIS_PORT}" "engine Redis"
+	check_free "${ENGINE_REPO_SERVER_PORT}" "engine argocd-repo-server"
+	check_free "${ENGINE_REPO_SERVER_METRICS_PORT}" "engine argocd-repo-server metrics"
+	check_free "${ENGINE_CONTROLLER_METRICS_PORT}" "engine argocd-application-controller metrics"
+	check_free "${ENGINE_AGENT_METRICS_PORT}" "engine agent metrics"
+	local REMOTE=("${KUBECTL[0]}" --kubeconfig "${STATE}/remote.kubeconfig")
+	local manifests="${STATE}/engine-argocd.yaml"
+	log "installing the engine instance's Argo CD in ${ENGINE_NAMESPACE} of the remote cluster"
+	engine_manifests "${ROOT}/artifacts/argocd-local" >"${manifests}"
+	install_argocd REMOTE "${ENGINE_NAMESPACE}" "${manifests}"
+	# The agent's identity and rights there, and on the stack's cluster those in the instance's
+	# namespace (its Operations), beside Argo CD's identity on the stack's cluster.
+	"${REMOTE[@]}" create namespace gitops-service --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
+	"${REMOTE[@]}" -n gitops-service create serviceaccount gitops-agent --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
+	engine_manifests "${ROOT}/artifacts/agent-argocd" | "${REMOTE[@]}" apply -f - >/dev/null
+	{
+		cat "${ROOT}/artifacts/argocd-local/namespace.yaml"
+		echo "---"
+		cat "${ROOT}/artifacts/argocd-local/serviceaccount.yaml"
+		echo "---"
+		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/argocd-controller"
+		echo "---"
+		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/agent-argocd"
+	} | sed "s/gitops-service-argocd/${ENGINE_NAMESPACE}/g" | "${KUBECTL[@]}" apply -f - >/dev/null
+
+	local api_token
+	api_token="$("${KUBECTL[@]}" -n "${ENGINE_NAMESPACE}" create token argocd-application-controller --duration 48h)"
+	"${REMOTE[@]}" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Secret
+metadata:
+  name: gitops-service-api-cluster
+  namespace: ${ENGINE_NAMESPACE}
+  labels:
+    argocd.argoproj.io/secret-type: cluster
+stringData:
+  name: gitops-service-api
+  server: https://127.0.0.1:${KUBE_PORT}
+  config: '{"bearerToken":"${api_token}","tlsClientConfig":{"caData":"$(base64 -w0 <"${CERTS}/ca.crt")"}}'
+EOF
+	remote_kubeconfig "${STATE}/argocd-application-controller-2.kubeconfig" \
+		"$("${REMOTE[@]}" -n "${ENGINE_NAMESPACE}" create token argocd-application-controller --duration 48h)"
+	remote_kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
+		"$("${REMOTE[@]}" -n gitops-service create token gitops-agent --duration 48h)"
+
+	start_argocd_processes -2 "${ENGINE_NAMESPACE}" "${STATE}/argocd-application-controller-2.kubeconfig" \
+		"${ENGINE_REDIS_PORT}" "${ENGINE_REPO_SERVER_PORT}" "${ENGINE_REPO_SERVER_METRICS_PORT}" "${ENGINE_CONTROLLER_METRICS_PORT}"
+	instance engine "${ENGINE_NAMESPACE}" remote | "${KUBECTL[@]}" apply -f - >/dev/null
+	start_engine_agent
+}
+
+# start_engine_agent starts the engine instance's agent: only the Argo CD controllers, the
+# others run once for the fleet in the first agent.
+start_engine_agent() {
+	log "starting the engine instance's agent"
+	start_bg agent-engine "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
+		--engine-kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
+		--argocd-namespace "${ENGINE_NAMESPACE}" --instance engine --leader-elect-identity engine-agent \
+		--local-cluster-server "https://127.0.0.1:${KUBE_PORT}" --controllers argocd \
+		--metrics-bind-address "127.0.0.1:${ENGINE_AGENT_METRICS_PORT}" -v 2
+	wait_for "the engine agent's caches" 60 agent-engine grep -q "agent started" "${LOGS}/agent-engine.log"
+}
+
+stop_engine() {
+	for name in "${ENGINE_PROCESSES[@]}"; do
+		stop_pid "${name}"
+	done
 }
 
 run() {
@@ -572,13 +722,19 @@ case "${1:-}" in
 up) up ;;
 run) run ;;
 stop) stop_all ;;
-start-gitops-apiserver | start-agent)
+start-gitops-apiserver | start-agent | start-engine-agent)
 	# Starts one process of a running stack again (the e2e suite kills them to test recovery).
 	KUBECTL=("$("${ROOT}/hack/build-kube.sh")/kubectl" --kubeconfig "${STATE}/kubeconfig")
 	"${1//-/_}"
 	;;
+start-engine)
+	KUBECTL=("$("${ROOT}/hack/build-kube.sh")/kubectl" --kubeconfig "${STATE}/kubeconfig")
+	ARGOCD_BIN="$("${ROOT}/hack/build-argocd.sh")"
+	start_engine
+	;;
+stop-engine) stop_engine ;;
 *)
-	echo "usage: $0 up|run|stop|start-gitops-apiserver|start-agent" >&2
+	echo "usage: $0 up|run|stop|start-gitops-apiserver|start-agent|start-engine|start-engine-agent|stop-engine" >&2
 	exit 2
 	;;
 esac
