@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test host-tools vet unit e2e verify-codegen codegen bench bench-agent linearizability fuzz
+.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen codegen bench bench-agent linearizability fuzz
 
 all: build
 
@@ -20,10 +20,11 @@ stop:
 	hack/local-up.sh stop
 
 # Everything CI runs (.ci/run calls exactly this): the host tools are there, generated code is
-# current, gofmt and vet are clean, every unit test passes under the race detector against a throwaway
-# PostgreSQL, and the e2e suite passes against a stack of its own. Each stage prints its wall
-# time ("stage NAME: N s"); hack/verify-fresh.sh runs all of it on a cold machine.
-test: host-tools verify-codegen vet unit e2e
+# current, gofmt and vet are clean, the images' binaries build, every unit test
+# passes under the race detector against a throwaway PostgreSQL, and the e2e suite passes
+# against a stack of its own. Each stage prints its wall time ("stage NAME: N s");
+# hack/verify-fresh.sh runs all of it on a cold machine.
+test: host-tools verify-codegen vet images unit e2e
 
 host-tools:
 	hack/host-tools.sh
@@ -32,6 +33,15 @@ vet:
 	GO=$(GO) hack/stage.sh gofmt hack/verify-gofmt.sh
 	hack/stage.sh vet $(GO) vet ./...
 	hack/stage.sh vet-e2e $(GO) vet -tags e2e ./test/e2e/...
+
+# The container images' contents without Docker or a registry (hack/build-images.sh): both
+# binaries as build/Dockerfile builds them, into bin/images/<version>/. images-verify builds
+# them again from an empty build cache and checks both builds byte-identical.
+images:
+	GO=$(GO) hack/stage.sh images hack/build-images.sh
+
+images-verify:
+	GO=$(GO) GITOPS_IMAGES_VERIFY=1 hack/build-images.sh
 
 unit:
 	hack/stage.sh unit hack/test-postgres.sh $(GO) test -race -count=1 ./...

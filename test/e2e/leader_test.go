@@ -16,12 +16,14 @@ import (
 	"syscall"
 	"time"
 
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // The stack's agent runs with these (hack/local-up.sh, the agent's defaults).
@@ -40,7 +42,7 @@ var _ = Describe("agents under leader election", Ordered, func() {
 	// agents run (the default "*") has its own.
 	leases := []struct{ namespace, name string }{{"gitops-service-argocd", "gitops-agent"}}
 	for _, c := range []string{"environment", "snapshotenvironmentbinding", "promotionrun", "deploymenttargetbinder",
-		"deploymenttargetreclaim", "devsandboxprovisioner"} {
+		"deploymenttargetreclaim", "devsandboxprovisioner", "placement"} {
 		leases = append(leases, struct{ namespace, name string }{"gitops-service", "gitops-agent-" + c})
 	}
 	heldBy := func(id string) []string {
@@ -158,6 +160,53 @@ var _ = Describe("agents under leader election", Ordered, func() {
 		Eventually(holders).WithContext(ctx).WithTimeout(2*maxRetryWait + time.Second).WithPolling(100 * time.Millisecond).
 			Should(Equal(heldBy(stackAgentIdentity)))
 		GinkgoWriter.Printf("the stack's agent took the Leases back %v after the standby released them\n", time.Since(stopped))
+	})
+
+	It("applies every change of a burst once when the holder is killed in the middle of it", func(ctx context.Context) {
+		Eventually(holders).WithContext(ctx).WithTimeout(30 * time.Second).Should(Equal(heldBy(stackAgentIdentity)))
+		standby := startStandbyAgent()
+		DeferCleanup(func(ctx context.Context) {
+			standby.stop()
+			restartIfKilled("agent")
+			Eventually(holders).WithContext(ctx).WithTimeout(leaseDuration + 2*maxRetryWait + 5*time.Second).
+				Should(Equal(heldBy(stackAgentIdentity)))
+			deleteAllDeployments(ctx, ns)
+		})
+		Eventually(standby.log).WithTimeout(time.Minute).Should(MatchRegexp(`"waiting for the lease" lease="gitops-service-argocd/gitops-agent"`))
+
+		const n = 16
+		files := map[string]string{}
+		for i := range n {
+			files[fmt.Sprintf("b%d/cm.yaml", i)] = configMap(fmt.Sprintf("cm-burst-%d", i), "one")
+		}
+		repoURL := "file://" + gitRepository(GinkgoT().TempDir(), files)
+		var killed time.Time
+		for i := range n {
+			createDeployment(ctx, ns, fmt.Sprintf("burst-%d", i), repoURL, fmt.Sprintf("b%d", i), false)
+			if i == n/2 {
+				killStackProcess("agent")
+				killed = time.Now()
+			}
+		}
+		bound := leaseDuration + 2*maxRetryWait + 2*time.Second
+		Eventually(holders).WithContext(ctx).WithTimeout(bound + 5*time.Second).WithPolling(100 * time.Millisecond).
+			Should(Equal(heldBy("standby-agent")))
+		took := time.Since(killed)
+		GinkgoWriter.Printf("the standby took the Leases %v after the holder was killed in a burst\n", took)
+		Expect(took).To(BeNumerically("<", bound))
+
+		argo := argoclient.NewForConfigOrDie(adminConfig)
+		for i := range n {
+			name := fmt.Sprintf("burst-%d", i)
+			waitSyncedHealthy(ctx, ns, name, fmt.Sprintf("cm-burst-%d", i))
+			// One sync each in Argo CD's history: no change was applied twice, by the killed
+			// holder and again by the standby.
+			d := getDeployment(ctx, ns, name)
+			app, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(app.Status.History).To(HaveLen(1), "Application of %s synced %d times", name, len(app.Status.History))
+		}
+		Expect(standby.reconciles("gitopsdeployments")).To(BeNumerically(">", 0))
 	})
 })
 
