@@ -659,7 +659,8 @@ start_engine() {
 
 	local api_token
 	api_token="$("${KUBECTL[@]}" -n "${ENGINE_NAMESPACE}" create token argocd-application-controller --duration 48h)"
-	"${REMOTE[@]}" apply -f - >/dev/null <<EOF
+	# Server-side: a client-side apply would copy the token into an annotation.
+	"${REMOTE[@]}" apply --server-side -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Secret
 metadata:

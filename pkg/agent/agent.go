@@ -285,6 +285,8 @@ func New(cfg Config) (*Agent, error) {
 			if err := a.setupTenancy(cfg.Instance); err != nil {
 				return nil, err
 			}
+		} else {
+			a.preflight = append(a.preflight, a.checkNoFleet)
 		}
 		if err := a.setupArgoCD(); err != nil {
 			return nil, err

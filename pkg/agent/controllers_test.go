@@ -1,20 +1,24 @@
 package agent
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/repositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/controller/syncrun"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 )
 
@@ -110,5 +114,47 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 				t.Errorf("AppStudio Leases %v, want one per enabled controller: %v", leases, want)
 			}
 		})
+	}
+}
+
+// An agent of a fleet serves its instance's tenants, with the hand-over and its report beside
+// the Argo CD controllers; one without --instance refuses to start where a fleet runs.
+func TestAgentOfAFleet(t *testing.T) {
+	ctx := context.Background()
+	inst := &managedv1alpha1.ArgoCDInstance{ObjectMeta: metav1.ObjectMeta{Name: "main"},
+		Spec: managedv1alpha1.ArgoCDInstanceSpec{Namespace: "argocd", Capacity: 10}}
+	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(inst), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset(),
+		Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())}
+	enabled, err := EnabledControllers([]string{"argocd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{Clients: clients, ArgoNamespace: "argocd", Instance: "main", Controllers: enabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.tenants == nil || !slices.ContainsFunc(a.argoCDPackaged, func(c packagedController) bool {
+		return c.Controller != nil && c.Name == tenancy.HandoverName
+	}) {
+		t.Error("an agent of a fleet runs no hand-over")
+	}
+	for _, check := range a.preflight {
+		if err := check(ctx); err != nil {
+			t.Errorf("preflight of the instance's agent: %v", err)
+		}
+	}
+
+	unplaced, err := New(Config{Clients: clients, ArgoNamespace: "argocd", Controllers: enabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed error
+	for _, check := range unplaced.preflight {
+		if err := check(ctx); err != nil {
+			failed = err
+		}
+	}
+	if failed == nil || !strings.Contains(failed.Error(), "start the agent with --instance") {
+		t.Errorf("preflight without --instance in a fleet: %v", failed)
 	}
 }

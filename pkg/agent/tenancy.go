@@ -3,7 +3,10 @@ package agent
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"os"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/placement"
 	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
@@ -18,7 +21,7 @@ func (a *Agent) setupTenancy(instance string) error {
 	placements := a.gitopsInformers.ManagedGitops().V1alpha1().TenantPlacements()
 	a.tenants = tenancy.NewTenants(instance, placements)
 	apps := a.argoInformers.Argoproj().V1alpha1().Applications()
-	handover, err := tenancy.NewHandover(instance, a.argoNamespace, placements, apps, a.gitops, a.argo, a.events.Recorder)
+	handover, err := tenancy.NewHandover(a.tenants, a.argoNamespace, placements, apps, a.gitops, a.argo, a.events.Recorder)
 	if err != nil {
 		return err
 	}
@@ -50,4 +53,19 @@ func (a *Agent) setupPlacement() error {
 	a.appStudio = append(a.appStudio, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(managed.ArgoCDInstances().Informer(), managed.TenantPlacements().Informer(), managed.GitOpsDeployments().Informer(),
 		managed.GitOpsDeploymentManagedEnvironments().Informer(), managed.GitOpsDeploymentRepositoryCredentials().Informer())
+}
+
+// checkNoFleet refuses to serve every namespace where the service runs a fleet: an agent
+// started without --instance (an old install left running, say) would sync the tenants of
+// every instance a second time.
+func (a *Agent) checkNoFleet(ctx context.Context) error {
+	instances, err := a.gitops.ManagedGitopsV1alpha1().ArgoCDInstances().List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return fmt.Errorf("checking for ArgoCDInstances: %w", err)
+	}
+	if len(instances.Items) > 0 {
+		return fmt.Errorf("the service runs a fleet of Argo CD instances (ArgoCDInstance %s): start the agent with --instance, "+
+			"or with --controllers leaving out %s", instances.Items[0].Name, ArgoCDControllers)
+	}
+	return nil
 }

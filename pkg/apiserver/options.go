@@ -36,7 +36,8 @@ type Options struct {
 	// the storage, configured by Postgres.
 	RecommendedOptions *genericoptions.RecommendedOptions
 	Postgres           PostgresOptions
-	// InternalAPIGroups may use the internal kinds (Operations) besides cluster admins.
+	// InternalAPIGroups may use the internal kinds (Operations, ArgoCDInstances,
+	// TenantPlacements) besides cluster admins.
 	InternalAPIGroups []string
 	// AllowFileRepositories accepts file:// repository URLs (local stacks only).
 	AllowFileRepositories bool
@@ -111,7 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Postgres.EnableWatchCache, "watch-cache", o.Postgres.EnableWatchCache,
 		"Serve watches and lists at resourceVersion 0 from an in-memory cache fed by one watch per resource.")
 	fs.StringSliceVar(&o.InternalAPIGroups, "internal-api-groups", o.InternalAPIGroups,
-		"User groups that may use the internal kinds (operations), besides system:masters.")
+		"User groups that may use the internal kinds (operations, argocdinstances, tenantplacements), besides system:masters.")
 	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
 		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",

@@ -20,8 +20,8 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
-// The stack's Argo CD is instance "main" of a fleet (artifacts/argocd-local/instance.yaml), and
-// its agent serves only the tenants placed on it.
+// The stack's Argo CD is instance "main" of a fleet (hack/local-up.sh makes its
+// ArgoCDInstance), and its agent serves only the tenants placed on it.
 var _ = Describe("fleet", func() {
 	It("places a new tenant on the stack's instance, which takes it and reports its load", func(ctx context.Context) {
 		ns := fmt.Sprintf("e2e-fleet-%d", time.Now().UnixNano()%100000)
@@ -212,6 +212,12 @@ var _ = Describe("fleet of two instances", Ordered, func() {
 		after, err := kube.CoreV1().ConfigMaps(onMain).Get(ctx, "cm-a", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(after.UID).To(Equal(before.UID), "the ConfigMap was re-created by the move")
+		adopted, err := engineArgoClient.ArgoprojV1alpha1().Applications(engineArgo).List(ctx, metav1.ListOptions{
+			LabelSelector: argocd.LabelDeploymentNamespace + "=" + onMain})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(adopted.Items).To(HaveLen(1))
+		Expect(adopted.Items[0].Status.History).To(BeEmpty(), "the engine synced what it adopted in sync")
+		Expect(getDeployment(ctx, onMain, "web").Status.OperationState).NotTo(BeNil(), "the last sync's result was lost in the move")
 
 		By("syncing a change from the engine instance")
 		changeSourceAndWait(ctx, onMain, "web", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "b" },

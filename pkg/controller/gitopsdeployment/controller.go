@@ -260,7 +260,9 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	if !c.served.Holds(namespace) {
+	held, done := c.served.Serving(namespace)
+	defer done()
+	if !held {
 		return c.release(ctx, key, namespace, name)
 	}
 	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)

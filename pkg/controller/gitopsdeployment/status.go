@@ -37,6 +37,12 @@ func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1
 		return st, nil
 	}
 	as := app.Status
+	// An Application Argo CD has not compared yet (made again: on the instance a tenant moved
+	// to) says nothing of what is deployed: the deployment keeps what it last reported rather
+	// than flash Unknown.
+	if as.Sync.Status == "" && cur.Sync.Status != "" {
+		return st, nil
+	}
 	st.Sync = managedv1alpha1.SyncStatus{Status: managedv1alpha1.SyncStatusCode(as.Sync.Status), Revision: as.Sync.Revision}
 	if st.Sync.Status == "" {
 		st.Sync.Status = managedv1alpha1.SyncStatusCodeUnknown
@@ -56,7 +62,11 @@ func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1
 	if err != nil {
 		return cur, err
 	}
-	st.OperationState = op
+	// Argo CD keeps an Application's last operation; one made again (a move) that found
+	// everything in sync has none, and the result of the last sync still stands.
+	if op != nil || as.OperationState != nil {
+		st.OperationState = op
+	}
 	st.Conditions = mirrorConditions(st.Conditions, as.Conditions, now)
 	return st, nil
 }

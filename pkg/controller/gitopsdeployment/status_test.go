@@ -210,3 +210,39 @@ func wantCond(t *testing.T, st managedv1alpha1.GitOpsDeploymentStatus, want mana
 		t.Errorf("%s condition:\n got %+v\nwant %+v", want.Type, *got, want)
 	}
 }
+
+// An Application made again (on the instance a tenant moved to) has nothing to say until Argo
+// CD compares it, and then has no operation of its own: the deployment keeps its last sync's
+// result, and does not flash Unknown in between.
+func TestComputeStatusAcrossAnApplicationMadeAgain(t *testing.T) {
+	now := metav1.NewTime(t0.Add(time.Minute))
+	before, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, syncedApp(), nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &argov1alpha1.Application{}
+	got, err := computeStatus(before, fresh, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !apiequality.Semantic.DeepEqual(got, before) {
+		t.Errorf("status changed for an Application not compared yet:\n%+v\nwant\n%+v", got, before)
+	}
+	adopted := syncedApp()
+	adopted.Status.OperationState = nil
+	got, err = computeStatus(before, adopted, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.OperationState == nil || !apiequality.Semantic.DeepEqual(got.OperationState, before.OperationState) {
+		t.Errorf("operationState %+v, want the last sync's kept", got.OperationState)
+	}
+	// A deployment that never reported still starts at Unknown.
+	first, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, fresh, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Sync.Status != managedv1alpha1.SyncStatusCodeUnknown || first.OperationState != nil {
+		t.Errorf("first status %+v, want Unknown and no operation", first)
+	}
+}

@@ -228,9 +228,9 @@ func (e *Controller) sync(ctx context.Context, key string) error {
 		return e.collectClusterSecrets(ctx, namespace)
 	}
 	env, err := e.envs.GitOpsDeploymentManagedEnvironments(namespace).Get(name)
-	if apierrors.IsNotFound(err) || (err == nil && !e.served.Holds(namespace)) {
-		// The shared cluster Secrets still listing it know its UID. A tenant held by another
-		// instance is released here as if its environment were gone.
+	if apierrors.IsNotFound(err) || (err == nil && !e.served.Keeps(namespace)) {
+		// The shared cluster Secrets still listing it know its UID. A tenant this instance has
+		// released is let go here as if its environment were gone.
 		if err := e.releaseClusters(ctx, clusterUser{Namespace: namespace, Name: name}); err != nil {
 			return err
 		}

@@ -6,10 +6,12 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 )
 
-// Serve limits the controller to the tenant namespaces t holds, as an agent of a fleet does
-// (pkg/controller/tenancy); without it the controller serves every namespace. A tenant it
-// loses has its environments taken out of this instance's cluster Secrets, and their status,
-// finalizer and remote ServiceAccounts left to the instance that takes it. Call it before Run.
+// Serve limits the controller to the tenant namespaces t keeps, as an agent of a fleet does
+// (pkg/controller/tenancy); without it the controller serves every namespace. Once its
+// instance has released a tenant (after its Applications, which may need the clusters to
+// prune, are gone), the tenant's environments are taken out of this instance's cluster
+// Secrets, and their status, finalizer and remote ServiceAccounts left to the instance that
+// takes it. Call it before Run.
 func (e *Controller) Serve(t *tenancy.Tenants) error {
 	e.served = t
 	return t.Watch(e.Controller, e.requeueTenant)

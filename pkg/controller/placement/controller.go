@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	managedinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/managedgitops/v1alpha1"
@@ -36,8 +37,6 @@ const (
 )
 
 const (
-	fieldManager = "gitops-service-agent"
-
 	// fleetKey is the controller's only key: the plan is global, one sync decides for all
 	// tenants at once.
 	fleetKey = "fleet"
@@ -281,14 +280,14 @@ func (c *Controller) move(ctx context.Context, p *placementT, m Move) error {
 		got, err = client.Create(ctx, &placementT{
 			ObjectMeta: metav1.ObjectMeta{Name: m.Namespace},
 			Spec:       managedv1alpha1.TenantPlacementSpec{Instance: m.To},
-		}, metav1.CreateOptions{FieldManager: fieldManager})
+		}, metav1.CreateOptions{FieldManager: argocd.FieldManager})
 	} else {
 		upd := p.DeepCopy()
 		upd.Spec.Instance = m.To
-		got, err = client.Update(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+		got, err = client.Update(ctx, upd, metav1.UpdateOptions{FieldManager: argocd.FieldManager})
 	}
-	if apierrors.IsNotFound(err) {
-		return nil // deleted meanwhile: its delete event queues a new plan
+	if apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) {
+		return nil // deleted, or made, meanwhile: its event queues a new plan
 	}
 	if err != nil {
 		return fmt.Errorf("placing tenant %s on instance %s: %w", m.Namespace, m.To, err)
@@ -312,7 +311,7 @@ func (c *Controller) stuck(ctx context.Context, p *placementT, s Stuck) error {
 	if p == nil {
 		var err error
 		p, err = c.gitops.ManagedGitopsV1alpha1().TenantPlacements().Create(ctx,
-			&placementT{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}, metav1.CreateOptions{FieldManager: fieldManager})
+			&placementT{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}, metav1.CreateOptions{FieldManager: argocd.FieldManager})
 		if err != nil {
 			return fmt.Errorf("creating the TenantPlacement of tenant %s: %w", s.Namespace, err)
 		}
@@ -349,7 +348,7 @@ func staleMessage(p *placementT) bool {
 func (c *Controller) setMessage(ctx context.Context, p *placementT, msg string) error {
 	upd := p.DeepCopy()
 	upd.Status.Message = msg
-	_, err := c.gitops.ManagedGitopsV1alpha1().TenantPlacements().UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: fieldManager})
+	_, err := c.gitops.ManagedGitopsV1alpha1().TenantPlacements().UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: argocd.FieldManager})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("writing the message of tenant %s: %w", p.Name, err)
 	}

@@ -199,7 +199,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	if !c.served.Holds(namespace) {
+	if !c.served.Keeps(namespace) {
 		c.checked.Delete(key)
 		return c.deleteRepoSecrets(ctx, key, "")
 	}

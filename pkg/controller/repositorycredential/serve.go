@@ -8,10 +8,11 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
 )
 
-// Serve limits the controller to the tenant namespaces t holds, as an agent of a fleet does
-// (pkg/controller/tenancy); without it the controller serves every namespace. A tenant it
-// loses has its repository Secrets removed from this instance's Argo CD, and its credentials'
-// status left to the instance that takes it. Call it before Run.
+// Serve limits the controller to the tenant namespaces t keeps, as an agent of a fleet does
+// (pkg/controller/tenancy); without it the controller serves every namespace. Once its
+// instance has released a tenant (after its Applications, which may need the repositories to
+// prune, are gone), the tenant's repository Secrets are removed from this instance's Argo CD,
+// and its credentials' status left to the instance that takes it. Call it before Run.
 func (c *Controller) Serve(t *tenancy.Tenants) error {
 	c.served = t
 	return t.Watch(c.Controller, c.requeueTenant)

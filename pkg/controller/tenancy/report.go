@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
@@ -104,10 +105,17 @@ func (r *Reporter) status(last managedv1alpha1.ArgoCDInstanceStatus) (managedv1a
 
 // CheckInstance makes sure the agent is started for an instance that exists and runs in the
 // Argo CD namespace the agent drives: an agent serving the wrong instance would remove the
-// Argo CD objects of tenants that are not its own.
+// Argo CD objects of tenants that are not its own. An instance deleted while it still holds
+// tenants is let through, to release them (the placement controller has moved them away).
 func CheckInstance(ctx context.Context, gitops versioned.Interface, instance, argoNamespace string) error {
 	inst, err := gitops.ManagedGitopsV1alpha1().ArgoCDInstances().Get(ctx, instance, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		held, err := gitops.ManagedGitopsV1alpha1().TenantPlacements().List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("status.instance", instance).String(), Limit: 1})
+		if err == nil && len(held.Items) > 0 {
+			klog.InfoS("the instance is gone but holds tenants: releasing them", "instance", instance)
+			return nil
+		}
 		return fmt.Errorf("--instance %s: no ArgoCDInstance %s (create it: kubectl create -f with kind ArgoCDInstance, spec.namespace %s)",
 			instance, instance, argoNamespace)
 	}
