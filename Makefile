@@ -87,6 +87,13 @@ bench-agent:
 bench-agent-scale:
 	hack/bench-agent-scale.sh
 
+# The fleet (hack/bench-agent-fleet.sh): N tenants (default 60) placed over two Argo CD instances,
+# then a drain of instance main timed, on a stack of its own; writes the section "A fleet of two
+# instances" of docs/agent-scale.md. Extra flags: make bench-agent-fleet AGENT_BENCH_FLEET_FLAGS='-tenants 20'
+.PHONY: bench-agent-fleet
+bench-agent-fleet:
+	hack/bench-agent-fleet.sh
+
 # The long form of TestLinearizability (pkg/apiserver/linearizability_test.go): three replica
 # processes on one PostgreSQL, with kills, freezes, PostgreSQL restarts and cut connections,
 # for 10 minutes; see the Linearizability section of pkg/storage/README.md.

@@ -3,6 +3,10 @@
 //
 // "agent-bench scale [flags]" is the scale benchmark of issue 18 (scale.go):
 // hack/bench-agent-scale.sh (make bench-agent-scale) runs it.
+//
+// "agent-bench fleet [flags]" is the fleet benchmark (fleetMain): placement balance over two
+// Argo CD instances and the moves of a drain; hack/bench-agent-fleet.sh (make bench-agent-fleet)
+// runs it and writes its section of docs/agent-scale.md.
 package main
 
 import (
@@ -11,9 +15,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 	"time"
 
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
@@ -25,6 +32,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "scale" {
 		if err := scaleMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "agent-bench scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "fleet" {
+		if err := fleetMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "agent-bench fleet:", err)
 			os.Exit(1)
 		}
 		return
@@ -113,4 +127,85 @@ func render(res *agentbench.Result, n, namespaces int, started time.Time, invoke
 	fmt.Fprintf(&b, "| machine | %d CPUs, %s; load average at the end: %s |\n", runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, bench.LoadAverage())
 	fmt.Fprintf(&b, "| Go | %s |\n", runtime.Version())
 	return b.String()
+}
+
+// fleetMain runs "agent-bench fleet": N tenants placed over the fleet's instances, then a drain
+// of one of them (pkg/agentbench.RunFleet); the report goes into the fleet section of -out.
+func fleetMain(args []string) error {
+	fs := flag.NewFlagSet("agent-bench fleet", flag.ExitOnError)
+	var (
+		kubeconfig = fs.String("kubeconfig", "", "admin kubeconfig of the stack's kube-apiserver (default: <local-dir>/kubeconfig)")
+		localDir   = fs.String("local-dir", "", "state folder of the hack/local-up.sh stack (GITOPS_LOCAL_INSTANCES=2) (required)")
+		remoteKube = fs.String("remote-kubeconfig", "", "admin kubeconfig of the stack's remote cluster, where instance engine's Argo CD runs "+
+			"(default: <local-dir>/remote.kubeconfig)")
+		tenants   = fs.Int("tenants", 60, "tenant namespaces to create, each with one automated GitOpsDeployment")
+		workers   = fs.Int("workers", 4, "tenants created at once")
+		drain     = fs.String("drain", "main", "the ArgoCDInstance to drain")
+		target    = fs.String("target", "engine", "the ArgoCDInstance its tenants are to move to")
+		timeout   = fs.Duration("timeout", 10*time.Minute, "bound of each wait: the initial placement, the drain, the cleanup")
+		keep      = fs.Bool("keep", false, "leave the tenant namespaces in place at the end")
+		out       = fs.String("out", "", "Markdown file whose fleet section (<!-- fleet:begin --> ... <!-- fleet:end -->) to write (default: stdout only)")
+		invokedAs = fs.String("invoked-as", "", "the command to show in the report")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if *localDir == "" {
+		return fmt.Errorf("-local-dir is required")
+	}
+	if *tenants <= 0 {
+		return fmt.Errorf("-tenants must be positive")
+	}
+	if *kubeconfig == "" {
+		*kubeconfig = *localDir + "/kubeconfig"
+	}
+	if *remoteKube == "" {
+		*remoteKube = *localDir + "/remote.kubeconfig"
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", *kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	clients, err := agent.NewClients(cfg)
+	if err != nil {
+		return err
+	}
+	rcfg, err := clientcmd.BuildConfigFromFlags("", *remoteKube)
+	if err != nil {
+		return fmt.Errorf("loading %s (the engine instance runs on the stack's remote cluster: GITOPS_LOCAL_REMOTE_CLUSTER=1): %w", *remoteKube, err)
+	}
+	rcfg.QPS, rcfg.Burst = 200, 400
+	remoteArgo, err := argoclient.NewForConfig(rcfg)
+	if err != nil {
+		return err
+	}
+	// Ctrl-C ends the run early; the drain is undone and the tenants are deleted (unless -keep).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	started := time.Now().UTC()
+	res, runErr := agentbench.RunFleet(ctx, agentbench.FleetConfig{
+		Clients: clients, RemoteArgo: remoteArgo, Tenants: *tenants, Workers: *workers,
+		Drain: *drain, Target: *target, Timeout: *timeout, Keep: *keep,
+		Log: func(format string, args ...interface{}) {
+			fmt.Fprintf(os.Stderr, "agent-bench fleet: "+format+"\n", args...)
+		},
+	})
+	if res == nil {
+		return runErr
+	}
+	section := agentbench.RenderFleet(res, agentbench.FleetReportInfo{
+		InvokedAs: *invokedAs, Started: started, Wall: time.Since(started), Machine: machine(),
+		GoVersion: runtime.Version(), Workers: *workers, Timeout: *timeout, Kept: *keep,
+	})
+	fmt.Print(section)
+	if *out != "" {
+		if err := agentbench.WriteFleetSection(*out, section); err != nil {
+			return err
+		}
+	}
+	return runErr
 }

@@ -115,6 +115,12 @@ func scaleMain(args []string) error {
 	})
 	fmt.Print(report)
 	if *out != "" {
+		// The file's fleet section is the fleet benchmark's (agent-bench fleet): it stays.
+		if old, err := os.ReadFile(*out); err == nil {
+			if section, ok := agentbench.FleetSection(string(old)); ok {
+				report = agentbench.SpliceFleetSection(report, section)
+			}
+		}
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 			return err
 		}

@@ -225,37 +225,3 @@ func WriteFleetSection(path, section string) error {
 	}
 	return os.WriteFile(path, []byte(SpliceFleetSection(string(old), section)), 0o644)
 }
-
-// KeepFleetSection reads the fleet section of the Markdown file path, and returns a function
-// that puts it back once something else (the scale benchmark's report) has rewritten the file
-// without it. Without a path, a file or a section there, that function does nothing.
-func KeepFleetSection(path string) (restore func() error, err error) {
-	nothing := func() error { return nil }
-	if path == "" {
-		return nothing, nil
-	}
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nothing, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	section, ok := FleetSection(string(old))
-	if !ok {
-		return nothing, nil
-	}
-	return func() error {
-		cur, err := os.ReadFile(path)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if _, ok := FleetSection(string(cur)); ok {
-			return nil // still there, or written anew
-		}
-		return os.WriteFile(path, []byte(SpliceFleetSection(string(cur), section)), 0o644)
-	}, nil
-}

@@ -194,39 +194,21 @@ func TestSpliceFleetSection(t *testing.T) {
 	}
 }
 
-// The scale benchmark rewrites the whole file; KeepFleetSection puts the fleet section back.
-func TestKeepFleetSection(t *testing.T) {
+// The scale benchmark's report, which replaces the whole file, takes the fleet section along
+// (cmd/agent-bench scale.go splices it in).
+func TestSpliceKeepsTheFleetSection(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent-scale.md")
-	restore, err := KeepFleetSection(path) // no file yet
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("# Agent scale\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := restore(); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(path); string(got) != "# Agent scale\n" {
-		t.Errorf("no section to keep, yet the file changed: %q", got)
-	}
-
 	if err := WriteFleetSection(path, "fleet figures"); err != nil {
 		t.Fatal(err)
 	}
-	restore, err = KeepFleetSection(path)
-	if err != nil {
-		t.Fatal(err)
+	old, _ := os.ReadFile(path)
+	section, ok := FleetSection(string(old))
+	if !ok {
+		t.Fatal("no fleet section written")
 	}
-	if err := os.WriteFile(path, []byte("# Agent scale\n\nnew figures\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := restore(); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(path)
+	got := SpliceFleetSection("# Agent scale\n\nnew figures\n", section)
 	want := "# Agent scale\n\nnew figures\n\n" + FleetHeading + "\n\n" + FleetBegin + "\nfleet figures\n" + FleetEnd + "\n"
-	if string(got) != want {
+	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
