@@ -166,8 +166,13 @@ func createDeploymentWithSpec(ctx context.Context, ns, name string, spec managed
 
 // applicationsOf polls the names of the Applications the agent made for namespace ns.
 func applicationsOf(argo argoclient.Interface, ns string) func(ctx context.Context) ([]string, error) {
+	return applicationsIn(argo, argoNamespace, ns)
+}
+
+// applicationsIn lists the Applications of tenant ns in the Argo CD namespace argoNS.
+func applicationsIn(argo argoclient.Interface, argoNS, ns string) func(ctx context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
-		apps, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).List(ctx, metav1.ListOptions{
+		apps, err := argo.ArgoprojV1alpha1().Applications(argoNS).List(ctx, metav1.ListOptions{
 			LabelSelector: argocd.LabelDeploymentNamespace + "=" + ns,
 		})
 		if err != nil {

@@ -100,22 +100,6 @@ var _ = Describe("fleet of two instances", Ordered, func() {
 			g.Expect(p.Status.Instance).To(Equal(instance))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 	}
-	appsOf := func(client argoclient.Interface, argoNS, ns string) func(ctx context.Context) ([]string, error) {
-		return func(ctx context.Context) ([]string, error) {
-			apps, err := client.ArgoprojV1alpha1().Applications(argoNS).List(ctx, metav1.ListOptions{
-				LabelSelector: argocd.LabelDeploymentNamespace + "=" + ns,
-			})
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, a := range apps.Items {
-				names = append(names, a.Name)
-			}
-			return names, nil
-		}
-	}
-
 	BeforeAll(func(ctx context.Context) {
 		// The other specs' tenants stay where they are.
 		existing, err := gitops.ManagedGitopsV1alpha1().TenantPlacements().List(ctx, metav1.ListOptions{})
@@ -183,10 +167,10 @@ var _ = Describe("fleet of two instances", Ordered, func() {
 		expectConfigMap(ctx, onMain, "cm-a")
 		expectConfigMap(ctx, onEngine, "cm-a")
 
-		Expect(appsOf(mainArgoClient, mainArgo, onMain)(ctx)).To(HaveLen(1))
-		Expect(appsOf(mainArgoClient, mainArgo, onEngine)(ctx)).To(BeEmpty())
-		Expect(appsOf(engineArgoClient, engineArgo, onEngine)(ctx)).To(HaveLen(1))
-		Expect(appsOf(engineArgoClient, engineArgo, onMain)(ctx)).To(BeEmpty())
+		Expect(applicationsIn(mainArgoClient, mainArgo, onMain)(ctx)).To(HaveLen(1))
+		Expect(applicationsIn(mainArgoClient, mainArgo, onEngine)(ctx)).To(BeEmpty())
+		Expect(applicationsIn(engineArgoClient, engineArgo, onEngine)(ctx)).To(HaveLen(1))
+		Expect(applicationsIn(engineArgoClient, engineArgo, onMain)(ctx)).To(BeEmpty())
 		_, err := engineArgoClient.ArgoprojV1alpha1().AppProjects(engineArgo).Get(ctx, argocd.ProjectName(onEngine), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "the engine's AppProject of its tenant")
 	})
@@ -198,8 +182,8 @@ var _ = Describe("fleet of two instances", Ordered, func() {
 		setDraining(ctx, "main", true)
 		DeferCleanup(setDraining, "main", false)
 		heldBy(ctx, onMain, "engine")
-		Eventually(appsOf(engineArgoClient, engineArgo, onMain)).WithContext(ctx).WithTimeout(time.Minute).Should(HaveLen(1))
-		Eventually(appsOf(mainArgoClient, mainArgo, onMain)).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
+		Eventually(applicationsIn(engineArgoClient, engineArgo, onMain)).WithContext(ctx).WithTimeout(time.Minute).Should(HaveLen(1))
+		Eventually(applicationsIn(mainArgoClient, mainArgo, onMain)).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
 		// The engine's Application finds what the old one deployed in sync: Argo CD adopts it
 		// with no sync operation at all, and the status comes from the engine's Argo CD.
 		Eventually(func(g Gomega, ctx context.Context) {
@@ -222,6 +206,6 @@ var _ = Describe("fleet of two instances", Ordered, func() {
 		By("syncing a change from the engine instance")
 		changeSourceAndWait(ctx, onMain, "web", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "b" },
 			"cm-b", "cm-a", "the engine instance prunes what the old path deployed", HaveField("Path", "b"))
-		Expect(appsOf(mainArgoClient, mainArgo, onMain)(ctx)).To(BeEmpty())
+		Expect(applicationsIn(mainArgoClient, mainArgo, onMain)(ctx)).To(BeEmpty())
 	})
 })

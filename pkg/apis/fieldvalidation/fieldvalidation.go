@@ -97,6 +97,12 @@ func ObjectName(fldPath *field.Path, value string, required bool) field.ErrorLis
 
 // NamespaceName checks a namespace name. Empty is refused when required.
 func NamespaceName(fldPath *field.Path, value string, required bool) field.ErrorList {
+	return DNSLabel(fldPath, value, required)
+}
+
+// DNSLabel checks a DNS-1123 label: a namespace's name, or a name that goes into label values
+// and other objects' names. Empty is refused when required.
+func DNSLabel(fldPath *field.Path, value string, required bool) field.ErrorList {
 	if value == "" {
 		if required {
 			return field.ErrorList{field.Required(fldPath, "")}

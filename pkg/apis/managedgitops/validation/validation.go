@@ -289,7 +289,7 @@ func ValidateArgoCDInstanceUpdate(obj, old *gitops.ArgoCDInstance) field.ErrorLi
 
 func validateArgoCDInstanceSpec(spec *gitops.ArgoCDInstanceSpec) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, dnsLabel(specPath.Child("namespace"), spec.Namespace, true)...)
+	errs = append(errs, fieldvalidation.DNSLabel(specPath.Child("namespace"), spec.Namespace, true)...)
 	if spec.Cluster != "" {
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.Cluster, false) {
 			errs = append(errs, field.Invalid(specPath.Child("cluster"), spec.Cluster, msg))
@@ -328,7 +328,7 @@ func ValidateTenantPlacementUpdate(obj, old *gitops.TenantPlacement) field.Error
 }
 
 func validateTenantPlacementSpec(spec *gitops.TenantPlacementSpec) field.ErrorList {
-	errs := dnsLabel(specPath.Child("instance"), spec.Instance, false)
+	errs := fieldvalidation.DNSLabel(specPath.Child("instance"), spec.Instance, false)
 	if spec.Pinned && spec.Instance == "" {
 		errs = append(errs, field.Required(specPath.Child("instance"), "a pinned placement names its instance"))
 	}
@@ -342,28 +342,13 @@ func validateTenantPlacementSpec(spec *gitops.TenantPlacementSpec) field.ErrorLi
 func ValidateTenantPlacementStatusUpdate(obj, old *gitops.TenantPlacement) field.ErrorList {
 	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
 	p := statusPath.Child("instance")
-	errs = append(errs, dnsLabel(p, obj.Status.Instance, false)...)
+	errs = append(errs, fieldvalidation.DNSLabel(p, obj.Status.Instance, false)...)
 	switch to, from := obj.Status.Instance, old.Status.Instance; {
 	case to == from || to == "":
 	case from != "":
 		errs = append(errs, field.Forbidden(p, "instance "+from+" holds the tenant: it must release it (empty status.instance) before another takes it"))
 	case to != obj.Spec.Instance:
 		errs = append(errs, field.Forbidden(p, "only the instance the tenant is placed on (spec.instance "+obj.Spec.Instance+") may take it"))
-	}
-	return errs
-}
-
-// dnsLabel checks an optional or required DNS label.
-func dnsLabel(p *field.Path, value string, required bool) field.ErrorList {
-	if value == "" {
-		if required {
-			return field.ErrorList{field.Required(p, "")}
-		}
-		return nil
-	}
-	var errs field.ErrorList
-	for _, msg := range apimachineryvalidation.NameIsDNSLabel(value, false) {
-		errs = append(errs, field.Invalid(p, value, msg))
 	}
 	return errs
 }
