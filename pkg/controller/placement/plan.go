@@ -180,27 +180,3 @@ func (p *planner) target(current string) (string, bool) {
 	}
 	return best, found
 }
-
-// Load returns the number of tenants placed on each instance (by Tenant.Instance), after
-// applying moves — useful to callers and benchmarks. Instances with no tenant are absent, and
-// unplaced tenants count nowhere.
-func Load(tenants []Tenant, moves []Move) map[string]int {
-	load := map[string]int{}
-	for _, t := range tenants {
-		if t.Instance != "" {
-			load[t.Instance]++
-		}
-	}
-	for _, m := range moves {
-		if m.From != "" {
-			load[m.From]--
-		}
-		load[m.To]++
-	}
-	for name, n := range load {
-		if n == 0 {
-			delete(load, name)
-		}
-	}
-	return load
-}
