@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -117,12 +118,21 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 // conflict does not hold up the other tenants; the first error is returned, which requeues.
 func (c *Controller) sync(ctx context.Context, _ string) error {
 	now := c.now()
-	instances, staleAt, err := c.fleet(now)
+	instances, staleAt, lost, err := c.fleet(now)
 	if err != nil {
 		return err
 	}
 	if len(instances) == 0 {
 		return nil // not a fleet: the only agent serves every namespace, unplaced
+	}
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, in := range lost {
+		keep(c.markLost(ctx, in))
 	}
 	tenantNamespaces, err := c.tenantNamespaces()
 	if err != nil {
@@ -133,12 +143,6 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 		return err
 	}
 
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
-		}
-	}
 	placements := map[string]*placementT{}
 	var tenants []Tenant
 	orphans := false
@@ -187,29 +191,59 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 	return first
 }
 
-// fleet is the instances as Decide sees them, and the earliest time a Ready one's heartbeat
-// goes stale (zero when none is Ready).
-func (c *Controller) fleet(now time.Time) ([]Instance, time.Time, error) {
+// fleet is the instances as Decide sees them, the earliest time a Ready one's heartbeat goes
+// stale (zero when none is Ready), and the instances still said Ready whose agent has not
+// reported for HeartbeatTimeout.
+func (c *Controller) fleet(now time.Time) ([]Instance, time.Time, []*managedv1alpha1.ArgoCDInstance, error) {
 	list, err := c.instances.List(labels.Everything())
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, time.Time{}, nil, err
 	}
 	var staleAt time.Time
+	var lost []*managedv1alpha1.ArgoCDInstance
 	instances := make([]Instance, 0, len(list))
 	for _, in := range list {
 		ready := false
-		if hb := in.Status.LastHeartbeatTime; hb != nil && readyCondition(in) {
-			at := hb.Add(HeartbeatTimeout)
-			ready = at.After(now)
-			if ready && (staleAt.IsZero() || at.Before(staleAt)) {
-				staleAt = at
+		if readyCondition(in) {
+			hb := in.Status.LastHeartbeatTime
+			if hb != nil && hb.Add(HeartbeatTimeout).After(now) {
+				ready = true
+				if at := hb.Add(HeartbeatTimeout); staleAt.IsZero() || at.Before(staleAt) {
+					staleAt = at
+				}
+			} else {
+				lost = append(lost, in)
 			}
 		}
 		instances = append(instances, Instance{
 			Name: in.Name, Capacity: int(in.Spec.Capacity), Draining: in.Spec.Draining, Ready: ready,
 		})
 	}
-	return instances, staleAt, nil
+	return instances, staleAt, lost, nil
+}
+
+// reasonAgentLost is the Ready condition's reason for an instance whose agent stopped
+// reporting; the agent's next report makes it Ready again.
+const reasonAgentLost = "AgentLost"
+
+// markLost says on in's status that no agent serves it, so that an admin's kubectl get
+// does not show it Ready (the plan has stopped placing tenants on it already). The
+// resourceVersion read makes a report arriving meanwhile win.
+func (c *Controller) markLost(ctx context.Context, in *managedv1alpha1.ArgoCDInstance) error {
+	upd := in.DeepCopy()
+	since := "ever"
+	if hb := in.Status.LastHeartbeatTime; hb != nil {
+		since = hb.UTC().Format(time.RFC3339)
+	}
+	meta.SetStatusCondition(&upd.Status.Conditions, metav1.Condition{Type: managedv1alpha1.ArgoCDInstanceConditionReady,
+		Status: metav1.ConditionFalse, Reason: reasonAgentLost,
+		Message: fmt.Sprintf("no agent has reported on the instance since %s; it takes no new tenants", since)})
+	_, err := c.gitops.ManagedGitopsV1alpha1().ArgoCDInstances().UpdateStatus(ctx, upd, metav1.UpdateOptions{FieldManager: argocd.FieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("marking instance %s lost: %w", in.Name, err)
+	}
+	klog.InfoS("an instance's agent stopped reporting", "instance", in.Name, "lastHeartbeat", since)
+	return nil
 }
 
 func readyCondition(in *managedv1alpha1.ArgoCDInstance) bool {

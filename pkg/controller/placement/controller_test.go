@@ -287,11 +287,21 @@ func TestOtherGitOpsObjectsMakeTenants(t *testing.T) {
 	f.expectPlaced("cred=a", "env=a")
 }
 
+// An instance whose agent stopped reporting takes no tenant, and is shown not Ready (once).
 func TestStaleInstanceTakesNoTenant(t *testing.T) {
 	f := newFixture(t, nil, instance("a", 5, heartbeat(HeartbeatTimeout+time.Second)), instance("b", 5),
 		deployment("t1"), deployment("t2"))
 	f.mustSync()
 	f.expectPlaced("t1=b", "t2=b")
+	a, err := f.gitops.ManagedGitopsV1alpha1().ArgoCDInstances().Get(f.ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Status.Conditions[0]; c.Status != metav1.ConditionFalse || c.Reason != reasonAgentLost || !strings.Contains(c.Message, "no agent has reported") {
+		t.Errorf("a's Ready condition %+v, want False for a lost agent", c)
+	}
+	f.mustSync()
+	f.expectWrites()
 }
 
 func TestNotReadyInstanceTakesNoTenant(t *testing.T) {
