@@ -218,6 +218,28 @@ func (d *Deployers) Remove(ctx context.Context, namespace string) error {
 	return nil
 }
 
+// ReleaseImpersonation deletes namespace's impersonator RoleBinding while it still names this
+// instance's application-controller: an Argo CD instance that let the tenant go keeps no right to
+// impersonate its deployer, and the instance taking it binds its own. The resourceVersion
+// precondition leaves a binding the new instance has rewritten meanwhile.
+func (d *Deployers) ReleaseImpersonation(ctx context.Context, namespace string) error {
+	rb, err := d.roleBindings.RoleBindings(namespace).Get(impersonatorRole)
+	if err != nil {
+		return nil // none in the cache, so none of this instance's
+	}
+	want := d.bindings(namespace)[impersonatorRole].Subjects[0]
+	if len(rb.Subjects) != 1 || rb.Subjects[0] != want {
+		return nil
+	}
+	rv := rb.ResourceVersion
+	err = d.kube.RbacV1().RoleBindings(namespace).Delete(ctx, impersonatorRole, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting RoleBinding %s/%s: %w", namespace, impersonatorRole, err)
+	}
+	return nil
+}
+
 // Exists tells from the cache whether any object of namespace's deployer is left.
 func (d *Deployers) Exists(namespace string) bool {
 	if _, err := d.serviceAccounts.ServiceAccounts(namespace).Get(DeployerName); err == nil {

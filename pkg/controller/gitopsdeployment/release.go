@@ -72,8 +72,9 @@ func planRelease(app *argov1alpha1.Application, depl *managedv1alpha1.GitOpsDepl
 
 // release removes what this instance's Argo CD holds for the deployment key of a tenant it no
 // longer holds, and the tenant's AppProject once none of its Applications is left. Neither the
-// deployment's status nor its finalizer nor the tenant's deployer is touched: they are the
-// concern of the instance that takes the tenant.
+// deployment's status nor its finalizer nor the tenant's deployer (but for this instance's
+// right to impersonate it) is touched: they are the concern of the instance that takes the
+// tenant.
 func (c *Controller) release(ctx context.Context, key, namespace, name string) error {
 	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -102,8 +103,9 @@ func (c *Controller) release(ctx context.Context, key, namespace, name string) e
 	return c.releaseProject(ctx, namespace)
 }
 
-// releaseProject deletes the AppProject of a tenant this instance no longer holds, once none
-// of its Applications is left here (the deletion of the last one brings its key back).
+// releaseProject deletes the AppProject of a tenant this instance no longer holds, and this
+// instance's right to impersonate its deployer, once none of its Applications is left here
+// (the deletion of the last one brings its key back).
 func (c *Controller) releaseProject(ctx context.Context, namespace string) error {
 	t := c.tenant(namespace)
 	t.mu.Lock()
@@ -113,6 +115,9 @@ func (c *Controller) releaseProject(ctx context.Context, namespace string) error
 	t.deployerApplied.Store(false)
 	if len(c.tenantApplications(namespace)) > 0 {
 		return nil
+	}
+	if err := c.deployers.ReleaseImpersonation(ctx, namespace); err != nil {
+		return err
 	}
 	name := argocd.ProjectName(namespace)
 	cur, err := c.projects.AppProjects(c.argoNamespace).Get(name)

@@ -8,6 +8,7 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -59,10 +60,12 @@ type releaseFixture struct {
 	c      *Controller
 	gitops *gitopsfake.Clientset
 	argo   *argofake.Clientset
+	kube   *kubefake.Clientset
 	app    *argov1alpha1.Application
 }
 
-func newReleaseFixture(t *testing.T, ctx context.Context, p *managedv1alpha1.TenantPlacement, mutateApp func(*argov1alpha1.Application)) releaseFixture {
+func newReleaseFixture(t *testing.T, ctx context.Context, p *managedv1alpha1.TenantPlacement, mutateApp func(*argov1alpha1.Application),
+	impersonatorOf string) releaseFixture {
 	t.Helper()
 	d := deployment(nil)
 	app := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: argocd.ApplicationName(d.UID), Namespace: "argocd", UID: "app-1",
@@ -77,7 +80,15 @@ func newReleaseFixture(t *testing.T, ctx context.Context, p *managedv1alpha1.Ten
 		Labels: map[string]string{argocd.LabelTenantNamespace: "jane"}}}
 	gitops := gitopsfake.NewSimpleClientset(d, p)
 	argo := argofake.NewSimpleClientset(app, project)
-	kube := kubefake.NewClientset()
+	// The deployer's binding that lets this instance's application-controller impersonate it,
+	// and another instance's.
+	impersonator := func(argoNamespace string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gitops-service-deployer-impersonator", Namespace: "jane",
+			ResourceVersion: "3", Labels: map[string]string{deployer.LabelDeployer: "true"}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "gitops-service-deployer-impersonator"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: deployer.DefaultControllerServiceAccount, Namespace: argoNamespace}}}
+	}
+	kube := kubefake.NewClientset(impersonator(impersonatorOf))
 	gitopsInformers := externalversions.NewSharedInformerFactory(gitops, 0)
 	argoInformers := argoinformers.NewSharedInformerFactoryWithOptions(argo, 0, argoinformers.WithNamespace("argocd"))
 	argoKube := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("argocd"))
@@ -99,7 +110,8 @@ func newReleaseFixture(t *testing.T, ctx context.Context, p *managedv1alpha1.Ten
 	controllertest.Drain(t, ctx, c.Controller)
 	gitops.ClearActions()
 	argo.ClearActions()
-	return releaseFixture{c: c, gitops: gitops, argo: argo, app: app}
+	kube.ClearActions()
+	return releaseFixture{c: c, gitops: gitops, argo: argo, kube: kube, app: app}
 }
 
 func verbs(actions []clienttesting.Action) []string {
@@ -118,7 +130,7 @@ func TestReleaseRemovesTheTenantsArgoCDObjects(t *testing.T) {
 	defer cancel()
 	moved := &managedv1alpha1.TenantPlacement{ObjectMeta: metav1.ObjectMeta{Name: "jane"},
 		Spec: managedv1alpha1.TenantPlacementSpec{Instance: "b"}, Status: managedv1alpha1.TenantPlacementStatus{Instance: "a"}}
-	f := newReleaseFixture(t, ctx, moved, nil)
+	f := newReleaseFixture(t, ctx, moved, nil, "argocd")
 
 	if err := f.c.syncDeployment(ctx, "jane/web"); err != nil {
 		t.Fatal(err)
@@ -143,6 +155,42 @@ func TestReleaseRemovesTheTenantsArgoCDObjects(t *testing.T) {
 	if !slices.Equal(got, []string{"delete applications", "delete appprojects"}) {
 		t.Errorf("argo actions %v, want the Application then the AppProject deleted, once each", got)
 	}
+	// This instance's right to impersonate the tenant's deployer goes with the project, if the
+	// binding has not been rewritten for another instance meanwhile.
+	var deleted []string
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "delete" {
+			d := a.(clienttesting.DeleteAction)
+			deleted = append(deleted, d.GetResource().Resource+" "+d.GetName())
+			if pre := d.GetDeleteOptions().Preconditions; pre == nil || pre.ResourceVersion == nil || *pre.ResourceVersion != "3" {
+				t.Errorf("deleted the binding without its resourceVersion as precondition: %+v", pre)
+			}
+		}
+	}
+	if !slices.Equal(deleted, []string{"rolebindings gitops-service-deployer-impersonator"}) {
+		t.Errorf("kube deletes %v, want this instance's impersonator binding alone", deleted)
+	}
+}
+
+// The binding another instance has made its own stays.
+func TestReleaseLeavesAnotherInstancesImpersonation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	moved := &managedv1alpha1.TenantPlacement{ObjectMeta: metav1.ObjectMeta{Name: "jane"},
+		Spec: managedv1alpha1.TenantPlacementSpec{Instance: "b"}, Status: managedv1alpha1.TenantPlacementStatus{Instance: "a"}}
+	f := newReleaseFixture(t, ctx, moved, nil, "argocd-b")
+	if err := f.c.syncDeployment(ctx, "jane/web"); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, ctx, "the cache to lose the Application", func() bool { return len(f.c.tenantApplications("jane")) == 0 })
+	if err := f.c.syncDeployment(ctx, "jane/web"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "delete" {
+			t.Errorf("deleted %s of another instance", a.GetResource().Resource)
+		}
+	}
 }
 
 // An Application with Argo CD's resources finalizer would have Argo CD delete what it
@@ -152,7 +200,7 @@ func TestReleaseTakesArgoCDsFinalizerOffFirst(t *testing.T) {
 	defer cancel()
 	moved := &managedv1alpha1.TenantPlacement{ObjectMeta: metav1.ObjectMeta{Name: "jane"},
 		Spec: managedv1alpha1.TenantPlacementSpec{Instance: "b"}, Status: managedv1alpha1.TenantPlacementStatus{Instance: "a"}}
-	f := newReleaseFixture(t, ctx, moved, func(app *argov1alpha1.Application) { app.Finalizers = []string{argoForegroundFinalizer} })
+	f := newReleaseFixture(t, ctx, moved, func(app *argov1alpha1.Application) { app.Finalizers = []string{argoForegroundFinalizer} }, "argocd")
 	if err := f.c.syncDeployment(ctx, "jane/web"); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +216,7 @@ func TestServeFollowsThePlacement(t *testing.T) {
 	defer cancel()
 	held := &managedv1alpha1.TenantPlacement{ObjectMeta: metav1.ObjectMeta{Name: "jane"},
 		Spec: managedv1alpha1.TenantPlacementSpec{Instance: "a"}, Status: managedv1alpha1.TenantPlacementStatus{Instance: "a"}}
-	f := newReleaseFixture(t, ctx, held, nil)
+	f := newReleaseFixture(t, ctx, held, nil, "argocd")
 	if !f.c.served.Holds("jane") {
 		t.Fatal("jane not held")
 	}
