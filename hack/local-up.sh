@@ -642,8 +642,8 @@ start_engine() {
 	log "installing the engine instance's Argo CD in ${ENGINE_NAMESPACE} of the remote cluster"
 	engine_manifests "${ROOT}/artifacts/argocd-local" >"${manifests}"
 	install_argocd REMOTE "${ENGINE_NAMESPACE}" "${manifests}"
-	# The agent's identity and rights there, and on the stack's cluster those in the instance's
-	# namespace (its Operations), beside Argo CD's identity on the stack's cluster.
+	# The agent's identity and rights there, and on the stack's cluster its Operations' in the
+	# instance's namespace, beside Argo CD's identity on the stack's cluster.
 	"${REMOTE[@]}" create namespace gitops-service --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
 	"${REMOTE[@]}" -n gitops-service create serviceaccount gitops-agent --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
 	engine_manifests "${ROOT}/artifacts/agent-argocd" | "${REMOTE[@]}" apply -f - >/dev/null
@@ -654,7 +654,7 @@ start_engine() {
 		echo "---"
 		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/argocd-controller"
 		echo "---"
-		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/agent-argocd"
+		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/agent-operations"
 	} | sed "s/gitops-service-argocd/${ENGINE_NAMESPACE}/g" | "${KUBECTL[@]}" apply -f - >/dev/null
 
 	local api_token
