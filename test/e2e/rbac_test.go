@@ -3,10 +3,14 @@
 package e2e
 
 import (
+	"context"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var _ = Describe("RBAC of the host cluster", func() {
@@ -58,6 +62,33 @@ var _ = Describe("RBAC of the host cluster", func() {
 		}
 		Expect(must("admin", "get", "operations", "--all-namespaces")).To(Or(BeEmpty(), ContainSubstring("NAMESPACE")))
 		Expect(must("admin", "get", "argocdinstances")).To(ContainSubstring("main"))
+	})
+
+	It("keeps the internal kinds away even from a user the host cluster's RBAC grants them", func(ctx context.Context) {
+		// A cluster-wide grant of the group, as a careless ClusterRole might give: gitops-apiserver
+		// refuses before the host cluster's RBAC is asked.
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-managed-gitops-everything"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"managed-gitops.redhat.com"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+		_, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
+		})
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-bob-managed-gitops-everything"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "bob"}}}
+		_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
+		})
+		// The grant is in force: bob lists every namespace's GitOpsDeployments.
+		Eventually(func() error { _, _, err := run("bob", "", "get", "gitopsdeployments", "--all-namespaces"); return err }).
+			WithTimeout(30 * time.Second).Should(Succeed())
+		for _, resource := range []string{"argocdinstances", "tenantplacements", "operations"} {
+			stderr := fails("bob", "", "get", resource, "--all-namespaces")
+			Expect(stderr).To(ContainSubstring(resource + ".managed-gitops.redhat.com are internal to the GitOps Service"))
+		}
 	})
 
 	It("answers kubectl auth can-i as it enforces", func() {
