@@ -91,12 +91,24 @@ func New(instances managedinformers.ArgoCDInstanceInformer, placements managedin
 	}
 	c.Controller = framework.NewController(Name, c.sync)
 	replan := func(interface{}) { c.Add(fleetKey) }
-	// Any change of an instance or a placement may change the plan: capacity, draining,
-	// readiness, an admin's pin, a hand-over.
-	for _, inf := range []cache.SharedInformer{instances.Informer(), placements.Informer()} {
-		if err := c.Watch(inf, framework.OnChange(replan)); err != nil {
-			return nil, err
-		}
+	// An instance's spec (capacity, draining) and its Ready condition change the plan; its
+	// agent's heartbeat every 10 s does not: the sync that saw it Ready looks again when the
+	// heartbeat it saw goes stale (staleAt), rather than re-plan every tenant at each report.
+	if err := c.Watch(instances.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc: replan,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*managedv1alpha1.ArgoCDInstance), obj.(*managedv1alpha1.ArgoCDInstance)
+			if o.Generation != n.Generation || readyCondition(o) != readyCondition(n) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) {
+				replan(obj)
+			}
+		},
+		DeleteFunc: replan,
+	}); err != nil {
+		return nil, err
+	}
+	// Any change of a placement may: an admin's pin or move, a hand-over, a deletion.
+	if err := c.Watch(placements.Informer(), framework.OnChange(replan)); err != nil {
+		return nil, err
 	}
 	// A namespace becomes a tenant with its first GitOps object and stops being one with its
 	// last: updates (status writes above all) change neither.
