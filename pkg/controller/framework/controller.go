@@ -71,6 +71,12 @@ func NewController(name string, reconcile func(ctx context.Context, key string) 
 	}
 }
 
+// Reconcile reconciles key once, outside the queue and the workers (no retry, no recovery
+// from a panic): for tests that hold every controller to the same rule.
+func (c *Controller) Reconcile(ctx context.Context, key string) error {
+	return c.reconcile(ctx, key)
+}
+
 // Add queues key for a change that happened now.
 func (c *Controller) Add(key string) {
 	c.pending.Add(key, time.Now())
