@@ -349,6 +349,7 @@ func (a *Agent) setupAppStudioEnvironments() error {
 	if err != nil {
 		return err
 	}
+	envs.RecordPanicsOn(a.events.Recorder, appstudio.Environments().Informer().GetStore())
 	a.appStudio = append(a.appStudio, packagedController{Controller: envs.Controller, run: envs.Run})
 	return a.addInformers(appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(),
 		appstudio.DeploymentTargets().Informer(), managed.GitOpsDeploymentManagedEnvironments().Informer(), secrets.Informer())
@@ -365,6 +366,7 @@ func (a *Agent) setupBindings() error {
 	if err != nil {
 		return err
 	}
+	bindings.RecordPanicsOn(a.events.Recorder, appstudio.SnapshotEnvironmentBindings().Informer().GetStore())
 	a.appStudio = append(a.appStudio, packagedController{Controller: bindings.Controller, run: bindings.Run})
 	return a.addInformers(appstudio.SnapshotEnvironmentBindings().Informer(), appstudio.Applications().Informer(),
 		appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
@@ -381,6 +383,7 @@ func (a *Agent) setupPromotionRuns() error {
 	if err != nil {
 		return err
 	}
+	runs.RecordPanicsOn(a.events.Recorder, appstudio.PromotionRuns().Informer().GetStore())
 	a.appStudio = append(a.appStudio, packagedController{Controller: runs.Controller, run: runs.Run})
 	return a.addInformers(appstudio.PromotionRuns().Informer(), appstudio.SnapshotEnvironmentBindings().Informer(),
 		appstudio.Snapshots().Informer(), deployments.Informer())

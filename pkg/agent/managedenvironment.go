@@ -23,6 +23,7 @@ func (a *Agent) setupEnvironments() error {
 	if err := ctl.Serve(a.tenants); err != nil {
 		return err
 	}
+	ctl.RecordPanicsOn(a.events.Recorder, envs.Informer().GetStore())
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(envs.Informer(), secrets.Informer())
 }

@@ -20,6 +20,7 @@ func (a *Agent) setupRepositoryCredentials() error {
 	if err := ctl.Serve(a.tenants); err != nil {
 		return err
 	}
+	ctl.RecordPanicsOn(a.events.Recorder, creds.Informer().GetStore())
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(creds.Informer(), credSecrets.Informer(), argoConfigMaps.Informer())
 }

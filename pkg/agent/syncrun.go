@@ -18,6 +18,7 @@ func (a *Agent) setupSyncRuns() error {
 	if err := ctl.Serve(a.tenants); err != nil {
 		return err
 	}
+	ctl.RecordPanicsOn(a.events.Recorder, runs.Informer().GetStore())
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformer(runs.Informer())
 }

@@ -5,15 +5,20 @@ package framework
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
@@ -34,6 +39,26 @@ type Controller struct {
 	// handlersSynced tell whether the handlers added by Watch have been given their informers'
 	// initial lists.
 	handlersSynced []cache.InformerSynced
+	// panicRecorder records a panic's Warning Event on the object panicObjects holds under
+	// the key (RecordPanicsOn); a panic is only logged and counted without them.
+	panicRecorder record.EventRecorder
+	panicObjects  KeyGetter
+}
+
+// KeyGetter finds an object by its "namespace/name" key: an informer's store or indexer.
+type KeyGetter interface {
+	GetByKey(key string) (item interface{}, exists bool, err error)
+}
+
+// EventReconcilePanicked is the reason of the Warning Event recorded on an object whose
+// reconcile panicked.
+const EventReconcilePanicked = "ReconcilePanicked"
+
+// RecordPanicsOn makes the controller record a Warning Event, through recorder, on the object
+// that objects (the informer's store of the kind it reconciles) holds under a key whose
+// reconcile panicked, so that the object's owner sees it in `kubectl describe`.
+func (c *Controller) RecordPanicsOn(recorder record.EventRecorder, objects KeyGetter) {
+	c.panicRecorder, c.panicObjects = recorder, objects
 }
 
 // NewController makes a controller whose workers call reconcile with each queued key.
@@ -44,6 +69,12 @@ func NewController(name string, reconcile func(ctx context.Context, key string) 
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
 		reconcile: reconcile,
 	}
+}
+
+// Reconcile reconciles key once, outside the queue and the workers (no retry, no recovery
+// from a panic): for tests that hold every controller to the same rule.
+func (c *Controller) Reconcile(ctx context.Context, key string) error {
+	return c.reconcile(ctx, key)
 }
 
 // Add queues key for a change that happened now.
@@ -134,8 +165,14 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.Queue.Done(key)
 	started := time.Now()
-	err := c.reconcile(ctx, key)
+	err, panicked := c.reconcileContained(ctx, key)
 	reconcileDuration.WithLabelValues(c.Name).Observe(time.Since(started).Seconds())
+	if panicked {
+		reconcilesTotal.WithLabelValues(c.Name, "panic").Inc()
+		// With backoff, as a failure: a key that panics every time must not spin.
+		c.Queue.AddRateLimited(key)
+		return true
+	}
 	if err != nil {
 		reconcilesTotal.WithLabelValues(c.Name, "error").Inc()
 		// A conflict only means the cache had not yet seen the controller's own last write.
@@ -151,6 +188,40 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.pending.Done(key, started)
 	c.Queue.Forget(key)
 	return true
+}
+
+// reconcileContained reconciles key, recovering from a panic of the reconcile, which it
+// reports: a defect met by one object must not stop the process, and with it every other key
+// and controller. Left to the worker, the panic would reach wait.UntilWithContext's
+// utilruntime.HandleCrash, which panics again (utilruntime.ReallyCrash) and ends the process.
+func (c *Controller) reconcileContained(ctx context.Context, key string) (err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			c.reportPanic(key, r, debug.Stack())
+		}
+	}()
+	return c.reconcile(ctx, key), false
+}
+
+// reportPanic counts, logs and records on the key's object a recovered panic. Recording the
+// Event must not panic again: the object is only read from the store.
+func (c *Controller) reportPanic(key string, r interface{}, stack []byte) {
+	reconcilePanicsTotal.WithLabelValues(c.Name).Inc()
+	klog.ErrorS(fmt.Errorf("panic: %v", r), "reconcile panicked; will retry with backoff", "controller", c.Name, "key", key,
+		"stack", string(stack))
+	if c.panicRecorder == nil || c.panicObjects == nil {
+		return
+	}
+	item, exists, err := c.panicObjects.GetByKey(key)
+	if err != nil || !exists {
+		return
+	}
+	if obj, ok := item.(runtime.Object); ok {
+		c.panicRecorder.Event(obj, corev1.EventTypeWarning, EventReconcilePanicked,
+			Redact(fmt.Sprintf("The %s controller failed on this object (%v) and will retry with backoff; other objects are unaffected. "+
+				"This is a defect of the service: please report it.", c.Name, r)))
+	}
 }
 
 // OnChange calls f with the object of every add, update and delete event.

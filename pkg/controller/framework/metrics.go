@@ -17,9 +17,15 @@ var (
 	reconcilesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "gitops_agent",
 		Name:           "reconciles_total",
-		Help:           "Reconciles by controller and result (success, error).",
+		Help:           "Reconciles by controller and result (success, error, panic).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"controller", "result"})
+	reconcilePanicsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "gitops_agent",
+		Name:           "reconcile_panics_total",
+		Help:           "Reconciles that panicked (recovered, the key retried with backoff), by controller: each is a defect to report.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"controller"})
 	reconcileDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem:      "gitops_agent",
 		Name:           "reconcile_duration_seconds",
@@ -39,7 +45,7 @@ var registerOnce sync.Once
 // which cmd/agent serves. Only the first call registers.
 func RegisterMetrics(controllers func() []*Controller) {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(reconcilesTotal, reconcileDuration)
+		legacyregistry.MustRegister(reconcilesTotal, reconcileDuration, reconcilePanicsTotal)
 		legacyregistry.CustomMustRegister(&oldestCollector{controllers: controllers})
 	})
 }

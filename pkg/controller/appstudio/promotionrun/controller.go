@@ -238,6 +238,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// Gone: the retry of a failed write, or the timeout's recheck, of a run deleted since.
+	if s.run == nil {
+		return nil
+	}
 	p := planPromotion(s, metav1.NewTime(c.now()))
 	if err := c.act(ctx, s, p); err != nil {
 		return err

@@ -2,6 +2,7 @@ package promotionrun
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -340,4 +343,78 @@ func stepTimesAre(e appstudiov1alpha1.PromotionRunEnvironmentStatus, start, end 
 		return e.CompletionTime == nil
 	}
 	return e.CompletionTime != nil && e.CompletionTime.Equal(&end)
+}
+
+// A run deleted between two looks at its key: the retry of a write that failed, and the
+// timeout's recheck of a run deleted while Active. Both come back to a key whose run is gone,
+// which must be nothing to do (it once panicked, taking every controller of the agent down).
+func TestADeletedRunsKeyIsNothingToDo(t *testing.T) {
+	f := newFixture(t, promotionRun(), snapshot("api"))
+	key := ns + "/promote"
+
+	t.Log("the binding's create fails, as in a namespace being deleted: an error, so a retry")
+	f.gitops.PrependReactor("create", "snapshotenvironmentbindings", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: appstudiov1alpha1.SchemeGroupVersion.Group, Resource: "snapshotenvironmentbindings"},
+			"app-staging-generated-binding", errors.New("namespace ns is being terminated"))
+	})
+	if err := f.c.sync(f.ctx, key); err == nil {
+		t.Fatal("a failed create reported no error: it would not be retried")
+	}
+	controllertest.Recorded(f.events)
+
+	t.Log("the run is deleted before the retry: the retry writes nothing, records nothing, queues nothing")
+	if err := f.gitops.AppStudioV1alpha1().PromotionRuns(ns).Delete(f.ctx, "promote", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the run gone from the cache", func() bool {
+		_, err := f.c.runs.PromotionRuns(ns).Get("promote")
+		return apierrors.IsNotFound(err)
+	})
+	f.drain()
+	f.gitops.ClearActions()
+	if err := f.c.sync(f.ctx, key); err != nil {
+		t.Errorf("sync of a deleted run: %v", err)
+	}
+	f.expectNothingDone()
+}
+
+func TestTheTimeoutRecheckOfARunDeletedWhileActive(t *testing.T) {
+	f := newFixture(t, promotionRun(), snapshot("api"), binding("snap-1", "api"), deployment("api", synced, healthy, "new-api"))
+	key := ns + "/promote"
+	f.sync("promote")
+	if r := f.run("promote"); r.Status.State != appstudiov1alpha1.PromotionRunStateActive {
+		t.Fatalf("state %q, want Active", r.Status.State)
+	}
+	controllertest.Recorded(f.events)
+
+	if err := f.gitops.AppStudioV1alpha1().PromotionRuns(ns).Delete(f.ctx, "promote", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the run gone from the cache", func() bool {
+		_, err := f.c.runs.PromotionRuns(ns).Get("promote")
+		return apierrors.IsNotFound(err)
+	})
+	f.drain()
+	f.gitops.ClearActions()
+	// The recheck fires ten minutes on.
+	f.clock = now.Add(Timeout)
+	if err := f.c.sync(f.ctx, key); err != nil {
+		t.Errorf("recheck of a deleted run: %v", err)
+	}
+	f.expectNothingDone()
+}
+
+// expectNothingDone checks that the controller wrote nothing, recorded no Event and queued
+// nothing since the fake's actions were last cleared.
+func (f *fixture) expectNothingDone() {
+	f.t.Helper()
+	for _, a := range f.gitops.Actions() {
+		if a.GetVerb() != "list" && a.GetVerb() != "watch" && a.GetVerb() != "get" {
+			f.t.Errorf("wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+	f.expectEvents()
+	if n := f.c.Queue.Len(); n != 0 {
+		f.t.Errorf("%d keys queued", n)
+	}
 }
