@@ -279,7 +279,28 @@ var _ = Describe("the service's identities", Ordered, func() {
 			"-p", fmt.Sprintf(`{"spec":{"instance":%q}}`, instanceA))).To(ContainSubstring("forbidden"))
 	})
 
-	It("admits to the internal kinds the identities it names, not every ServiceAccount of gitops-service", func() {
+	It("admits to the internal kinds the identities it names, not every ServiceAccount of gitops-service", func(ctx context.Context) {
+		// The host cluster's RBAC lets both through, so that the refusal seen is gitops-apiserver's.
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-identities-internal-" + suffix},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"managed-gitops.redhat.com"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}}
+		_, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
+		})
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: "gitops-service"},
+				{Kind: rbacv1.ServiceAccountKind, Name: "gitops-namespace-provisioner", Namespace: "gitops-service"}}}
+		_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
+		})
+		Eventually(func() error {
+			_, _, err := run("admin", "", as("system:serviceaccount:gitops-service:default", "get", "gitopsdeployments", "--all-namespaces")...)
+			return err
+		}).WithTimeout(30 * time.Second).Should(Succeed())
 		for _, resource := range []string{"argocdinstances", "tenantplacements", "operations"} {
 			Expect(refusedTo("system:serviceaccount:gitops-service:default", "get", resource, "--all-namespaces")).
 				To(ContainSubstring(resource + ".managed-gitops.redhat.com are internal to the GitOps Service"))
