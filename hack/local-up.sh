@@ -210,12 +210,17 @@ ensure_certs() {
 
 # The users of the static token file: an admin, the gitops-apiserver and agent identities
 # (named like the ServiceAccounts the artifacts bind), and two tenants plus a viewer for the tests.
-USERS=(admin gitops-apiserver gitops-agent argocd-application-controller alice bob carol)
+# The stack runs instance main's agent, the AppStudio controllers and the namespace provisioner
+# in one process (the e2e suite kills and restarts it as one): its identity gitops-agent holds
+# the rights of the three (bind_local_agent), where a real install gives each its own
+# ServiceAccount (docs/operator-identities.md). The engine instance's agent is
+# gitops-agent-engine, as an install names it.
+USERS=(admin gitops-apiserver gitops-agent gitops-agent-engine argocd-application-controller alice bob carol)
 user_line() {
 	case "$1" in
 	admin) echo "admin,admin-uid,\"system:masters\"" ;;
 	argocd-application-controller) echo "system:serviceaccount:${ARGOCD_NAMESPACE}:$1,$1-uid,\"system:serviceaccounts,system:serviceaccounts:${ARGOCD_NAMESPACE}\"" ;;
-	gitops-apiserver | gitops-agent) echo "system:serviceaccount:gitops-service:$1,$1-uid,\"system:serviceaccounts,system:serviceaccounts:gitops-service\"" ;;
+	gitops-apiserver | gitops-agent | gitops-agent-engine) echo "system:serviceaccount:gitops-service:$1,$1-uid,\"system:serviceaccounts,system:serviceaccounts:gitops-service\"" ;;
 	*) echo "$1,$1-uid,\"tenants\"" ;;
 	esac
 }
@@ -266,6 +271,7 @@ ensure_kubeconfigs() {
 	write_kubeconfig "${STATE}/kubeconfig" admin
 	write_kubeconfig "${STATE}/gitops-apiserver.kubeconfig" gitops-apiserver
 	write_kubeconfig "${STATE}/gitops-agent.kubeconfig" gitops-agent
+	write_kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" gitops-agent-engine
 	write_kubeconfig "${STATE}/argocd-application-controller.kubeconfig" argocd-application-controller
 	for u in alice bob carol; do
 		write_kubeconfig "${STATE}/${u}.kubeconfig" "${u}"
@@ -482,6 +488,7 @@ start_gitops_apiserver() {
 		--authentication-kubeconfig "${STATE}/gitops-apiserver.kubeconfig" \
 		--authorization-kubeconfig "${STATE}/gitops-apiserver.kubeconfig" \
 		--postgres-dsn-file "${STATE}/postgres.dsn" \
+		--internal-api-users system:serviceaccount:gitops-service:gitops-controllers,system:serviceaccount:gitops-service:gitops-agent \
 		--allow-file-repositories
 	wait_for "gitops-apiserver to be ready" 120 gitops-apiserver \
 		curl -sfk "https://127.0.0.1:${GITOPS_PORT}/readyz"
@@ -571,9 +578,55 @@ EOF
 	if [[ -n "${3:-}" ]]; then echo "  cluster: $3"; fi
 }
 
+# bind_local_agent gives the stack's one agent process, gitops-agent, the rights of the three
+# identities it plays: instance main's agent, the AppStudio controllers and the namespace
+# provisioner.
+bind_local_agent() {
+	local sa="  - kind: ServiceAccount
+    name: gitops-agent
+    namespace: gitops-service"
+	local role
+	for role in gitops-agent gitops-agent-deployers gitops-controllers gitops-controllers-environments gitops-agent-namespace-provisioner; do
+		cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: local-${role}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: ${role}
+subjects:
+${sa}
+EOF
+	done
+	local ns
+	for ns in "${ARGOCD_NAMESPACE}/gitops-agent" "${ARGOCD_NAMESPACE}/gitops-agent-operations" gitops-service/gitops-agent-leader-election \
+		gitops-service/gitops-namespace-provisioner-leader-election; do
+		cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: local-${ns#*/}
+  namespace: ${ns%/*}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: ${ns#*/}
+subjects:
+${sa}
+EOF
+	done
+}
+
 start_agent() {
+	# The admission policies first: they hold what the agents' cluster-wide rights may not do.
+	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/admission-policy" >/dev/null
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/namespace-provisioner" >/dev/null
+	bind_local_agent | "${KUBECTL[@]}" apply -f - >/dev/null
 	instance main "${ARGOCD_NAMESPACE}" | "${KUBECTL[@]}" apply -f - >/dev/null
 	log "starting the agent"
 	# The name in the Leases is fixed so that the agent, restarted after a crash (the e2e suite
@@ -644,9 +697,13 @@ start_engine() {
 	install_argocd REMOTE "${ENGINE_NAMESPACE}" "${manifests}"
 	# The agent's identity and rights there, and on the stack's cluster its Operations' in the
 	# instance's namespace, beside Argo CD's identity on the stack's cluster.
+	# The agent's identity there is gitops-agent-engine, as on the stack's cluster, where it
+	# holds the instances' ClusterRole gitops-agent and the deployers' (gitops-apiserver confines
+	# it to instance engine by its name). The admission policies hold on both clusters.
+	"${REMOTE[@]}" apply -k "${ROOT}/artifacts/admission-policy" >/dev/null
 	"${REMOTE[@]}" create namespace gitops-service --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
-	"${REMOTE[@]}" -n gitops-service create serviceaccount gitops-agent --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
-	engine_manifests "${ROOT}/artifacts/agent-argocd" | "${REMOTE[@]}" apply -f - >/dev/null
+	"${REMOTE[@]}" -n gitops-service create serviceaccount gitops-agent-engine --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
+	engine_manifests "${ROOT}/artifacts/agent-argocd" | sed "s/name: gitops-agent-main$/name: gitops-agent-engine/" | "${REMOTE[@]}" apply -f - >/dev/null
 	{
 		cat "${ROOT}/artifacts/argocd-local/namespace.yaml"
 		echo "---"
@@ -655,7 +712,25 @@ start_engine() {
 		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/argocd-controller"
 		echo "---"
 		"${KUBECTL[@]}" kustomize "${ROOT}/artifacts/agent-operations"
-	} | sed "s/gitops-service-argocd/${ENGINE_NAMESPACE}/g" | "${KUBECTL[@]}" apply -f - >/dev/null
+		for role in gitops-agent gitops-agent-deployers; do
+			cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: ${role}-engine
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: ${role}
+subjects:
+  - kind: ServiceAccount
+    name: gitops-agent-main
+    namespace: gitops-service
+EOF
+		done
+	} | sed -e "s/gitops-service-argocd/${ENGINE_NAMESPACE}/g" -e "s/name: gitops-agent-main$/name: gitops-agent-engine/" |
+		"${KUBECTL[@]}" apply -f - >/dev/null
 
 	local api_token
 	api_token="$("${KUBECTL[@]}" -n "${ENGINE_NAMESPACE}" create token argocd-application-controller --duration 48h)"
@@ -675,8 +750,8 @@ stringData:
 EOF
 	remote_kubeconfig "${STATE}/argocd-application-controller-2.kubeconfig" \
 		"$("${REMOTE[@]}" -n "${ENGINE_NAMESPACE}" create token argocd-application-controller --duration 48h)"
-	remote_kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
-		"$("${REMOTE[@]}" -n gitops-service create token gitops-agent --duration 48h)"
+	remote_kubeconfig "${STATE}/gitops-agent-engine-remote.kubeconfig" \
+		"$("${REMOTE[@]}" -n gitops-service create token gitops-agent-engine --duration 48h)"
 
 	start_argocd_processes -2 "${ENGINE_NAMESPACE}" "${STATE}/argocd-application-controller-2.kubeconfig" \
 		"${ENGINE_REDIS_PORT}" "${ENGINE_REPO_SERVER_PORT}" "${ENGINE_REPO_SERVER_METRICS_PORT}" "${ENGINE_CONTROLLER_METRICS_PORT}"
@@ -688,8 +763,8 @@ EOF
 # others run once for the fleet in the first agent.
 start_engine_agent() {
 	log "starting the engine instance's agent"
-	start_bg agent-engine "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
-		--engine-kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
+	start_bg agent-engine "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
+		--engine-kubeconfig "${STATE}/gitops-agent-engine-remote.kubeconfig" \
 		--argocd-namespace "${ENGINE_NAMESPACE}" --instance engine --leader-elect-identity engine-agent \
 		--local-cluster-server "https://127.0.0.1:${KUBE_PORT}" --controllers argocd \
 		--metrics-bind-address "127.0.0.1:${ENGINE_AGENT_METRICS_PORT}" -v 2

@@ -24,6 +24,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshot"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/argocdinstance"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentmanagedenvironment"
@@ -37,6 +38,9 @@ import (
 // ExtraConfig is what the server needs beyond the generic apiserver configuration.
 type ExtraConfig struct {
 	Validation validation.Options
+	// Agents are the users that are the agents of the fleet's instances, each confined to its
+	// own instance's status and tenants.
+	Agents fleetidentity.Agents
 }
 
 // Config is the configuration of the server.
@@ -67,7 +71,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, c.extraConfig.Validation)
+	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, c.extraConfig.Validation, c.extraConfig.Agents)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +88,7 @@ func (c CompletedConfig) New() (*Server, error) {
 }
 
 // resourceStorage builds the storage of every resource, by group and resource name.
-func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Options) (map[string]map[string]rest.Storage, error) {
+func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Options, agents fleetidentity.Agents) (map[string]map[string]rest.Storage, error) {
 	gitopsStorage, err := resources(map[string]newREST{
 		"gitopsdeployments": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
 			return gitopsdeployment.NewREST(Scheme, g, opts)
@@ -93,8 +97,12 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Optio
 		"gitopsdeploymentmanagedenvironments":   bind(gitopsdeploymentmanagedenvironment.NewREST),
 		"gitopsdeploymentrepositorycredentials": bind(gitopsdeploymentrepositorycredential.NewREST),
 		"operations":                            bind(operation.NewREST),
-		"argocdinstances":                       bind(argocdinstance.NewREST),
-		"tenantplacements":                      bind(tenantplacement.NewREST),
+		"argocdinstances": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+			return argocdinstance.NewREST(Scheme, g, agents)
+		},
+		"tenantplacements": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+			return tenantplacement.NewREST(Scheme, g, agents)
+		},
 	}, optsGetter)
 	if err != nil {
 		return nil, err

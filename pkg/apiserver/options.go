@@ -24,6 +24,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
@@ -36,9 +37,12 @@ type Options struct {
 	// the storage, configured by Postgres.
 	RecommendedOptions *genericoptions.RecommendedOptions
 	Postgres           PostgresOptions
-	// InternalAPIGroups may use the internal kinds (Operations, ArgoCDInstances,
-	// TenantPlacements) besides cluster admins.
+	// InternalAPIUsers and InternalAPIGroups may use the internal kinds (Operations,
+	// ArgoCDInstances, TenantPlacements) besides cluster admins and the agents (AgentUserPrefix).
+	InternalAPIUsers  []string
 	InternalAPIGroups []string
+	// AgentUserPrefix followed by an instance's name is the user of that instance's agent.
+	AgentUserPrefix string
 	// AllowFileRepositories accepts file:// repository URLs (local stacks only).
 	AllowFileRepositories bool
 	// SoftMemoryLimitFloor is the least soft memory limit of the Go heap (runSoftMemoryLimit).
@@ -70,7 +74,10 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 			ConnectionTimeout: 30 * time.Second,
 			Storage:           storage.DefaultOptions(),
 		},
-		InternalAPIGroups: []string{"system:serviceaccounts:gitops-service"},
+		// The AppStudio controllers' identity (placement controller) by name, and the agents by
+		// AgentUserPrefix: not every ServiceAccount of gitops-service.
+		InternalAPIUsers: []string{"system:serviceaccount:gitops-service:gitops-controllers"},
+		AgentUserPrefix:  fleetidentity.DefaultAgentUserPrefix,
 		// 100,000 GitOpsDeployments with a full watch cache event window are about 300 MiB live.
 		SoftMemoryLimitFloor: resource.MustParse("448Mi"),
 		Stdout:               stdout,
@@ -111,8 +118,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long start-up waits for PostgreSQL to accept connections.")
 	fs.BoolVar(&o.Postgres.EnableWatchCache, "watch-cache", o.Postgres.EnableWatchCache,
 		"Serve watches and lists at resourceVersion 0 from an in-memory cache fed by one watch per resource.")
+	fs.StringSliceVar(&o.InternalAPIUsers, "internal-api-users", o.InternalAPIUsers,
+		"Users that may use the internal kinds (operations, argocdinstances, tenantplacements), besides system:masters and the agents (--agent-user-prefix).")
 	fs.StringSliceVar(&o.InternalAPIGroups, "internal-api-groups", o.InternalAPIGroups,
-		"User groups that may use the internal kinds (operations, argocdinstances, tenantplacements), besides system:masters.")
+		"User groups that may use the internal kinds, besides system:masters. Empty by default: a group such as "+
+			"system:serviceaccounts:gitops-service would admit every ServiceAccount of the namespace.")
+	fs.StringVar(&o.AgentUserPrefix, "agent-user-prefix", o.AgentUserPrefix,
+		"The user name of an instance's agent without the instance's name: such a user may use the internal kinds, "+
+			"but report only on its own ArgoCDInstance and take or release only the TenantPlacements of its instance. Empty: none.")
 	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
 		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",
@@ -217,7 +230,8 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, err
 	}
-	serverConfig.Authorization.Authorizer = guardInternalKinds(serverConfig.Authorization.Authorizer, o.InternalAPIGroups)
+	serverConfig.Authorization.Authorizer = guardInternalKinds(serverConfig.Authorization.Authorizer,
+		internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}})
 
 	dsn, err := o.Postgres.resolveDSN()
 	if err != nil {
@@ -234,7 +248,8 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 
 	return &Config{
 		GenericConfig: serverConfig,
-		ExtraConfig:   ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories}},
+		ExtraConfig: ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories},
+			Agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}},
 	}, storage.Close, nil
 }
 

@@ -3,27 +3,40 @@
 package argocdinstance
 
 import (
+	"context"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 	"github.com/gitops-service/gitops-service/pkg/registry/table"
 )
 
 type object = *gitops.ArgoCDInstance
 
-func kind(typer runtime.ObjectTyper) strategy.Kind {
+// kind lets the agent of an instance (agents) report on its own instance only: every
+// instance's agent holds the same ClusterRole, which cannot name "my instance".
+func kind(typer runtime.ObjectTyper, agents fleetidentity.Agents) strategy.Kind {
 	k := strategy.Typed(typer, v1alpha1.SchemeGroupVersion,
 		validation.ValidateArgoCDInstance,
 		validation.ValidateArgoCDInstanceUpdate,
 		validation.ValidateArgoCDInstanceStatusUpdate)
 	k.ClusterScoped = true
+	validateStatusUpdate := k.ValidateStatusUpdate
+	k.ValidateStatusUpdate = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+		errs := validateStatusUpdate(ctx, obj, old)
+		if instance, ok := agents.InstanceOf(ctx); ok && instance != obj.(object).Name {
+			errs = append(errs, field.Forbidden(field.NewPath("status"), "the agent of instance "+instance+" may report only on its own instance"))
+		}
+		return errs
+	}
 	return k
 }
 

@@ -6,11 +6,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/apitesting"
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/install"
+	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/registrytest"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 )
@@ -19,8 +22,10 @@ var scheme = func() *runtime.Scheme { s := runtime.NewScheme(); install.Install(
 
 // testKind is what the shared table runners need to know of the kind.
 var testKind = registrytest.Kind[object, gitops.ArgoCDInstanceStatus]{
-	Stored:   stored,
-	Kind:     func() strategy.Kind { return kind(scheme) },
+	Stored: stored,
+	Kind: func() strategy.Kind {
+		return kind(scheme, fleetidentity.Agents{UserPrefix: fleetidentity.DefaultAgentUserPrefix})
+	},
 	StatusOf: func(o object) *gitops.ArgoCDInstanceStatus { return &o.Status },
 }
 
@@ -109,6 +114,28 @@ func TestValidateStatusUpdate(t *testing.T) {
 	registrytest.RunValidateStatusUpdate(t, testKind, cases)
 }
 
+// An instance's agent reports on its own instance only; anyone else is left to RBAC (the
+// placement controller marks an instance whose agent is gone).
+func TestValidateStatusUpdateAgent(t *testing.T) {
+	k := testKind.Kind()
+	for _, c := range []struct {
+		user    string
+		wantErr bool
+	}{
+		{fleetidentity.DefaultAgentUserPrefix + "engine-1", false},
+		{fleetidentity.DefaultAgentUserPrefix + "engine-2", true},
+		{"system:serviceaccount:gitops-service:gitops-controllers", false},
+	} {
+		old := stored()
+		obj := old.DeepCopy()
+		obj.Status.Tenants = 8
+		ctx := genericapirequest.WithUser(t.Context(), &user.DefaultInfo{Name: c.user})
+		if errs := k.ValidateStatusUpdate(ctx, obj, old); (len(errs) > 0) != c.wantErr {
+			t.Errorf("%s: errors %v, want errors %v", c.user, errs, c.wantErr)
+		}
+	}
+}
+
 func TestSelectableFields(t *testing.T) {
 	cases := []registrytest.FieldsCase[object]{
 		{Name: "serving", Obj: stored(), Want: fields.Set{"spec.draining": "false"}},
@@ -128,7 +155,7 @@ func TestColumns(t *testing.T) {
 }
 
 func TestNewREST(t *testing.T) {
-	r, status, err := NewREST(scheme, registrytest.NoStorage{})
+	r, status, err := NewREST(scheme, registrytest.NoStorage{}, fleetidentity.Agents{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,27 +3,75 @@
 package tenantplacement
 
 import (
+	"context"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
+	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 	"github.com/gitops-service/gitops-service/pkg/registry/table"
 )
 
 type object = *gitops.TenantPlacement
 
-func kind(typer runtime.ObjectTyper) strategy.Kind {
+// kind confines the agent of each instance (agents) to the tenants of its instance, on top of
+// the rules of a hand-over: the placement controller and admins place tenants; an agent only
+// takes the tenants placed on its instance, releases those it holds, and keeps its finalizer
+// on them.
+func kind(typer runtime.ObjectTyper, agents fleetidentity.Agents) strategy.Kind {
 	k := strategy.Typed(typer, v1alpha1.SchemeGroupVersion,
 		validation.ValidateTenantPlacement,
 		validation.ValidateTenantPlacementUpdate,
 		validation.ValidateTenantPlacementStatusUpdate)
 	k.ClusterScoped = true
+	validate, validateUpdate, validateStatusUpdate := k.Validate, k.ValidateUpdate, k.ValidateStatusUpdate
+	k.Validate = func(ctx context.Context, obj runtime.Object) field.ErrorList {
+		errs := validate(ctx, obj)
+		if instance, ok := agents.InstanceOf(ctx); ok {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "instance"),
+				"the agent of instance "+instance+" may not place tenants: the placement controller does"))
+		}
+		return errs
+	}
+	k.ValidateUpdate = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+		errs := validateUpdate(ctx, obj, old)
+		if instance, ok := agents.InstanceOf(ctx); ok {
+			errs = append(errs, agentUpdate(instance, obj.(object), old.(object), false)...)
+		}
+		return errs
+	}
+	k.ValidateStatusUpdate = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+		errs := validateStatusUpdate(ctx, obj, old)
+		if instance, ok := agents.InstanceOf(ctx); ok {
+			errs = append(errs, agentUpdate(instance, obj.(object), old.(object), true)...)
+		}
+		return errs
+	}
 	return k
+}
+
+// agentUpdate is what the agent of instance may not do to a placement: touch one neither
+// placed on its instance nor held by it, or move one (spec) anywhere. Together with
+// ValidateTenantPlacementStatusUpdate, an agent can only take a tenant placed on its instance
+// and release one it holds.
+func agentUpdate(instance string, obj, old object, status bool) field.ErrorList {
+	if old.Spec.Instance != instance && old.Status.Instance != instance {
+		p := field.NewPath("spec", "instance")
+		if status {
+			p = field.NewPath("status", "instance")
+		}
+		return field.ErrorList{field.Forbidden(p, "the agent of instance "+instance+" may change only the tenants placed on or held by its instance")}
+	}
+	if !status && obj.Spec != old.Spec {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec"), "the agent of instance "+instance+" may not move tenants: the placement controller does")}
+	}
+	return nil
 }
 
 func selectableFields(obj runtime.Object) fields.Set {

@@ -1,16 +1,20 @@
 package tenantplacement
 
 import (
+	"context"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/apitesting"
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/install"
+	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/registrytest"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 )
@@ -20,11 +24,18 @@ var scheme = func() *runtime.Scheme { s := runtime.NewScheme(); install.Install(
 // testKind is what the shared table runners need to know of the kind.
 var testKind = registrytest.Kind[object, gitops.TenantPlacementStatus]{
 	Stored:   stored,
-	Kind:     func() strategy.Kind { return kind(scheme) },
+	Kind:     func() strategy.Kind { return kind(scheme, agents) },
 	StatusOf: func(o object) *gitops.TenantPlacementStatus { return &o.Status },
 }
 
 var now = metav1.Now()
+
+var agents = fleetidentity.Agents{UserPrefix: fleetidentity.DefaultAgentUserPrefix}
+
+// as is a request context of user name.
+func as(t *testing.T, name string) context.Context {
+	return genericapirequest.WithUser(t.Context(), &user.DefaultInfo{Name: name})
+}
 
 // stored is a valid TenantPlacement as stored, at generation 3: jane placed on and held by
 // engine-1. It is cluster-scoped and named after the namespace.
@@ -103,7 +114,7 @@ func TestValidateStatusUpdate(t *testing.T) {
 
 // A tenant that nobody holds is taken only by the instance it is placed on.
 func TestValidateTake(t *testing.T) {
-	k := kind(scheme)
+	k := kind(scheme, agents)
 	old := stored()
 	old.Status.Instance = ""
 	for _, c := range []struct {
@@ -116,6 +127,69 @@ func TestValidateTake(t *testing.T) {
 		if (len(errs) > 0) != c.wantErr {
 			t.Errorf("taking by %q: errors %v, want errors %v", c.to, errs, c.wantErr)
 		}
+	}
+}
+
+// Each instance's agent changes only the tenants placed on or held by its instance, and moves
+// none; the placement controller and admins (any other user) are left to RBAC.
+func TestValidateAgent(t *testing.T) {
+	const (
+		agent1 = fleetidentity.DefaultAgentUserPrefix + "engine-1"
+		agent2 = fleetidentity.DefaultAgentUserPrefix + "engine-2"
+		agent3 = fleetidentity.DefaultAgentUserPrefix + "engine-3"
+	)
+	held := stored                                                                    // placed on and held by engine-1
+	moving := func() object { o := stored(); o.Spec.Instance = "engine-2"; return o } // placed on engine-2, held by engine-1
+	pending := func() object { o := stored(); o.Status.Instance = ""; return o }      // placed on engine-1, held by none
+	k := kind(scheme, agents)
+	for _, c := range []struct {
+		name    string
+		user    string
+		old     func() object
+		mutate  func(object)
+		status  bool
+		wantErr bool
+	}{
+		{name: "takes a tenant placed on its instance", user: agent1, old: pending, status: true,
+			mutate: func(o object) { o.Status.Instance = "engine-1" }},
+		{name: "another instance's agent takes it", user: agent2, old: pending, status: true,
+			mutate: func(o object) { o.Status.Message = "waiting" }, wantErr: true},
+		{name: "releases a tenant it holds", user: agent1, old: moving, status: true,
+			mutate: func(o object) { o.Status.Instance = "" }},
+		{name: "the new instance's agent writes a message while waiting", user: agent2, old: moving, status: true,
+			mutate: func(o object) { o.Status.Message = "waiting for engine-1" }},
+		{name: "an uninvolved agent releases it", user: agent3, old: moving, status: true,
+			mutate: func(o object) { o.Status.Instance = "" }, wantErr: true},
+		{name: "keeps its finalizer", user: agent1, old: held,
+			mutate: func(o object) { o.Finalizers = []string{"x/held"} }},
+		{name: "an uninvolved agent's finalizer", user: agent2, old: held,
+			mutate: func(o object) { o.Finalizers = []string{"x/held"} }, wantErr: true},
+		{name: "an agent moves its own tenant", user: agent1, old: held,
+			mutate: func(o object) { o.Spec.Instance = "engine-2" }, wantErr: true},
+		{name: "the placement controller moves it", user: "system:serviceaccount:gitops-service:gitops-controllers", old: held,
+			mutate: func(o object) { o.Spec.Instance = "engine-3" }},
+		{name: "not an agent: the prefix alone", user: fleetidentity.DefaultAgentUserPrefix, old: held,
+			mutate: func(o object) { o.Spec.Instance = "engine-3" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old := c.old()
+			obj := old.DeepCopy()
+			c.mutate(obj)
+			validate := k.ValidateUpdate
+			if c.status {
+				validate = k.ValidateStatusUpdate
+			}
+			errs := validate(as(t, c.user), obj, old)
+			if (len(errs) > 0) != c.wantErr {
+				t.Errorf("errors %v, want errors %v", errs, c.wantErr)
+			}
+		})
+	}
+	if errs := k.Validate(as(t, agent1), stored()); len(errs) == 0 {
+		t.Error("an agent created a placement")
+	}
+	if errs := k.Validate(as(t, "admin"), stored()); len(errs) > 0 {
+		t.Errorf("an admin's placement refused: %v", errs)
 	}
 }
 
@@ -141,7 +215,7 @@ func TestColumns(t *testing.T) {
 }
 
 func TestNewREST(t *testing.T) {
-	r, status, err := NewREST(scheme, registrytest.NoStorage{})
+	r, status, err := NewREST(scheme, registrytest.NoStorage{}, fleetidentity.Agents{})
 	if err != nil {
 		t.Fatal(err)
 	}
