@@ -154,7 +154,8 @@ type plan struct {
 // Beyond the original: the active-promotion check is per namespace (the original's spanned
 // every namespace); an OutOfSync GitOpsDeployment is waited for as one that is Synced but not
 // Healthy is (the original counted OutOfSync as deployed); one deployed at a commit older than
-// the Snapshot's is waited for too (deployedAt); the generated binding's components are the
+// the Snapshot's is waited for too (deployedAt), and the binding's commits are the Snapshot's
+// only once the generator has answered the pointing (repositoryGenerated); the generated binding's components are the
 // Snapshot's (the original's were the Application's Components); the timeout also covers
 // the wait for the binding's GitOpsDeployments to appear; and the step records when it started
 // and ended, in startTime and completionTime (fields beyond application-api).
