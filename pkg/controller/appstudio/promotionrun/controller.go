@@ -288,6 +288,11 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 		return s, err
 	}
 	s.binding = bindings[0].(*appstudiov1alpha1.SnapshotEnvironmentBinding)
+	if s.binding.Spec.Snapshot != run.Spec.Snapshot {
+		if s.previous, err = framework.OrNil(c.snapshots.Snapshots(namespace).Get(s.binding.Spec.Snapshot)); err != nil {
+			return s, err
+		}
+	}
 	s.deployments = map[string]*managedv1alpha1.GitOpsDeployment{}
 	for _, d := range s.binding.Status.GitOpsDeployments {
 		gd, err := framework.OrNil(c.deployments.GitOpsDeployments(namespace).Get(d.GitOpsDeployment))
@@ -320,6 +325,16 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		}
 		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingCreated, "Created SnapshotEnvironmentBinding %s for Snapshot %s",
 			p.createBinding.Name, run.Spec.Snapshot)
+	}
+	if p.markBinding != nil {
+		marked, err := bindings.UpdateStatus(ctx, p.markBinding, metav1.UpdateOptions{FieldManager: fieldManager})
+		if err != nil {
+			return fmt.Errorf("marking the status of SnapshotEnvironmentBinding %s/%s: %w", ns, p.markBinding.Name, err)
+		}
+		// Pointed over the mark, or not at all: a write between them could be the generator's
+		// answer to the Snapshot before. (The server keeps the stored status on an update; the
+		// status sent is the one it has.)
+		p.updateBinding.ResourceVersion, p.updateBinding.Status = marked.ResourceVersion, marked.Status
 	}
 	if p.updateBinding != nil {
 		if _, err := bindings.Update(ctx, p.updateBinding, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {

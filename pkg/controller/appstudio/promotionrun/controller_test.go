@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -252,6 +253,80 @@ func TestExistingBindingIsPointedAndTimesOut(t *testing.T) {
 	f.expectEvents(
 		"Warning StepEnded Step 1 (Environment staging) failed: Promotion Failed. Could not be completed in 10 Minutes.",
 		"Warning PromotionFailed Promotion Failed. Could not be completed in 10 Minutes.")
+}
+
+// TestApplicationServiceAnswersThePointing plays application-service: it never sets
+// observedGeneration, and writes the same commits again when the images are the same.
+func TestApplicationServiceAnswersThePointing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// image is the image of snap-1, from which the binding is pointed at snap-2.
+		image string
+		// commits are those application-service generates for snap-2.
+		commits string
+		marked  bool
+	}{
+		{name: "new images, new commits", image: "quay.io/api:1", commits: "new"},
+		{name: "the same images, the same commits", image: "quay.io/api:2", commits: "old", marked: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := appServiceBinding("snap-1", "old", nil, "api")
+			f := newFixture(t, promotionRun(), snapshot("api"), previousSnapshot("api", tc.image), old, deployment("api", synced, healthy, "old-api"))
+			bindings := f.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
+			key := ns + "/promote"
+
+			f.sync("promote")
+			b := f.binding("app-staging-binding")
+			if b.Spec.Snapshot != "snap-2" || b.Annotations[pointingAnnotation] == "" {
+				t.Fatalf("binding %+v, want it pointed at snap-2 and the pointing recorded", b)
+			}
+			if cond := b.Status.GitOpsRepoConditions[0]; (cond.Status == metav1.ConditionUnknown) != tc.marked {
+				t.Errorf("condition %+v after the pointing, marked: %v", cond, tc.marked)
+			}
+			f.awaitQueued(key)
+
+			step := t.Log
+			step("the binding at the previous Snapshot's commits, deployed: the run waits")
+			f.eventually("the pointed binding in the cache", func() bool {
+				cached, err := f.c.bindings.SnapshotEnvironmentBindings(ns).Get(b.Name)
+				return err == nil && cached.Spec.Snapshot == "snap-2"
+			})
+			f.awaitRunCache("promote")
+			f.sync("promote")
+			if r := f.run("promote"); r.Status.State != appstudiov1alpha1.PromotionRunStateActive ||
+				r.Status.EnvironmentStatus[0].DisplayStatus != msgWaitingForRepository("app-staging-binding", "snap-2") {
+				t.Errorf("status %+v", r.Status)
+			}
+
+			step("application-service writes the components, then its condition True, without observedGeneration")
+			b = f.binding("app-staging-binding")
+			b.Status.Components = appServiceBinding("snap-2", tc.commits, nil, "api").Status.Components
+			if b, err := bindings.UpdateStatus(f.ctx, b, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			} else {
+				meta.SetStatusCondition(&b.Status.GitOpsRepoConditions, metav1.Condition{Type: "GitOpsResourcesGenerated",
+					Status: metav1.ConditionTrue, Reason: "OK", Message: "GitOps repository sync successful"})
+				if _, err := bindings.UpdateStatus(f.ctx, b, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gd := deployment("api", synced, healthy, tc.commits+"-api")
+			if _, err := f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).UpdateStatus(f.ctx, gd, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			f.eventually("the generated binding and the GitOpsDeployment in the cache", func() bool {
+				cached, err := f.c.bindings.SnapshotEnvironmentBindings(ns).Get(b.Name)
+				got, gdErr := f.c.deployments.GitOpsDeployments(ns).Get(gd.Name)
+				return err == nil && gdErr == nil && got.Status.Sync.Revision == tc.commits+"-api" &&
+					cached.Status.GitOpsRepoConditions[0].Status == metav1.ConditionTrue && cached.Status.Components[0].GitOpsRepository.CommitID == tc.commits+"-api"
+			})
+			f.awaitRunCache("promote")
+			f.sync("promote")
+			if r := f.run("promote"); r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess {
+				t.Errorf("status %+v, want Success", r.Status)
+			}
+		})
+	}
 }
 
 func TestOneActivePromotionPerApplicationPerNamespace(t *testing.T) {

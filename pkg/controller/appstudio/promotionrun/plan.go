@@ -3,6 +3,7 @@ package promotionrun
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -109,8 +110,9 @@ type state struct {
 	// nil when there is none; occupant is the binding of the generated name when binding is
 	// nil (one of another application or Environment).
 	binding, occupant *appstudiov1alpha1.SnapshotEnvironmentBinding
-	// snapshot is run's Snapshot, nil when missing.
-	snapshot *appstudiov1alpha1.Snapshot
+	// snapshot is run's Snapshot, nil when missing; previous is the Snapshot binding points at
+	// when that is another, nil when missing or the same.
+	snapshot, previous *appstudiov1alpha1.Snapshot
 	// deployments are the GitOpsDeployments that binding's status names, by name; one missing
 	// from the cache is absent.
 	deployments map[string]*managedv1alpha1.GitOpsDeployment
@@ -119,9 +121,13 @@ type state struct {
 // event is a Kubernetes Event to record on the PromotionRun once its status is written.
 type event struct{ eventType, reason, message string }
 
-// plan is what to write for one PromotionRun, in this order: the binding, the PromotionRun's
-// status; then when to look again.
+// plan is what to write for one PromotionRun, in this order: the binding's status, the
+// binding, the PromotionRun's status; then when to look again.
 type plan struct {
+	// markBinding is the binding whose status is to be marked before it is pointed (see
+	// markedBinding); updateBinding is then written over the marked binding's resourceVersion,
+	// so that nothing comes between the two.
+	markBinding *appstudiov1alpha1.SnapshotEnvironmentBinding
 	// createBinding is the binding to generate; updateBinding the existing one pointed at the
 	// Snapshot.
 	createBinding, updateBinding *appstudiov1alpha1.SnapshotEnvironmentBinding
@@ -148,7 +154,8 @@ type plan struct {
 // Beyond the original: the active-promotion check is per namespace (the original's spanned
 // every namespace); an OutOfSync GitOpsDeployment is waited for as one that is Synced but not
 // Healthy is (the original counted OutOfSync as deployed); one deployed at a commit older than
-// the Snapshot's is waited for too (deployedAt); the generated binding's components are the
+// the Snapshot's is waited for too (deployedAt), and the binding's commits are the Snapshot's
+// only once the generator has answered the pointing (repositoryGenerated); the generated binding's components are the
 // Snapshot's (the original's were the Application's Components); the timeout also covers
 // the wait for the binding's GitOpsDeployments to appear; and the step records when it started
 // and ended, in startTime and completionTime (fields beyond application-api).
@@ -196,6 +203,7 @@ func planPromotion(s state, now metav1.Time) plan {
 			return fail(snapshotEventReason(s.snapshot), problem, problem)
 		}
 		binding = generatedBinding(run, s.snapshot)
+		recordPointing(binding, nil, false)
 		p.createBinding = binding
 	}
 	st.State = appstudiov1alpha1.PromotionRunStateActive
@@ -210,8 +218,14 @@ func planPromotion(s state, now metav1.Time) plan {
 	}
 	pointed := false
 	if binding.Spec.Snapshot != run.Spec.Snapshot {
+		mark := sameImages(s.previous, s.snapshot, binding.Spec.Components) && !reportsGenerations(binding)
+		if mark {
+			p.markBinding = markedBinding(binding, run.Spec.Snapshot, now)
+		}
+		from := binding.Status.Components
 		binding = binding.DeepCopy()
 		binding.Spec.Snapshot = run.Spec.Snapshot
+		recordPointing(binding, from, mark)
 		p.updateBinding = binding
 		pointed = true
 	}
@@ -334,11 +348,9 @@ func generatedBinding(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1
 //
 // A GitOpsDeployment runs the Snapshot when it is Synced and Healthy at the commit that
 // application-service generated for its component from the Snapshot: its status.sync.revision
-// equals the binding's status.components[component].gitopsRepository.commitID. That commit is
-// the Snapshot's only once application-service has generated the repository for the binding's
-// current spec, which it reports in the last of the binding's gitopsRepoConditions: True, with
-// observedGeneration at least the binding's generation. Until then the commit IDs are those of
-// the Snapshot deployed before, at which the GitOpsDeployments may well be Synced and Healthy.
+// equals the binding's status.components[component].gitopsRepository.commitID. Until the
+// generator has answered the pointing (repositoryGenerated), those are the commits of the
+// Snapshot deployed before, at which the GitOpsDeployments may well be Synced and Healthy.
 // The GitOpsDeployments themselves are read, not the binding's copy of their status
 // (status.gitopsDeployments), which lags them; the copy only names them.
 func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed bool, snapshot string,
@@ -355,9 +367,7 @@ func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed b
 	if len(binding.Status.GitOpsDeployments) != len(binding.Spec.Components) {
 		return msgWaitingForDeployments, false
 	}
-	conds := binding.Status.GitOpsRepoConditions
-	if pointed || len(conds) == 0 || conds[len(conds)-1].Status != metav1.ConditionTrue ||
-		conds[len(conds)-1].ObservedGeneration < binding.Generation {
+	if pointed || !repositoryGenerated(binding) {
 		return msgWaitingForRepository(binding.Name, snapshot), false
 	}
 	commits := map[string]string{}
@@ -376,6 +386,153 @@ func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed b
 	sort.Strings(names)
 	return msgWaitingFor(names), true
 }
+
+// pointingAnnotation records, on a binding a PromotionRun pointed at a Snapshot, in the same
+// write that pointed it, what the generator's answer must be told apart from: a pointing.
+// It is an annotation, which clients built on application-api's structs keep when they update
+// the binding, unlike a field of its status they do not know.
+const pointingAnnotation = "promotionrun.managed-gitops.redhat.com/pointing"
+
+// pointing is the value of pointingAnnotation, in JSON.
+type pointing struct {
+	// Snapshot is the Snapshot the binding was pointed at; the record holds while the binding
+	// points there.
+	Snapshot string `json:"snapshot"`
+	// Components is componentsHash of the binding's status.components when it was pointed.
+	Components string `json:"components"`
+	// Marked tells that the binding's last gitopsRepoCondition was set Unknown just before it was
+	// pointed (markedBinding), and that the new Snapshot's images are those of the one before.
+	Marked bool `json:"marked,omitempty"`
+}
+
+// recordPointing records on b, about to be written pointed at its spec.snapshot, the
+// status.components it had when pointed, and whether it was marked.
+func recordPointing(b *appstudiov1alpha1.SnapshotEnvironmentBinding, components []appstudiov1alpha1.BindingComponentStatus, marked bool) {
+	value, _ := json.Marshal(pointing{Snapshot: b.Spec.Snapshot, Components: componentsHash(components), Marked: marked})
+	if b.Annotations == nil {
+		b.Annotations = map[string]string{}
+	}
+	b.Annotations[pointingAnnotation] = string(value)
+}
+
+// pointingOf is the record of b's pointing at its current Snapshot, if a PromotionRun pointed it.
+func pointingOf(b *appstudiov1alpha1.SnapshotEnvironmentBinding) (pointing, bool) {
+	var rec pointing
+	value, ok := b.Annotations[pointingAnnotation]
+	if !ok || json.Unmarshal([]byte(value), &rec) != nil || rec.Snapshot != b.Spec.Snapshot {
+		return pointing{}, false
+	}
+	return rec, true
+}
+
+func componentsHash(components []appstudiov1alpha1.BindingComponentStatus) string {
+	if len(components) == 0 {
+		components = nil // what the server gives back for an empty list
+	}
+	data, _ := json.Marshal(components)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// reportsGenerations tells whether the generator of b's GitOps repository sets observedGeneration
+// on the conditions it writes, which application-service does not.
+func reportsGenerations(b *appstudiov1alpha1.SnapshotEnvironmentBinding) bool {
+	conds := b.Status.GitOpsRepoConditions
+	return len(conds) > 0 && conds[len(conds)-1].ObservedGeneration > 0
+}
+
+// repositoryGenerated tells whether b's status.components are the GitOps repository generated
+// for b's current Snapshot: the last of b's gitopsRepoConditions is True, and
+//
+//   - it has an observedGeneration, at least b's generation: a generator that sets it says so;
+//   - else, when a PromotionRun pointed b (pointingOf), the status.components changed since. That
+//     is what application-service does (it writes status.components with an Update of the status,
+//     whose resourceVersion makes one that read b before the pointing fail, and then the
+//     condition, True or False, with a merge patch), never observedGeneration. A reconcile of the
+//     binding as it was before, still under way when it was pointed, can write no components
+//     after the pointing but with a False condition: it may set True after it only the components
+//     it had written before;
+//   - or, when the run marked b before pointing it (the new Snapshot's images are the previous
+//     one's, so the generated commits may well be the same, and application-service's writes of
+//     them change nothing the server stores), the condition is True again: it was Unknown when b
+//     was pointed, and whoever set it True after, application-service of the new generation or
+//     of the previous one, wrote the commits of those same images;
+//   - else (b was pointed by someone else, or by a run before this record existed) the condition
+//     alone, as the original service had it: nothing tells when the generator answered a pointing
+//     nobody recorded.
+//
+// A new Snapshot whose images differ from the previous one's always gives new commits: the
+// generator writes the images into the repository, and commits and pushes when it changed.
+func repositoryGenerated(b *appstudiov1alpha1.SnapshotEnvironmentBinding) bool {
+	conds := b.Status.GitOpsRepoConditions
+	if len(conds) == 0 || conds[len(conds)-1].Status != metav1.ConditionTrue {
+		return false
+	}
+	if reportsGenerations(b) {
+		return conds[len(conds)-1].ObservedGeneration >= b.Generation
+	}
+	rec, ok := pointingOf(b)
+	if !ok || rec.Marked {
+		return true
+	}
+	return componentsHash(b.Status.Components) != rec.Components
+}
+
+// sameImages tells whether the Snapshots previous and next give each of components the same
+// container image, so that the GitOps repository generated for one is that of the other.
+func sameImages(previous, next *appstudiov1alpha1.Snapshot, components []appstudiov1alpha1.BindingComponent) bool {
+	if previous == nil || next == nil || len(components) == 0 {
+		return false
+	}
+	images := func(s *appstudiov1alpha1.Snapshot) map[string]string {
+		m := map[string]string{}
+		for _, c := range s.Spec.Components {
+			m[c.Name] = c.ContainerImage
+		}
+		return m
+	}
+	before, after := images(previous), images(next)
+	for _, c := range components {
+		if before[c.Name] == "" || before[c.Name] != after[c.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// markedBinding is b with its last gitopsRepoCondition (application-service's
+// GitOpsResourcesGenerated when there is none) Unknown, as it is until the generator has seen
+// snapshot: written just before b is pointed at snapshot, when the generator's answer may
+// otherwise be invisible (see repositoryGenerated). application-service sets its condition with
+// meta.SetStatusCondition, which makes Unknown True again.
+func markedBinding(b *appstudiov1alpha1.SnapshotEnvironmentBinding, snapshot string, now metav1.Time) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+	b = b.DeepCopy()
+	conds := b.Status.GitOpsRepoConditions
+	condType := conditionGitOpsResourcesGenerated
+	if len(conds) > 0 {
+		condType = conds[len(conds)-1].Type
+	}
+	mark := metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reasonSnapshotChanged,
+		Message: "Waiting for the GitOps repository to be generated for Snapshot: " + snapshot, LastTransitionTime: now}
+	for i := range conds {
+		if conds[i].Type == condType {
+			if conds[i].Status == metav1.ConditionUnknown {
+				mark.LastTransitionTime = conds[i].LastTransitionTime
+			}
+			conds[i] = mark
+			return b
+		}
+	}
+	b.Status.GitOpsRepoConditions = append(conds, mark)
+	return b
+}
+
+// application-service's condition of the binding's GitOps repository, and our reason for
+// Unknown.
+const (
+	conditionGitOpsResourcesGenerated = "GitOpsResourcesGenerated"
+	reasonSnapshotChanged             = "SnapshotChanged"
+)
 
 // deployedAt tells whether gd is Synced and Healthy at commit. OutOfSync is not deployed,
 // whatever its health.

@@ -164,10 +164,14 @@ func TestPlanPromotion(t *testing.T) {
 		state state
 		now   metav1.Time
 		// want is the plan's status, nil for no write.
-		want          *appstudiov1alpha1.PromotionRunStatus
-		wantEvents    []string
-		wantCreate    *appstudiov1alpha1.SnapshotEnvironmentBinding
-		wantUpdate    string // the snapshot the binding is pointed at
+		want       *appstudiov1alpha1.PromotionRunStatus
+		wantEvents []string
+		wantCreate *appstudiov1alpha1.SnapshotEnvironmentBinding
+		wantUpdate string // the snapshot the binding is pointed at
+		// wantPointing is the pointing annotation of the binding updated, when not "".
+		wantPointing string
+		// wantMark is the condition of the binding marked before it is pointed.
+		wantMark      *metav1.Condition
 		wantRecheck   time.Duration
 		checkStatus   func(*testing.T, *appstudiov1alpha1.PromotionRunStatus)
 		skipWantCheck bool
@@ -278,7 +282,9 @@ func TestPlanPromotion(t *testing.T) {
 			now:   started,
 			wantCreate: &appstudiov1alpha1.SnapshotEnvironmentBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: "app-staging-generated-binding", Namespace: ns,
-					Labels: map[string]string{"appstudio.application": "app", "appstudio.environment": "staging"}},
+					Labels: map[string]string{"appstudio.application": "app", "appstudio.environment": "staging"},
+					// sha256 of "null": it had no status.components.
+					Annotations: map[string]string{pointingAnnotation: `{"snapshot":"snap-2","components":"74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"}`}},
 				Spec: appstudiov1alpha1.SnapshotEnvironmentBindingSpec{Application: "app", Environment: "staging", Snapshot: "snap-2",
 					Components: []appstudiov1alpha1.BindingComponent{{Name: "api"}, {Name: "web"}}},
 			},
@@ -324,6 +330,88 @@ func TestPlanPromotion(t *testing.T) {
 			wantUpdate:  "snap-2",
 			wantEvents:  []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
 			wantRecheck: Timeout,
+		},
+		{
+			name: "application-service's binding, pointed and generated again with new commits: Success",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: appServiceBinding("snap-2", "new", pointedFrom("old", false), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess {
+					t.Errorf("status %+v, want Success", st)
+				}
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "the defect's guarantee: application-service's binding, pointed, with the previous Snapshot's commits, deployed: waits for the repository",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: appServiceBinding("snap-2", "old", pointedFrom("old", false), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "pointing an existing binding records the components it had, and marks nothing when the images change",
+			state: state{run: promotionRun(), binding: appServiceBinding("snap-1", "old", nil, "api"), snapshot: snapshot("api"),
+				previous: previousSnapshot("api", "quay.io/api:1")},
+			now:           started,
+			wantUpdate:    "snap-2",
+			wantPointing:  `{"snapshot":"snap-2","components":"` + componentsHash(appServiceBinding("", "old", nil, "api").Status.Components) + `"}`,
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "the images of the Snapshot before: the binding is marked before it is pointed",
+			state: state{run: promotionRun(), binding: appServiceBinding("snap-1", "old", nil, "api"), snapshot: snapshot("api"),
+				previous: previousSnapshot("api", "quay.io/api:2")},
+			now:          started,
+			wantUpdate:   "snap-2",
+			wantPointing: `{"snapshot":"snap-2","components":"` + componentsHash(appServiceBinding("", "old", nil, "api").Status.Components) + `","marked":true}`,
+			wantMark: &metav1.Condition{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionUnknown, Reason: "SnapshotChanged",
+				Message: "Waiting for the GitOps repository to be generated for Snapshot: snap-2", LastTransitionTime: started},
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "the images of the Snapshot before, and a generator that sets observedGeneration: no mark",
+			state: state{run: promotionRun(), binding: binding("snap-1", "api"), snapshot: snapshot("api"),
+				previous: previousSnapshot("api", "quay.io/api:2")},
+			now:           started,
+			wantUpdate:    "snap-2",
+			wantPointing:  `{"snapshot":"snap-2","components":"` + componentsHash(binding("", "api").Status.Components) + `"}`,
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "marked and pointed; application-service's same commits and True again: Success",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: appServiceBinding("snap-2", "old", pointedFrom("old", true), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess {
+					t.Errorf("status %+v, want Success", st)
+				}
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "marked and pointed, the condition still Unknown: waits for the repository",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := appServiceBinding("snap-2", "old", pointedFrom("old", true), "api")
+				b.Status.GitOpsRepoConditions[0].Status = metav1.ConditionUnknown
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
+			wantRecheck: 9 * time.Minute,
 		},
 		{
 			name: "the binding changed since the run started: the error",
@@ -605,10 +693,168 @@ func TestPlanPromotion(t *testing.T) {
 			case tc.wantUpdate != "" && (p.updateBinding == nil || p.updateBinding.Spec.Snapshot != tc.wantUpdate || p.updateBinding.ResourceVersion != "5"):
 				t.Errorf("binding update %+v, want the binding read at snapshot %s", p.updateBinding, tc.wantUpdate)
 			}
+			if tc.wantPointing != "" && (p.updateBinding == nil || p.updateBinding.Annotations[pointingAnnotation] != tc.wantPointing) {
+				t.Errorf("binding updated with annotations %v, want the pointing %s", p.updateBinding.Annotations, tc.wantPointing)
+			}
+			switch {
+			case tc.wantMark == nil && p.markBinding != nil:
+				t.Errorf("binding marked: %+v", p.markBinding.Status.GitOpsRepoConditions)
+			case tc.wantMark != nil && (p.markBinding == nil || p.markBinding.ResourceVersion != "5" ||
+				!jsonEqual(p.markBinding.Status.GitOpsRepoConditions, []metav1.Condition{*tc.wantMark}) ||
+				p.markBinding.Spec.Snapshot != tc.state.binding.Spec.Snapshot):
+				t.Errorf("binding marked %+v, want the binding read, with %+v", p.markBinding, *tc.wantMark)
+			}
 			if p.recheckAfter != tc.wantRecheck {
 				t.Errorf("recheck after %v, want %v", p.recheckAfter, tc.wantRecheck)
 			}
 		})
+	}
+}
+
+// appServiceBinding is binding as application-service writes it: its condition has no
+// observedGeneration; the commits are <commits>-<component>. pointing, when not nil, is
+// recorded as the binding's pointing at snap, its Components naming the commits the binding
+// had then (pointedFrom).
+func appServiceBinding(snap, commits string, pointing *pointing, components ...string) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+	b := binding(snap, components...)
+	b.Status.GitOpsRepoConditions[0].ObservedGeneration = 0
+	b.Status.GitOpsRepoConditions[0].Message = "GitOps repository sync successful"
+	for i := range b.Status.Components {
+		b.Status.Components[i].GitOpsRepository.CommitID = commits + "-" + b.Status.Components[i].Name
+	}
+	if pointing != nil {
+		pointing.Snapshot = snap
+		pointing.Components = componentsHash(appServiceBinding(snap, pointing.Components, nil, components...).Status.Components)
+		value, _ := json.Marshal(pointing)
+		b.Annotations = map[string]string{pointingAnnotation: string(value)}
+	}
+	return b
+}
+
+// pointedFrom is the record of a pointing of a binding whose commits were <commits>-<component>.
+func pointedFrom(commits string, marked bool) *pointing {
+	return &pointing{Components: commits, Marked: marked}
+}
+
+func previousSnapshot(component, image string) *appstudiov1alpha1.Snapshot {
+	s := snapshot(component)
+	s.Name = "snap-1"
+	s.Spec.Components[0].ContainerImage = image
+	return s
+}
+
+func TestRepositoryGenerated(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		binding *appstudiov1alpha1.SnapshotEnvironmentBinding
+		want    bool
+	}{
+		{"no condition", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "new", pointedFrom("old", false), "api")
+			b.Status.GitOpsRepoConditions = nil
+			return b
+		}(), false},
+		{"observedGeneration of the binding's generation", binding("snap-2", "api"), true},
+		{"observedGeneration of an earlier generation", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := binding("snap-2", "api")
+			b.Generation = 4
+			return b
+		}(), false},
+		{"observedGeneration of the binding's generation, but False", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := binding("snap-2", "api")
+			b.Status.GitOpsRepoConditions[0].Status = metav1.ConditionFalse
+			return b
+		}(), false},
+		{"observedGeneration decides, whatever the record says", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "old", pointedFrom("old", false), "api")
+			b.Status.GitOpsRepoConditions[0].ObservedGeneration = 3
+			return b
+		}(), true},
+		{"pointed by a run; components changed since, True", appServiceBinding("snap-2", "new", pointedFrom("old", false), "api"), true},
+		{"pointed by a run; components as when pointed, True: the previous Snapshot's", appServiceBinding("snap-2", "old", pointedFrom("old", false), "api"), false},
+		{"pointed by a run; components changed since, but False: a reconcile of the binding as it was, failing", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "new", pointedFrom("old", false), "api")
+			b.Status.GitOpsRepoConditions[0].Status, b.Status.GitOpsRepoConditions[0].Reason = metav1.ConditionFalse, "GenerateError"
+			return b
+		}(), false},
+		{"generated by a run, then given its first components", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "new", nil, "api")
+			recordPointing(b, nil, false)
+			return b
+		}(), true},
+		{"generated by a run, with no components yet but True", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "new", nil)
+			recordPointing(b, nil, false)
+			return b
+		}(), false},
+		{"marked and pointed; True again, same components", appServiceBinding("snap-2", "old", pointedFrom("old", true), "api"), true},
+		{"marked and pointed; still Unknown", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "old", pointedFrom("old", true), "api")
+			b.Status.GitOpsRepoConditions[0].Status = metav1.ConditionUnknown
+			return b
+		}(), false},
+		{"a record of a pointing at another Snapshot: pointed since by someone else, the condition alone", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-1", "old", pointedFrom("old", false), "api")
+			b.Spec.Snapshot = "snap-2"
+			return b
+		}(), true},
+		{"no record: the condition alone", appServiceBinding("snap-2", "old", nil, "api"), true},
+		{"a record that is not JSON: the condition alone", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "old", nil, "api")
+			b.Annotations = map[string]string{pointingAnnotation: "snap-2"}
+			return b
+		}(), true},
+	} {
+		if got := repositoryGenerated(tc.binding); got != tc.want {
+			t.Errorf("%s: repositoryGenerated = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSameImages(t *testing.T) {
+	api := []appstudiov1alpha1.BindingComponent{{Name: "api"}}
+	two := snapshot("api", "web")
+	for _, tc := range []struct {
+		name           string
+		previous, next *appstudiov1alpha1.Snapshot
+		components     []appstudiov1alpha1.BindingComponent
+		want           bool
+	}{
+		{"the same image", previousSnapshot("api", "quay.io/api:2"), snapshot("api"), api, true},
+		{"another image", previousSnapshot("api", "quay.io/api:1"), snapshot("api"), api, false},
+		{"the same image of the bound component; another of one not bound", previousSnapshot("api", "quay.io/api:2"), two, api, true},
+		{"a bound component the previous Snapshot lacks", previousSnapshot("api", "quay.io/api:2"), two,
+			[]appstudiov1alpha1.BindingComponent{{Name: "api"}, {Name: "web"}}, false},
+		{"no previous Snapshot", nil, snapshot("api"), api, false},
+		{"no component bound", previousSnapshot("api", "quay.io/api:2"), snapshot("api"), nil, false},
+	} {
+		if got := sameImages(tc.previous, tc.next, tc.components); got != tc.want {
+			t.Errorf("%s: sameImages = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestMarkedBinding(t *testing.T) {
+	want := metav1.Condition{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionUnknown, Reason: "SnapshotChanged",
+		Message: "Waiting for the GitOps repository to be generated for Snapshot: snap-2", LastTransitionTime: now}
+	b := appServiceBinding("snap-1", "old", nil, "api")
+	if got := markedBinding(b, "snap-2", now); !jsonEqual(got.Status.GitOpsRepoConditions, []metav1.Condition{want}) {
+		t.Errorf("marked %+v", got.Status.GitOpsRepoConditions)
+	}
+	if b.Status.GitOpsRepoConditions[0].Status != metav1.ConditionTrue {
+		t.Error("the binding read was changed")
+	}
+	// None yet: application-service's.
+	b.Status.GitOpsRepoConditions = nil
+	if got := markedBinding(b, "snap-2", now); !jsonEqual(got.Status.GitOpsRepoConditions, []metav1.Condition{want}) {
+		t.Errorf("marked %+v", got.Status.GitOpsRepoConditions)
+	}
+	// Another generator's type, last; already Unknown since earlier: it keeps its transition time.
+	b.Status.GitOpsRepoConditions = []metav1.Condition{{Type: "Other", Status: metav1.ConditionTrue},
+		{Type: "Generated", Status: metav1.ConditionUnknown, Reason: "Pending", LastTransitionTime: earlier}}
+	got := markedBinding(b, "snap-2", now).Status.GitOpsRepoConditions
+	if len(got) != 2 || got[0].Status != metav1.ConditionTrue || got[1].Type != "Generated" || got[1].Reason != "SnapshotChanged" || !got[1].LastTransitionTime.Equal(&earlier) {
+		t.Errorf("marked %+v", got)
 	}
 }
 
