@@ -37,6 +37,9 @@ import (
 // ExtraConfig is what the server needs beyond the generic apiserver configuration.
 type ExtraConfig struct {
 	Validation validation.Options
+	// MaxClaimsPerNamespace is the most DeploymentTargetClaims a namespace may hold when the
+	// claim's class sets no maxClaimsPerNamespace; 0 for no limit.
+	MaxClaimsPerNamespace int64
 }
 
 // Config is the configuration of the server.
@@ -67,7 +70,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, c.extraConfig.Validation)
+	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, *c.extraConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +87,8 @@ func (c CompletedConfig) New() (*Server, error) {
 }
 
 // resourceStorage builds the storage of every resource, by group and resource name.
-func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Options) (map[string]map[string]rest.Storage, error) {
+func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig) (map[string]map[string]rest.Storage, error) {
+	opts := extra.Validation
 	gitopsStorage, err := resources(map[string]newREST{
 		"gitopsdeployments": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
 			return gitopsdeployment.NewREST(Scheme, g, opts)
@@ -116,6 +120,8 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Optio
 	if err != nil {
 		return nil, err
 	}
+	appstudioStorage["deploymenttargetclaims"] = deploymenttargetclaim.WithLimit(appstudioStorage["deploymenttargetclaims"].(*store.REST),
+		appstudioStorage["deploymenttargetclasses"].(rest.Getter), extra.MaxClaimsPerNamespace)
 	return map[string]map[string]rest.Storage{gitops.GroupName: gitopsStorage, appstudio.GroupName: appstudioStorage}, nil
 }
 

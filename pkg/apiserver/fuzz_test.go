@@ -23,7 +23,6 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 )
@@ -177,7 +176,7 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 // kindStrategies are the registry's strategies of every kind, by the internal Go type they
 // validate, built as the server builds them.
 func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
-	storage, err := resourceStorage(noStorage{}, validation.Options{})
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{})
 	if err != nil {
 		tb.Fatal(err)
 	}

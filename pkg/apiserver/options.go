@@ -41,6 +41,9 @@ type Options struct {
 	InternalAPIGroups []string
 	// AllowFileRepositories accepts file:// repository URLs (local stacks only).
 	AllowFileRepositories bool
+	// MaxClaimsPerNamespace is the most DeploymentTargetClaims a namespace may hold when the
+	// claim's class sets no maxClaimsPerNamespace; 0 for no limit.
+	MaxClaimsPerNamespace int64
 	// SoftMemoryLimitFloor is the least soft memory limit of the Go heap (runSoftMemoryLimit).
 	SoftMemoryLimitFloor resource.Quantity
 
@@ -71,6 +74,9 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 			Storage:           storage.DefaultOptions(),
 		},
 		InternalAPIGroups: []string{"system:serviceaccounts:gitops-service"},
+		// Each claim may be a namespace: enough for a tenant's environments and previews, far
+		// from what one tenant would need to fill a cluster.
+		MaxClaimsPerNamespace: 20,
 		// 100,000 GitOpsDeployments with a full watch cache event window are about 300 MiB live.
 		SoftMemoryLimitFloor: resource.MustParse("448Mi"),
 		Stdout:               stdout,
@@ -113,6 +119,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Serve watches and lists at resourceVersion 0 from an in-memory cache fed by one watch per resource.")
 	fs.StringSliceVar(&o.InternalAPIGroups, "internal-api-groups", o.InternalAPIGroups,
 		"User groups that may use the internal kinds (operations, argocdinstances, tenantplacements), besides system:masters.")
+	fs.Int64Var(&o.MaxClaimsPerNamespace, "max-deployment-target-claims-per-namespace", o.MaxClaimsPerNamespace,
+		"The most DeploymentTargetClaims a namespace may hold, unless the claim's DeploymentTargetClass sets spec.parameters.namespace.maxClaimsPerNamespace; 0 for no limit.")
 	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
 		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",
@@ -181,6 +189,9 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--postgres-lock-timeout, --postgres-idle-in-transaction-timeout: %w", err))
 		}
 	}
+	if o.MaxClaimsPerNamespace < 0 {
+		errs = append(errs, fmt.Errorf("--max-deployment-target-claims-per-namespace must not be negative, got %d", o.MaxClaimsPerNamespace))
+	}
 	if o.Postgres.ConnectionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--postgres-connection-timeout must be positive, got %s", o.Postgres.ConnectionTimeout))
 	}
@@ -234,7 +245,8 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 
 	return &Config{
 		GenericConfig: serverConfig,
-		ExtraConfig:   ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories}},
+		ExtraConfig: ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories},
+			MaxClaimsPerNamespace: o.MaxClaimsPerNamespace},
 	}, storage.Close, nil
 }
 

@@ -21,7 +21,6 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
 	appstudioapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
@@ -45,7 +44,7 @@ func (noStorage) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (gene
 // The fields a registry computes for field selectors must be exactly those the served version
 // accepts: one without the other either refuses a documented selector or silently matches nothing.
 func TestSelectableFieldsMatchFieldLabelConversions(t *testing.T) {
-	storage, err := resourceStorage(noStorage{}, validation.Options{})
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

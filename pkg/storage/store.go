@@ -151,6 +151,9 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return err
 	}
+	if limit, ok := countLimitFrom(ctx); ok {
+		r.limit = newCountLimit(key, limit)
+	}
 	rv, err := s.b.create(ctx, s.claimUniqueKey(r, obj))
 	if errors.Is(err, errKeyExists) {
 		return apistorage.NewKeyExistsError(key, 0)
