@@ -4,23 +4,38 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // countLimitKey is the context key of WithCountLimit.
 type countLimitKey struct{}
 
-// WithCountLimit returns ctx with a limit for the Create that runs with it: the object is
-// created only if its namespace holds fewer than limit objects of its resource, otherwise the
-// Create fails with a *CountLimitError. The count is taken in the transaction that inserts the
-// object, after the write counter's row lock that every write of every replica takes first, so
-// two concurrent creates cannot both take the last place.
-func WithCountLimit(ctx context.Context, limit int64) context.Context {
+// CountLimitFunc is the limit for the creation of obj; 0 or less for none.
+type CountLimitFunc func(ctx context.Context, obj runtime.Object) (int64, error)
+
+// WithCountLimit returns ctx with a limit for an object that a Create, or a GuaranteedUpdate of
+// a missing key (server-side apply), running with it creates: the object is created only if its
+// namespace holds fewer than limit(obj) objects of its resource, otherwise the write fails with
+// a *CountLimitError. The count is taken in the transaction that inserts the object, after the
+// write counter's row lock that every write of every replica takes first, so two concurrent
+// creates cannot both take the last place.
+func WithCountLimit(ctx context.Context, limit CountLimitFunc) context.Context {
 	return context.WithValue(ctx, countLimitKey{}, limit)
 }
 
-func countLimitFrom(ctx context.Context) (int64, bool) {
-	l, ok := ctx.Value(countLimitKey{}).(int64)
-	return l, ok
+// limitCreate sets the limit of r, the creation of obj under key, from ctx.
+func limitCreate(ctx context.Context, r record, key string, obj runtime.Object) (record, error) {
+	f, ok := ctx.Value(countLimitKey{}).(CountLimitFunc)
+	if !ok {
+		return r, nil
+	}
+	limit, err := f(ctx, obj)
+	if err != nil || limit <= 0 {
+		return r, err
+	}
+	r.limit = newCountLimit(key, limit)
+	return r, nil
 }
 
 // CountLimitError is a create refused by WithCountLimit.

@@ -8,11 +8,48 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/apis/example"
 	apistorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
+
+func withLimit(ctx context.Context, limit int64) context.Context {
+	return WithCountLimit(ctx, func(context.Context, runtime.Object) (int64, error) { return limit, nil })
+}
+
+// GuaranteedUpdate of a missing key (server-side apply) creates: the limit holds there too,
+// evaluated on the object it creates.
+func TestCountLimitHoldsForCreateThroughUpdate(t *testing.T) {
+	s := newPodStore(newTestBackend(t, testOptions))
+	ctx := WithCountLimit(context.Background(), func(_ context.Context, obj runtime.Object) (int64, error) {
+		if obj.(*example.Pod).Spec.NodeName == "unlimited" {
+			return 0, nil
+		}
+		return 1, nil
+	})
+	applyNew := func(name, node string) error {
+		return s.GuaranteedUpdate(ctx, "/pods/a/"+name, &example.Pod{}, true, nil,
+			func(runtime.Object, apistorage.ResponseMeta) (runtime.Object, *uint64, error) {
+				return &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}, Spec: example.PodSpec{NodeName: node}}, nil, nil
+			}, nil)
+	}
+	if err := applyNew("first", ""); err != nil {
+		t.Fatal(err)
+	}
+	var exceeded *CountLimitError
+	if err := applyNew("second", ""); !errors.As(err, &exceeded) || exceeded.Limit != 1 {
+		t.Fatalf("a second object through GuaranteedUpdate: %v, want the limit of 1", err)
+	}
+	if err := applyNew("third", "unlimited"); err != nil {
+		t.Errorf("an object whose limit is 0 is not limited: %v", err)
+	}
+	// Updating an existing object is no creation.
+	if err := applyNew("first", "changed"); err != nil {
+		t.Errorf("updating an object of a full namespace: %v", err)
+	}
+}
 
 // Racing creates under a count limit, on two backends sharing one database (two replicas),
 // fill exactly the limit: none passes the last place, and every loser is told the limit.
@@ -31,7 +68,7 @@ func TestCountLimitHoldsForRacingCreatesOnTwoReplicas(t *testing.T) {
 	}
 	create := func(s *Store, ns, name string, limit int64) error {
 		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		return s.Create(WithCountLimit(ctx, limit), "/pods/"+ns+"/"+name, pod, &example.Pod{}, 0)
+		return s.Create(withLimit(ctx, limit), "/pods/"+ns+"/"+name, pod, &example.Pod{}, 0)
 	}
 
 	errs := make([]error, racers)
@@ -119,7 +156,7 @@ func TestCountLimitInOneBatch(t *testing.T) {
 				ns = fmt.Sprintf("free-%d", i)
 			}
 			pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%02d", i)}}
-			errs[i] = s.Create(WithCountLimit(ctx, 1), "/pods/"+ns+"/"+pod.Name, pod, nil, 0)
+			errs[i] = s.Create(withLimit(ctx, 1), "/pods/"+ns+"/"+pod.Name, pod, nil, 0)
 		}(i)
 	}
 	wg.Wait()

@@ -151,8 +151,8 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return err
 	}
-	if limit, ok := countLimitFrom(ctx); ok {
-		r.limit = newCountLimit(key, limit)
+	if r, err = limitCreate(ctx, r, key, obj); err != nil {
+		return err
 	}
 	rv, err := s.b.create(ctx, s.claimUniqueKey(r, obj))
 	if errors.Is(err, errKeyExists) {
@@ -467,6 +467,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		)
 		if orig.rev == 0 {
 			// The key did not exist (ignoreNotFound): create it, or start over if someone else did.
+			if r, err = limitCreate(ctx, r, key, ret); err != nil {
+				return err
+			}
 			rv, err = s.b.create(ctx, s.claimUniqueKey(r, ret))
 			err = s.uniqueConflict(err, ret)
 			if errors.Is(err, errKeyExists) {

@@ -243,6 +243,6 @@ var _ = Describe("Provisioned namespaces", Ordered, func() {
 		Eventually(func() bool {
 			_, err := gitops.AppStudioV1alpha1().DeploymentTargetClaims(other).Get(ctx, "short", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(BeTrue(), "the claim outlived its ttl")
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(), "the claim outlived its ttl")
 	})
 })

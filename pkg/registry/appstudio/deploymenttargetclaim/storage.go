@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -38,7 +39,8 @@ type LimitedREST struct {
 	defaultLimit int64
 }
 
-// WithLimit wraps claims, the claims' storage, so that a claim is created only while its
+// WithLimit wraps claims, the claims' storage, so that a claim is created (by a create or by
+// server-side apply) only while its
 // namespace holds fewer claims (of every class) than its class's
 // parameters.namespace.maxClaimsPerNamespace, or defaultLimit when the class sets none or is
 // not found (0: no limit). The storage counts in the transaction that inserts the claim
@@ -53,25 +55,57 @@ func WithLimit(claims *store.REST, classes rest.Getter, defaultLimit int64) *Lim
 // Create implements rest.Creater.
 func (r *LimitedREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	options *metav1.CreateOptions) (runtime.Object, error) {
+	out, err := r.REST.Create(storage.WithCountLimit(ctx, r.limit), obj, createValidation, options)
+	return out, r.refusal(ctx, obj, err)
+}
+
+// Update implements rest.Updater: server-side apply creates a missing claim through it.
+func (r *LimitedREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	// The claim is known only once the patch is applied: the limit sees it, the refusal names it.
+	var claim runtime.Object = &appstudio.DeploymentTargetClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	limit := func(ctx context.Context, obj runtime.Object) (int64, error) {
+		claim = obj
+		return r.limit(ctx, obj)
+	}
+	out, created, err := r.REST.Update(storage.WithCountLimit(ctx, limit), name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	return out, created, r.refusal(ctx, claim, err)
+}
+
+// limit is the storage.CountLimitFunc of a claim being created.
+func (r *LimitedREST) limit(ctx context.Context, obj runtime.Object) (int64, error) {
 	claim, ok := obj.(*appstudio.DeploymentTargetClaim)
 	if !ok {
-		return r.REST.Create(ctx, obj, createValidation, options)
+		return 0, nil
 	}
-	limit, source, err := r.limitOf(ctx, claim)
-	if err != nil {
-		return nil, err
-	}
-	if limit > 0 {
-		ctx = storage.WithCountLimit(ctx, limit)
-	}
-	out, err := r.REST.Create(ctx, obj, createValidation, options)
+	limit, _, err := r.limitOf(ctx, claim)
+	return limit, err
+}
+
+// refusal turns the storage's refusal of a claim over the limit into a 403 that says which
+// limit, and passes other errors on.
+func (r *LimitedREST) refusal(ctx context.Context, obj runtime.Object, err error) error {
 	var exceeded *storage.CountLimitError
-	if errors.As(err, &exceeded) {
-		return nil, apierrors.NewForbidden(appstudio.Resource("deploymenttargetclaims"), claim.Name,
-			fmt.Errorf("namespace %s already holds %d DeploymentTargetClaims, the most %s allows; delete one first",
-				claim.Namespace, exceeded.Limit, source))
+	if !errors.As(err, &exceeded) {
+		return err
 	}
-	return out, err
+	claim, _ := obj.(*appstudio.DeploymentTargetClaim)
+	source := "the server (--max-deployment-target-claims-per-namespace)"
+	if claim != nil && claim.Spec.DeploymentTargetClassName != "" {
+		if _, s, err := r.limitOf(ctx, claim); err == nil {
+			source = s
+		}
+	}
+	name, namespace := "", ""
+	if claim != nil {
+		name = claim.Name
+	}
+	if ns, ok := genericapirequest.NamespaceFrom(ctx); ok {
+		namespace = ns
+	}
+	return apierrors.NewForbidden(appstudio.Resource("deploymenttargetclaims"), name,
+		fmt.Errorf("namespace %s already holds %d DeploymentTargetClaims, the most %s allows; delete one first",
+			namespace, exceeded.Limit, source))
 }
 
 // limitOf is the limit that applies to claim, and what sets it.
