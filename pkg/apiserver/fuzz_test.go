@@ -23,7 +23,6 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 )
 
@@ -183,7 +182,7 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 	out := map[reflect.Type]*strategy.Kind{}
 	for _, resources := range storage {
 		for _, s := range resources {
-			r, ok := s.(*store.REST)
+			r, ok := mainREST(s)
 			if !ok {
 				continue // a /status subresource, whose Kind is the main resource's
 			}
