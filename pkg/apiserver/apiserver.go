@@ -41,6 +41,9 @@ type ExtraConfig struct {
 	// Agents are the users that are the agents of the fleet's instances, each confined to its
 	// own instance's status and tenants.
 	Agents fleetidentity.Agents
+	// MaxClaimsPerNamespace is the most DeploymentTargetClaims a namespace may hold when the
+	// claim's class sets no maxClaimsPerNamespace; 0 for no limit.
+	MaxClaimsPerNamespace int64
 }
 
 // Config is the configuration of the server.
@@ -71,7 +74,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, c.extraConfig.Validation, c.extraConfig.Agents)
+	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, *c.extraConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +91,8 @@ func (c CompletedConfig) New() (*Server, error) {
 }
 
 // resourceStorage builds the storage of every resource, by group and resource name.
-func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Options, agents fleetidentity.Agents) (map[string]map[string]rest.Storage, error) {
+func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig) (map[string]map[string]rest.Storage, error) {
+	opts, agents := extra.Validation, extra.Agents
 	gitopsStorage, err := resources(map[string]newREST{
 		"gitopsdeployments": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
 			return gitopsdeployment.NewREST(Scheme, g, opts)
@@ -124,6 +128,8 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, opts validation.Optio
 	if err != nil {
 		return nil, err
 	}
+	appstudioStorage["deploymenttargetclaims"] = deploymenttargetclaim.WithLimit(appstudioStorage["deploymenttargetclaims"].(*store.REST),
+		appstudioStorage["deploymenttargetclasses"].(rest.Getter), extra.MaxClaimsPerNamespace)
 	return map[string]map[string]rest.Storage{gitops.GroupName: gitopsStorage, appstudio.GroupName: appstudioStorage}, nil
 }
 

@@ -23,9 +23,6 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
-	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
-	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 )
 
@@ -178,14 +175,14 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 // kindStrategies are the registry's strategies of every kind, by the internal Go type they
 // validate, built as the server builds them.
 func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
-	storage, err := resourceStorage(noStorage{}, validation.Options{}, fleetidentity.Agents{})
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	out := map[reflect.Type]*strategy.Kind{}
 	for _, resources := range storage {
 		for _, s := range resources {
-			r, ok := s.(*store.REST)
+			r, ok := mainREST(s)
 			if !ok {
 				continue // a /status subresource, whose Kind is the main resource's
 			}

@@ -45,6 +45,9 @@ type Options struct {
 	AgentUserPrefix string
 	// AllowFileRepositories accepts file:// repository URLs (local stacks only).
 	AllowFileRepositories bool
+	// MaxClaimsPerNamespace is the most DeploymentTargetClaims a namespace may hold when the
+	// claim's class sets no maxClaimsPerNamespace; 0 for no limit.
+	MaxClaimsPerNamespace int64
 	// SoftMemoryLimitFloor is the least soft memory limit of the Go heap (runSoftMemoryLimit).
 	SoftMemoryLimitFloor resource.Quantity
 
@@ -78,6 +81,9 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 		// AgentUserPrefix: not every ServiceAccount of gitops-service.
 		InternalAPIUsers: []string{"system:serviceaccount:gitops-service:gitops-controllers"},
 		AgentUserPrefix:  fleetidentity.DefaultAgentUserPrefix,
+		// Each claim may be a namespace: enough for a tenant's environments and previews, far
+		// from what one tenant would need to fill a cluster.
+		MaxClaimsPerNamespace: 20,
 		// 100,000 GitOpsDeployments with a full watch cache event window are about 300 MiB live.
 		SoftMemoryLimitFloor: resource.MustParse("448Mi"),
 		Stdout:               stdout,
@@ -126,6 +132,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentUserPrefix, "agent-user-prefix", o.AgentUserPrefix,
 		"The user name of an instance's agent without the instance's name: such a user may use the internal kinds, "+
 			"but report only on its own ArgoCDInstance and take or release only the TenantPlacements of its instance. Empty: none.")
+	fs.Int64Var(&o.MaxClaimsPerNamespace, "max-deployment-target-claims-per-namespace", o.MaxClaimsPerNamespace,
+		"The most DeploymentTargetClaims a namespace may hold, unless the claim's DeploymentTargetClass sets spec.parameters.namespace.maxClaimsPerNamespace; 0 for no limit.")
 	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
 		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",
@@ -194,6 +202,9 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--postgres-lock-timeout, --postgres-idle-in-transaction-timeout: %w", err))
 		}
 	}
+	if o.MaxClaimsPerNamespace < 0 {
+		errs = append(errs, fmt.Errorf("--max-deployment-target-claims-per-namespace must not be negative, got %d", o.MaxClaimsPerNamespace))
+	}
 	if o.Postgres.ConnectionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--postgres-connection-timeout must be positive, got %s", o.Postgres.ConnectionTimeout))
 	}
@@ -249,7 +260,7 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	return &Config{
 		GenericConfig: serverConfig,
 		ExtraConfig: ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories},
-			Agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}},
+			Agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}, MaxClaimsPerNamespace: o.MaxClaimsPerNamespace},
 	}, storage.Close, nil
 }
 

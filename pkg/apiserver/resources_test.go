@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
@@ -21,10 +22,9 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/validation"
 	appstudioapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
-	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclaim"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
@@ -46,7 +46,7 @@ func (noStorage) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (gene
 // The fields a registry computes for field selectors must be exactly those the served version
 // accepts: one without the other either refuses a documented selector or silently matches nothing.
 func TestSelectableFieldsMatchFieldLabelConversions(t *testing.T) {
-	storage, err := resourceStorage(noStorage{}, validation.Options{}, fleetidentity.Agents{})
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSelectableFieldsMatchFieldLabelConversions(t *testing.T) {
 	}
 	for group, resources := range storage {
 		for name, s := range resources {
-			r, ok := s.(*store.REST)
+			r, ok := mainREST(s)
 			if !ok {
 				continue // a /status subresource
 			}
@@ -176,4 +176,14 @@ func TestApplicationServiceKinds(t *testing.T) {
 	if got, err := queries.Get(ctx, "q", metav1.GetOptions{}); err != nil || !reflect.DeepEqual(got.Status.ComponentDetected, detected) {
 		t.Errorf("detected components: %v, got %+v, want %+v", err, got.Status.ComponentDetected, detected)
 	}
+}
+
+// mainREST is the store of a resource's main storage, through the wrappers the server puts
+// around some (the claims' limit); false for a /status subresource.
+func mainREST(s rest.Storage) (*store.REST, bool) {
+	if l, ok := s.(*deploymenttargetclaim.LimitedREST); ok {
+		return l.REST, true
+	}
+	r, ok := s.(*store.REST)
+	return r, ok
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -260,5 +261,74 @@ func TestOneBindingPerApplicationAndEnvironment(t *testing.T) {
 	list, err := client.List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 2 {
 		t.Errorf("stored bindings: %v, %d items, want 2", err, len(list.Items))
+	}
+}
+
+// A namespace's DeploymentTargetClaims are limited at admission: the class's
+// maxClaimsPerNamespace, else the server's default; racing creates fill exactly the limit, the
+// others get a 403 that names it, and server-side apply (a create through update) is held too.
+func TestClaimsLimitedPerNamespace(t *testing.T) {
+	client := versioned.NewForConfigOrDie(startServer(t, pgtest.NewDatabase(t))).AppStudioV1alpha1()
+	ctx := context.Background()
+	_, err := client.DeploymentTargetClasses().Create(ctx, &appstudiov1alpha1.DeploymentTargetClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "three"},
+		Spec: appstudiov1alpha1.DeploymentTargetClassSpec{Provisioner: appstudiov1alpha1.ProvisionerNamespace, ReclaimPolicy: "Delete",
+			Parameters: appstudiov1alpha1.DeploymentTargetParameters{Namespace: &appstudiov1alpha1.NamespaceProvisionerParameters{
+				MaxClaimsPerNamespace: ptr.To[int32](3)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(name, class string) *appstudiov1alpha1.DeploymentTargetClaim {
+		return &appstudiov1alpha1.DeploymentTargetClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appstudiov1alpha1.DeploymentTargetClaimSpec{DeploymentTargetClassName: appstudiov1alpha1.DeploymentTargetClassName(class)}}
+	}
+	const racers = 10
+	errs := make(chan error, racers)
+	for i := 0; i < racers; i++ {
+		go func(i int) {
+			_, err := client.DeploymentTargetClaims("jane").Create(ctx, claim(fmt.Sprintf("c%d", i), "three"), metav1.CreateOptions{})
+			errs <- err
+		}(i)
+	}
+	won := 0
+	for i := 0; i < racers; i++ {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "namespace jane already holds 3 DeploymentTargetClaims") ||
+			!strings.Contains(err.Error(), "DeploymentTargetClass three (spec.parameters.namespace.maxClaimsPerNamespace)"):
+			t.Errorf("a claim over the limit: want a 403 naming it, got %v", err)
+		}
+	}
+	if won != 3 {
+		t.Fatalf("%d of %d racing claims were created under a limit of 3", won, racers)
+	}
+	applied := appstudioapply.DeploymentTargetClaim("applied", "jane").WithSpec(
+		appstudioapply.DeploymentTargetClaimSpec().WithDeploymentTargetClassName("three"))
+	if _, err := client.DeploymentTargetClaims("jane").Apply(ctx, applied, metav1.ApplyOptions{FieldManager: "test"}); !apierrors.IsForbidden(err) ||
+		!strings.Contains(err.Error(), "maxClaimsPerNamespace") {
+		t.Errorf("server-side apply of a claim over the limit: want 403, got %v", err)
+	}
+	// Another namespace counts apart; a claim without a class has the server's default (20).
+	if _, err := client.DeploymentTargetClaims("bob").Create(ctx, claim("c0", "three"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("another namespace: %v", err)
+	}
+	for i := 0; i < 17; i++ {
+		if _, err := client.DeploymentTargetClaims("jane").Create(ctx, claim(fmt.Sprintf("d%d", i), ""), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("claim %d of the default limit: %v", 4+i, err)
+		}
+	}
+	_, err = client.DeploymentTargetClaims("jane").Create(ctx, claim("d-last", ""), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "already holds 20") || !strings.Contains(err.Error(), "--max-deployment-target-claims-per-namespace") {
+		t.Errorf("the 21st claim: want the server's limit, got %v", err)
+	}
+	// Deleting one frees a place.
+	if err := client.DeploymentTargetClaims("jane").Delete(ctx, "d0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.DeploymentTargetClaims("jane").Create(ctx, claim("d-last", ""), metav1.CreateOptions{}); err != nil {
+		t.Errorf("after a delete: %v", err)
 	}
 }

@@ -317,7 +317,8 @@ func (b *Backend) ReadinessCheck() error {
 type record struct {
 	key, resource, namespace, name string
 	labels                         map[string]string
-	uniqueKey                      *string // only on creates of resources with a UniqueIndex
+	uniqueKey                      *string     // only on creates of resources with a UniqueIndex
+	limit                          *countLimit // only on creates that run WithCountLimit
 	value                          []byte
 	ttl                            int64 // seconds, 0 for none
 }

@@ -67,6 +67,7 @@ WITH s AS (SELECT rv - $8::bigint AS rv FROM state),
 i AS (
 	INSERT INTO objects (key, resource, namespace, name, labels, value, create_rv, mod_rv, expires_at, unique_key)
 	SELECT $1, $2, $3, $4, $5, $6, s.rv, s.rv, CASE WHEN $7::bigint > 0 THEN now() + $7 * interval '1 second' END, $9 FROM s
+	WHERE $10::bigint IS NULL OR (SELECT count(*) FROM objects WHERE key >= $11 AND key < $12) < $10
 	ON CONFLICT DO NOTHING
 	RETURNING mod_rv),
 l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i)
@@ -144,22 +145,29 @@ func (b *Backend) commitLoop(ctx context.Context) {
 	var carry []*writeOp
 	for {
 		var batch, next []*writeOp
-		// One write per key and per unique key in a batch: two creates claiming one unique key
-		// in the same transaction would make the second lose to a row that the rollback then
-		// removes, and retrying them together would repeat that forever.
+		// One write per key, per unique key and per count limit's group in a batch: two creates
+		// claiming one unique key (or the last place under a limit) in the same transaction would
+		// make the second lose to a row that the rollback then removes, and retrying them
+		// together would repeat that forever.
 		keys := map[string]bool{}
 		add := func(op *writeOp) {
-			ukey := ""
+			ukey, group := "", ""
 			if op.rec.uniqueKey != nil {
 				ukey = "\x00" + op.rec.resource + "\x00" + op.rec.namespace + "\x00" + *op.rec.uniqueKey
 			}
-			if keys[op.rec.key] || (ukey != "" && keys[ukey]) || len(batch) == maxBatch {
+			if op.rec.limit != nil {
+				group = op.rec.limit.group()
+			}
+			if keys[op.rec.key] || (ukey != "" && keys[ukey]) || (group != "" && keys[group]) || len(batch) == maxBatch {
 				next = append(next, op)
 				return
 			}
 			keys[op.rec.key] = true
 			if ukey != "" {
 				keys[ukey] = true
+			}
+			if group != "" {
+				keys[group] = true
 			}
 			batch = append(batch, op)
 		}
@@ -252,7 +260,13 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 			r, offset := ops[i].rec, len(writes)-1-j
 			switch ops[i].kind {
 			case opCreate:
-				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset, r.uniqueKey)
+				var limit *int64
+				var lo, hi string
+				if r.limit != nil {
+					limit, lo, hi = &r.limit.limit, r.limit.lo, r.limit.hi
+				}
+				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset, r.uniqueKey,
+					limit, lo, hi)
 			case opUpdate:
 				batch.Queue(updateSQL, r.key, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset)
 			case opDelete:

@@ -151,6 +151,9 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return err
 	}
+	if r, err = limitCreate(ctx, r, key, obj); err != nil {
+		return err
+	}
 	rv, err := s.b.create(ctx, s.claimUniqueKey(r, obj))
 	if errors.Is(err, errKeyExists) {
 		return apistorage.NewKeyExistsError(key, 0)
@@ -464,6 +467,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		)
 		if orig.rev == 0 {
 			// The key did not exist (ignoreNotFound): create it, or start over if someone else did.
+			if r, err = limitCreate(ctx, r, key, ret); err != nil {
+				return err
+			}
 			rv, err = s.b.create(ctx, s.claimUniqueKey(r, ret))
 			err = s.uniqueConflict(err, ret)
 			if errors.Is(err, errKeyExists) {

@@ -49,7 +49,8 @@ func (e *uniqueConflictError) Error() string {
 }
 
 // whyCreateLost tells, after a create inserted nothing, whether its key was taken
-// (errKeyExists) or its unique key (*uniqueConflictError); nil means neither holds any more
+// (errKeyExists), its limit reached (*CountLimitError) or its unique key taken
+// (*uniqueConflictError); nil means neither holds any more
 // (the winner was deleted meanwhile) and the create may run again. It runs on the committer's
 // own connection, free again once the batch rolled back: with every request connection busy,
 // the request pool would hold up the committer, and every write behind it.
@@ -60,6 +61,15 @@ func (b *Backend) whyCreateLost(ctx context.Context, r record) error {
 	}
 	if found {
 		return errKeyExists
+	}
+	if r.limit != nil {
+		var n int64
+		if err := b.writePool.QueryRow(ctx, `SELECT count(*) FROM objects WHERE key >= $1 AND key < $2`, r.limit.lo, r.limit.hi).Scan(&n); err != nil {
+			return err
+		}
+		if n >= r.limit.limit {
+			return &CountLimitError{Limit: r.limit.limit}
+		}
 	}
 	if r.uniqueKey == nil {
 		return nil

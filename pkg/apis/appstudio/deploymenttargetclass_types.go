@@ -73,13 +73,57 @@ type NamespaceProvisionerParameters struct {
 	// +optional
 	TokenExpiration *metav1.Duration `json:"tokenExpiration,omitempty"`
 	// ResourceQuota is the hard limits of a ResourceQuota in each namespace, e.g.
-	// requests.cpu: "2", requests.memory: 4Gi, count/pods: "20". None when empty.
+	// requests.cpu: "2", requests.memory: 4Gi, count/pods: "20". Unset: the provisioner's
+	// default quota (docs/deployment-target-classes.md).
 	// +optional
 	ResourceQuota corev1.ResourceList `json:"resourceQuota,omitempty"`
 	// ContainerLimits are the limits of a LimitRange of type Container in each namespace.
-	// None when unset or empty.
+	// Unset: the provisioner's default limits (docs/deployment-target-classes.md).
 	// +optional
 	ContainerLimits *ContainerLimits `json:"containerLimits,omitempty"`
+	// PodSecurityLevel is the Pod Security Standard that each namespace enforces, audits and
+	// warns about (its pod-security.kubernetes.io/enforce, audit and warn labels): restricted
+	// (the default), baseline or privileged.
+	// +optional
+	PodSecurityLevel PodSecurityLevel `json:"podSecurityLevel,omitempty"`
+	// NetworkPolicy is what the NetworkPolicy of each namespace lets in; it denies every other
+	// ingress. Unset: the namespace's own pods only.
+	// +optional
+	NetworkPolicy *NamespaceNetworkPolicy `json:"networkPolicy,omitempty"`
+	// Labels are put on each namespace, besides the provisioner's own and the Pod Security
+	// labels, which they may not name.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations are put on each namespace, besides the provisioner's own.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// MaxClaimsPerNamespace is the most DeploymentTargetClaims (of every class) a namespace
+	// may hold for a claim of this class to be created there: the server refuses the claim
+	// that would be one too many. Unset: the server's
+	// --max-deployment-target-claims-per-namespace.
+	// +optional
+	MaxClaimsPerNamespace *int32 `json:"maxClaimsPerNamespace,omitempty"`
+}
+
+// PodSecurityLevel is a Pod Security Standard.
+type PodSecurityLevel string
+
+const (
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+	PodSecurityBaseline   PodSecurityLevel = "baseline"
+	PodSecurityPrivileged PodSecurityLevel = "privileged"
+)
+
+// NamespaceNetworkPolicy is the ingress a provisioned namespace admits; the rest is denied.
+type NamespaceNetworkPolicy struct {
+	// AllowFromSameNamespace admits the namespace's own pods; true when unset.
+	// +optional
+	AllowFromSameNamespace *bool `json:"allowFromSameNamespace,omitempty"`
+	// AllowFromNamespaces admits the pods of the namespaces that any of these selectors
+	// selects, such as an ingress controller's or monitoring's.
+	// +optional
+	// +listType=atomic
+	AllowFromNamespaces []metav1.LabelSelector `json:"allowFromNamespaces,omitempty"`
 }
 
 // ContainerLimits are the per-container limits of a LimitRange (a LimitRangeItem of type

@@ -114,6 +114,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.KubernetesClusterCredentialsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ManualPromotionConfiguration"):
 		return &appstudiov1alpha1.ManualPromotionConfigurationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NamespaceNetworkPolicy"):
+		return &appstudiov1alpha1.NamespaceNetworkPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NamespaceProvisionerParameters"):
 		return &appstudiov1alpha1.NamespaceProvisionerParametersApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PromotionRun"):

@@ -79,6 +79,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.GitSource":                                    schema_pkg_apis_appstudio_v1alpha1_GitSource(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.KubernetesClusterCredentials":                 schema_pkg_apis_appstudio_v1alpha1_KubernetesClusterCredentials(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ManualPromotionConfiguration":                 schema_pkg_apis_appstudio_v1alpha1_ManualPromotionConfiguration(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceNetworkPolicy":                       schema_pkg_apis_appstudio_v1alpha1_NamespaceNetworkPolicy(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceProvisionerParameters":               schema_pkg_apis_appstudio_v1alpha1_NamespaceProvisionerParameters(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.PromotionRun":                                 schema_pkg_apis_appstudio_v1alpha1_PromotionRun(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.PromotionRunCondition":                        schema_pkg_apis_appstudio_v1alpha1_PromotionRunCondition(ref),
@@ -2579,6 +2580,47 @@ func schema_pkg_apis_appstudio_v1alpha1_ManualPromotionConfiguration(ref common.
 	}
 }
 
+func schema_pkg_apis_appstudio_v1alpha1_NamespaceNetworkPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NamespaceNetworkPolicy is the ingress a provisioned namespace admits; the rest is denied.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"allowFromSameNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowFromSameNamespace admits the namespace's own pods; true when unset.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"allowFromNamespaces": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowFromNamespaces admits the pods of the namespaces that any of these selectors selects, such as an ingress controller's or monitoring's.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelector"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelector"},
+	}
+}
+
 func schema_pkg_apis_appstudio_v1alpha1_NamespaceProvisionerParameters(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2600,7 +2642,7 @@ func schema_pkg_apis_appstudio_v1alpha1_NamespaceProvisionerParameters(ref commo
 					},
 					"resourceQuota": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ResourceQuota is the hard limits of a ResourceQuota in each namespace, e.g. requests.cpu: \"2\", requests.memory: 4Gi, count/pods: \"20\". None when empty.",
+							Description: "ResourceQuota is the hard limits of a ResourceQuota in each namespace, e.g. requests.cpu: \"2\", requests.memory: 4Gi, count/pods: \"20\". Unset: the provisioner's default quota (docs/deployment-target-classes.md).",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -2614,15 +2656,67 @@ func schema_pkg_apis_appstudio_v1alpha1_NamespaceProvisionerParameters(ref commo
 					},
 					"containerLimits": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ContainerLimits are the limits of a LimitRange of type Container in each namespace. None when unset or empty.",
+							Description: "ContainerLimits are the limits of a LimitRange of type Container in each namespace. Unset: the provisioner's default limits (docs/deployment-target-classes.md).",
 							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ContainerLimits"),
+						},
+					},
+					"podSecurityLevel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodSecurityLevel is the Pod Security Standard that each namespace enforces, audits and warns about (its pod-security.kubernetes.io/enforce, audit and warn labels): restricted (the default), baseline or privileged.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkPolicy is what the NetworkPolicy of each namespace lets in; it denies every other ingress. Unset: the namespace's own pods only.",
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceNetworkPolicy"),
+						},
+					},
+					"labels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Labels are put on each namespace, besides the provisioner's own and the Pod Security labels, which they may not name.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are put on each namespace, besides the provisioner's own.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"maxClaimsPerNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxClaimsPerNamespace is the most DeploymentTargetClaims (of every class) a namespace may hold for a claim of this class to be created there: the server refuses the claim that would be one too many. Unset: the server's --max-deployment-target-claims-per-namespace.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ContainerLimits", "k8s.io/apimachinery/pkg/api/resource.Quantity", "k8s.io/apimachinery/pkg/apis/meta/v1.Duration"},
+			"github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.ContainerLimits", "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.NamespaceNetworkPolicy", "k8s.io/apimachinery/pkg/api/resource.Quantity", "k8s.io/apimachinery/pkg/apis/meta/v1.Duration"},
 	}
 }
 

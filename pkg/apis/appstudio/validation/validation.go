@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -439,6 +440,48 @@ func validateDeploymentTargetParameters(spec *appstudio.DeploymentTargetClassSpe
 	errs = append(errs, validateResourceList(ns.ResourceQuota, p.Child("resourceQuota"))...)
 	if l := ns.ContainerLimits; l != nil {
 		errs = append(errs, validateContainerLimits(l, p.Child("containerLimits"))...)
+	}
+	errs = append(errs, fieldvalidation.Enum(p.Child("podSecurityLevel"), ns.PodSecurityLevel, false,
+		appstudio.PodSecurityRestricted, appstudio.PodSecurityBaseline, appstudio.PodSecurityPrivileged)...)
+	if np := ns.NetworkPolicy; np != nil {
+		for i := range np.AllowFromNamespaces {
+			errs = append(errs, metav1validation.ValidateLabelSelector(&np.AllowFromNamespaces[i],
+				metav1validation.LabelSelectorValidationOptions{}, p.Child("networkPolicy", "allowFromNamespaces").Index(i))...)
+		}
+	}
+	errs = append(errs, metav1validation.ValidateLabels(ns.Labels, p.Child("labels"))...)
+	errs = append(errs, reservedKeys(ns.Labels, p.Child("labels"), provisionerPrefix, podSecurityPrefix, "kubernetes.io/metadata.name")...)
+	errs = append(errs, apimachineryvalidation.ValidateAnnotations(ns.Annotations, p.Child("annotations"))...)
+	errs = append(errs, reservedKeys(ns.Annotations, p.Child("annotations"), provisionerPrefix)...)
+	if m := ns.MaxClaimsPerNamespace; m != nil && *m < 1 {
+		errs = append(errs, field.Invalid(p.Child("maxClaimsPerNamespace"), *m, "must be at least 1"))
+	}
+	return errs
+}
+
+// Keys that the provisioner sets itself on the namespaces it makes: a class may not name them,
+// so that neither its labels nor its annotations can undo the Pod Security level or pass a
+// namespace off as another claim's.
+const (
+	provisionerPrefix = "namespace.provisioner.managed-gitops.redhat.com/"
+	podSecurityPrefix = "pod-security.kubernetes.io/"
+)
+
+// reservedKeys reports each key of m that is, or starts with, one of reserved.
+func reservedKeys(m map[string]string, fldPath *field.Path, reserved ...string) field.ErrorList {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var errs field.ErrorList
+	for _, k := range keys {
+		for _, r := range reserved {
+			if k == r || (strings.HasSuffix(r, "/") && strings.HasPrefix(k, r)) {
+				errs = append(errs, field.Forbidden(fldPath.Key(k), fmt.Sprintf("%s is set by the namespace provisioner", r)))
+				break
+			}
+		}
 	}
 	return errs
 }

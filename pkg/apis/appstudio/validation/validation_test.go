@@ -804,6 +804,35 @@ func namespaceParameterCases() []tc[appstudio.DeploymentTargetClass] {
 			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.defaultRequest[memory]")}},
 		{"defaultRequest above default", func(o *K) { lim(o).DefaultRequest["cpu"] = q("600m") },
 			[]apitesting.Want{apitesting.Invalid(p + ".containerLimits.defaultRequest[cpu]")}},
+		{"podSecurityLevel baseline", func(o *K) { ns(o).PodSecurityLevel = appstudio.PodSecurityBaseline }, nil},
+		{"podSecurityLevel privileged", func(o *K) { ns(o).PodSecurityLevel = appstudio.PodSecurityPrivileged }, nil},
+		{"podSecurityLevel unknown", func(o *K) { ns(o).PodSecurityLevel = "Restricted" },
+			[]apitesting.Want{apitesting.NotSupported(p + ".podSecurityLevel")}},
+		{"networkPolicy empty", func(o *K) { ns(o).NetworkPolicy = &appstudio.NamespaceNetworkPolicy{} }, nil},
+		{"networkPolicy invalid selector", func(o *K) {
+			ns(o).NetworkPolicy = &appstudio.NamespaceNetworkPolicy{AllowFromNamespaces: []metav1.LabelSelector{
+				{MatchLabels: map[string]string{"team": "ingress"}},
+				{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpIn}}},
+			}}
+		}, []apitesting.Want{apitesting.Required(p + ".networkPolicy.allowFromNamespaces[1].matchExpressions[0].values")}},
+		{"labels", func(o *K) { ns(o).Labels = map[string]string{"team": "a", "example.com/tier": "dev"} }, nil},
+		{"labels invalid value", func(o *K) { ns(o).Labels = map[string]string{"team": "a b"} },
+			[]apitesting.Want{apitesting.Invalid(p + ".labels")}},
+		{"labels of Pod Security", func(o *K) { ns(o).Labels = map[string]string{"pod-security.kubernetes.io/enforce": "privileged"} },
+			[]apitesting.Want{apitesting.Forbidden(p + ".labels[pod-security.kubernetes.io/enforce]")}},
+		{"labels of the provisioner", func(o *K) {
+			ns(o).Labels = map[string]string{"namespace.provisioner.managed-gitops.redhat.com/claim-uid": "x", "kubernetes.io/metadata.name": "x"}
+		}, []apitesting.Want{apitesting.Forbidden(p + ".labels[kubernetes.io/metadata.name]"),
+			apitesting.Forbidden(p + ".labels[namespace.provisioner.managed-gitops.redhat.com/claim-uid]")}},
+		{"annotations", func(o *K) { ns(o).Annotations = map[string]string{"openshift.io/description": "preview"} }, nil},
+		{"annotations of the provisioner", func(o *K) {
+			ns(o).Annotations = map[string]string{"namespace.provisioner.managed-gitops.redhat.com/claim-name": "x"}
+		}, []apitesting.Want{apitesting.Forbidden(p + ".annotations[namespace.provisioner.managed-gitops.redhat.com/claim-name]")}},
+		{"annotations invalid key", func(o *K) { ns(o).Annotations = map[string]string{"a b": "x"} },
+			[]apitesting.Want{apitesting.Invalid(p + ".annotations")}},
+		{"maxClaimsPerNamespace 1", func(o *K) { ns(o).MaxClaimsPerNamespace = ptr.To[int32](1) }, nil},
+		{"maxClaimsPerNamespace 0", func(o *K) { ns(o).MaxClaimsPerNamespace = ptr.To[int32](0) },
+			[]apitesting.Want{apitesting.Invalid(p + ".maxClaimsPerNamespace")}},
 	}
 }
 

@@ -13,7 +13,14 @@
 // neither still exists, and a provisioning stopped anywhere converges.
 //
 // The class's parameters are its spec.parameters.namespace, typed and validated by the API
-// server (parametersOf): ttl, tokenExpiration, resourceQuota, containerLimits.
+// server (parametersOf): ttl, tokenExpiration, and the namespace's policy (policyOf): Pod
+// Security level, ResourceQuota, LimitRange, a NetworkPolicy that denies the ingress the class
+// does not allow, labels and annotations. A class that says nothing gets the safe default.
+//
+// Which target a namespace serves is recorded on the namespace (AnnTargetUID), which tenants
+// cannot write: a DeploymentTarget written by hand with the provisioner's annotation,
+// finalizer or labels gets no namespace that was provisioned for another, and the class's ttl
+// applies to the claim the namespace was made for, whatever the target's labels say.
 //
 // The ttl releases the claim by deleting it, as Kubernetes' TTL controller deletes finished
 // Jobs: the binder then hands the target back per the class's reclaimPolicy (Delete: target,
@@ -334,6 +341,9 @@ func (c *Controller) observe(ctx context.Context, namespace, target string) (sta
 	if s.limits, err = framework.OrNil(core.LimitRanges(s.ns.Name).Get(ctx, LimitRangeName, metav1.GetOptions{})); err != nil {
 		return s, err
 	}
+	if s.netpol, err = framework.OrNil(c.kube.NetworkingV1().NetworkPolicies(s.ns.Name).Get(ctx, NetworkPolicyName, metav1.GetOptions{})); err != nil {
+		return s, err
+	}
 	return s, nil
 }
 
@@ -462,7 +472,7 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	return nil
 }
 
-// actQuota writes the namespace's ResourceQuota and LimitRange.
+// actQuota writes the namespace's ResourceQuota, LimitRange and NetworkPolicy.
 func (c *Controller) actQuota(ctx context.Context, s state, p plan, create metav1.CreateOptions, update metav1.UpdateOptions) error {
 	core := c.kube.CoreV1()
 	nsName := ""
@@ -478,10 +488,6 @@ func (c *Controller) actQuota(ctx context.Context, s state, p plan, create metav
 		_, err = core.ResourceQuotas(nsName).Create(ctx, p.createQuota, create)
 	case p.updateQuota != nil:
 		_, err = core.ResourceQuotas(nsName).Update(ctx, p.updateQuota, update)
-	case p.deleteQuota:
-		if err = core.ResourceQuotas(nsName).Delete(ctx, ResourceQuotaName, metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
-			err = nil
-		}
 	}
 	if err != nil {
 		return fmt.Errorf("writing ResourceQuota %s/%s: %w", nsName, ResourceQuotaName, err)
@@ -491,13 +497,19 @@ func (c *Controller) actQuota(ctx context.Context, s state, p plan, create metav
 		_, err = core.LimitRanges(nsName).Create(ctx, p.createLimits, create)
 	case p.updateLimits != nil:
 		_, err = core.LimitRanges(nsName).Update(ctx, p.updateLimits, update)
-	case p.deleteLimits:
-		if err = core.LimitRanges(nsName).Delete(ctx, LimitRangeName, metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
-			err = nil
-		}
 	}
 	if err != nil {
 		return fmt.Errorf("writing LimitRange %s/%s: %w", nsName, LimitRangeName, err)
+	}
+	netpols := c.kube.NetworkingV1().NetworkPolicies(nsName)
+	switch {
+	case p.createNetworkPolicy != nil:
+		_, err = netpols.Create(ctx, p.createNetworkPolicy, create)
+	case p.updateNetworkPolicy != nil:
+		_, err = netpols.Update(ctx, p.updateNetworkPolicy, update)
+	}
+	if err != nil {
+		return fmt.Errorf("writing NetworkPolicy %s/%s: %w", nsName, NetworkPolicyName, err)
 	}
 	return nil
 }

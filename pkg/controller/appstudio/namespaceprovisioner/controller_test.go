@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -88,6 +89,13 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 			ExpirationTimestamp: metav1.NewTime(f.clock.Add(time.Duration(*req.Spec.ExpirationSeconds) * time.Second)),
 		}
 		return true, out, nil
+	})
+	// The fake clientset gives no UIDs; the server does, and the namespace records its target's.
+	f.gitops.PrependReactor("create", "deploymenttargets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if t, ok := a.(clienttesting.CreateAction).GetObject().(*targetT); ok && t.UID == "" {
+			t.UID = types.UID("uid-of-" + t.Name)
+		}
+		return false, nil, nil
 	})
 	f.gf = externalversions.NewSharedInformerFactory(f.gitops, 0)
 	f.kf = kubeinformers.NewSharedInformerFactory(f.kube, 0)
@@ -223,6 +231,16 @@ func (f *fixture) provision() {
 	f.settle()
 	f.expectEvents(fmt.Sprintf("Normal Provisioned Provisioned DeploymentTarget %s with namespace %s, ServiceAccount deployer and Secret %s",
 		unitTarget, unitNS, SecretName(unitTarget)))
+	// The next sync records the target's UID, which the server gave it, on the namespace.
+	k, g := f.marks()
+	f.mustSync()
+	f.settle()
+	if w := f.writesSince(k, g); w != "update namespaces" {
+		f.t.Fatalf("the sync after provisioning wrote %q, want the namespace's record of its target", w)
+	}
+	if uid := f.namespace().Annotations[AnnTargetUID]; uid == "" || uid != string(f.target().UID) {
+		f.t.Fatalf("the namespace names target %q, the target is %q", uid, f.target().UID)
+	}
 }
 
 func TestProvisionEndToEnd(t *testing.T) {
@@ -249,6 +267,13 @@ func TestProvisionEndToEnd(t *testing.T) {
 	lr, err := f.kube.CoreV1().LimitRanges(unitNS).Get(f.ctx, LimitRangeName, metav1.GetOptions{})
 	if err != nil || !lr.Spec.Limits[0].Default.Memory().Equal(resource.MustParse("256Mi")) {
 		t.Errorf("LimitRange %+v %v", lr, err)
+	}
+	if n.Labels[LabelPodSecurityEnforce] != "restricted" {
+		t.Errorf("namespace labels %v", n.Labels)
+	}
+	np, err := f.kube.NetworkingV1().NetworkPolicies(unitNS).Get(f.ctx, NetworkPolicyName, metav1.GetOptions{})
+	if err != nil || len(np.Spec.PolicyTypes) != 1 || len(np.Spec.Ingress) != 1 {
+		t.Errorf("NetworkPolicy %+v %v", np, err)
 	}
 
 	s := f.secret()
@@ -329,8 +354,9 @@ func TestCrashBetweenNamespaceAndTargetConverges(t *testing.T) {
 	fail.Store(false)
 	k, g := f.marks()
 	f.provision()
-	// Only the target is made: the namespace, ServiceAccount, RoleBinding and token are found again.
-	if w := f.writesSince(k, g); w != "create deploymenttargets, update deploymenttargets/status, update deploymenttargetclaims/status" {
+	// Only the target is made: the namespace, ServiceAccount, RoleBinding and token are found
+	// again; the namespace is updated only to record the target (provision's second sync).
+	if w := f.writesSince(k, g); w != "update namespaces, create deploymenttargets, update deploymenttargets/status, update deploymenttargetclaims/status" {
 		t.Errorf("writes: %s", w)
 	}
 	if n := f.tokens.Load(); n != 1 {

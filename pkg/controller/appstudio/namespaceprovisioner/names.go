@@ -55,6 +55,11 @@ const (
 	annKubeconfigConfig = prefix + "kubeconfig-hash"
 	// AnnExpires on the target is when the claim expires (the class's ttl), RFC 3339.
 	AnnExpires = prefix + "expires"
+	// AnnTargetUID on the namespace is the UID of the DeploymentTarget it serves: the one
+	// target the provisioner maintains and reclaims it for. The namespace is the provisioner's
+	// (tenants cannot write namespaces), so a target that a tenant writes by hand with the
+	// provisioner's annotation, finalizer and labels is not taken for it.
+	AnnTargetUID = prefix + "target-uid"
 )
 
 // Names of the objects in the provisioned namespace.
@@ -139,45 +144,30 @@ type parameters struct {
 	ttl time.Duration
 	// tokenExpiration is the lifetime of the tokens asked for.
 	tokenExpiration time.Duration
-	// quota is the namespace's ResourceQuota's hard limits, nil for none.
-	quota corev1.ResourceList
-	// limits are the namespace's LimitRange's Container limits, nil for none.
-	limits *corev1.LimitRangeItem
+	// policy is what the namespace carries: Pod Security level, quota, limits, NetworkPolicy.
+	policy namespacePolicy
 }
 
-// parametersOf reads the parameters of a class, nil for none, from its
+// parametersOf reads the parameters of a class (nil: the class is unknown) from its
 // spec.parameters.namespace (appstudiov1alpha1.NamespaceProvisionerParameters): ttl,
-// tokenExpiration (DefaultTokenExpiration when unset), resourceQuota, containerLimits. The API
-// server decodes them strictly and validates them (pkg/apis/appstudio/validation: ttl at least
-// 1m, tokenExpiration from 10m to 8760h, qualified resource names, quantities not negative,
-// min <= defaultRequest <= default <= max), so they are used as they are and cannot be
-// invalid: there is no InvalidParameters reason any more. An empty resourceQuota or
-// containerLimits makes no ResourceQuota or LimitRange.
+// tokenExpiration (DefaultTokenExpiration when unset) and the namespace's policy (policyOf).
+// The API server decodes them strictly and validates them (pkg/apis/appstudio/validation), so
+// they are used as they are.
 func parametersOf(class *appstudiov1alpha1.DeploymentTargetClass) parameters {
 	p := parameters{tokenExpiration: DefaultTokenExpiration}
-	if class == nil || class.Spec.Parameters.Namespace == nil {
+	var n *appstudiov1alpha1.NamespaceProvisionerParameters
+	if class != nil {
+		n = class.Spec.Parameters.Namespace
+	}
+	p.policy = policyOf(n)
+	if n == nil {
 		return p
 	}
-	n := class.Spec.Parameters.Namespace
 	if n.TTL != nil {
 		p.ttl = n.TTL.Duration
 	}
 	if n.TokenExpiration != nil {
 		p.tokenExpiration = n.TokenExpiration.Duration
-	}
-	p.quota = nonEmpty(n.ResourceQuota)
-	if l := n.ContainerLimits; l != nil {
-		item := corev1.LimitRangeItem{
-			Type:                 corev1.LimitTypeContainer,
-			Default:              nonEmpty(l.Default),
-			DefaultRequest:       nonEmpty(l.DefaultRequest),
-			Max:                  nonEmpty(l.Max),
-			Min:                  nonEmpty(l.Min),
-			MaxLimitRequestRatio: nonEmpty(l.MaxLimitRequestRatio),
-		}
-		if item.Default != nil || item.DefaultRequest != nil || item.Max != nil || item.Min != nil || item.MaxLimitRequestRatio != nil {
-			p.limits = &item
-		}
 	}
 	return p
 }

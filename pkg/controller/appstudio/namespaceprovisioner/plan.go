@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,8 @@ const (
 	ReasonProvisioning       = "Provisioning"
 	ReasonNameConflict       = "NameConflict"
 	ReasonProvisioningFailed = provisioning.ReasonProvisioningFailed
+	// ReasonPolicyRestored is a namespace found with a Pod Security level below its class's.
+	ReasonPolicyRestored = "PolicyRestored"
 
 	EventProvisioned    = "Provisioned"
 	EventDeprovisioning = "Deprovisioning"
@@ -71,6 +74,7 @@ type state struct {
 	rb     *rbacv1.RoleBinding
 	quota  *corev1.ResourceQuota
 	limits *corev1.LimitRange
+	netpol *networkingv1.NetworkPolicy
 	// secret is the Secret named SecretName(target) in the claim's namespace.
 	secret *corev1.Secret
 }
@@ -88,17 +92,17 @@ type tokenRequest struct {
 // Secret, the target, the claim.
 type plan struct {
 	createNamespace     *corev1.Namespace
-	updateNamespace     *corev1.Namespace // labels
+	updateNamespace     *corev1.Namespace // labels and annotations
 	deleteNamespace     *corev1.Namespace
 	createSA            *corev1.ServiceAccount
 	deleteRoleBinding   bool // a RoleBinding of another role: roleRef is immutable
 	createRoleBinding   *rbacv1.RoleBinding
 	createQuota         *corev1.ResourceQuota
 	updateQuota         *corev1.ResourceQuota
-	deleteQuota         bool
 	createLimits        *corev1.LimitRange
 	updateLimits        *corev1.LimitRange
-	deleteLimits        bool
+	createNetworkPolicy *networkingv1.NetworkPolicy
+	updateNetworkPolicy *networkingv1.NetworkPolicy
 	token               *tokenRequest
 	updateSecret        *corev1.Secret // labels
 	deleteSecret        *corev1.Secret
@@ -193,6 +197,8 @@ func planUnit(s state, cfg config, now time.Time) plan {
 		return p.plan
 	}
 	switch {
+	case dt != nil && s.ns != nil && !servesTarget(s):
+		p.refuseTarget()
 	case dt != nil && dt.DeletionTimestamp != nil:
 		p.reclaim()
 	case dt != nil && s.ns == nil && !claimedOfUs(s):
@@ -216,6 +222,47 @@ func claimedOfUs(s state) bool {
 	c, dt := s.claim, s.dt
 	return c != nil && c.DeletionTimestamp == nil && dt.Labels[LabelClaimUID] == string(c.UID) &&
 		s.class != nil && s.class.Name == string(c.Spec.DeploymentTargetClassName) && s.class.Spec.Provisioner == ProvisionerName
+}
+
+// servesTarget tells whether the unit's namespace was provisioned for its target: the
+// namespace names the target's UID, or, until it does (the target is made after the namespace
+// and its UID recorded on the next sync), is not retained and was made for the claim the target
+// names. A retained namespace always names the UID of the target it was kept from, which is
+// gone: no target written by hand afterwards, whatever it carries, gets it back.
+func servesTarget(s state) bool {
+	if uid := s.ns.Annotations[AnnTargetUID]; uid != "" {
+		return uid == string(s.dt.UID)
+	}
+	return s.ns.Labels[LabelRetained] != "true" && s.dt.Labels[LabelClaimUID] != "" && s.dt.Labels[LabelClaimUID] == s.ns.Labels[LabelClaimUID]
+}
+
+// refuseTarget is a target that looks like this provisioner's but that the unit's namespace
+// was not provisioned for: nothing is made, renewed or reclaimed for it; only this
+// provisioner's finalizer is taken off when it is deleted, so that it can go.
+func (p *planner) refuseTarget() {
+	dt := p.s.dt
+	if dt.DeletionTimestamp != nil {
+		if slices.Contains(dt.Finalizers, Finalizer) {
+			upd := dt.DeepCopy()
+			upd.Finalizers = framework.Without(upd.Finalizers, Finalizer)
+			p.updateTarget = upd
+		}
+		return
+	}
+	p.problem(ReasonNameConflict, "DeploymentTarget %s was not provisioned by %s for namespace %s, which serves another target or was retained",
+		dt.Name, ProvisionerName, p.s.ns.Name)
+}
+
+// madeFor are the labels of the unit's namespace (the one being made, when it is), which name
+// the claim it was made for and which tenants cannot write; nil when there is none.
+func (p *planner) madeFor() map[string]string {
+	switch {
+	case p.s.ns != nil:
+		return p.s.ns.Labels
+	case p.createNamespace != nil:
+		return p.createNamespace.Labels
+	}
+	return nil
 }
 
 // isOurs tells whether this provisioner made t.
@@ -313,10 +360,22 @@ func (p *planner) maintain() {
 	}
 	upd.Annotations[appstudiov1alpha1.AnnDynamicallyProvisioned] = string(ProvisionerName)
 	upd.Spec.KubernetesClusterCredentials = p.credentials()
+	// The unit's labels on the target are restored from the namespace's: whoever may write the
+	// target may not make it look made for another claim.
+	nsLabels := p.madeFor()
+	if upd.Labels == nil {
+		upd.Labels = map[string]string{}
+	}
+	for _, k := range []string{LabelClaimNamespace, LabelClaimName, LabelClaimUID, LabelTarget} {
+		if v, ok := nsLabels[k]; ok {
+			upd.Labels[k] = v
+		}
+	}
 
-	// The ttl counts from the target's creation and applies to the claim it was made for.
+	// The ttl counts from the target's creation and applies to the claim the namespace was made
+	// for (not to the claim the target's labels name: the tenant may write those).
 	claim := p.s.claim
-	if params.ttl > 0 && claim != nil && string(claim.UID) == dt.Labels[LabelClaimUID] && !dt.CreationTimestamp.IsZero() {
+	if params.ttl > 0 && claim != nil && string(claim.UID) == nsLabels[LabelClaimUID] && !dt.CreationTimestamp.IsZero() {
 		expires := dt.CreationTimestamp.Add(params.ttl)
 		upd.Annotations[AnnExpires] = expires.UTC().Format(time.RFC3339)
 		if claim.DeletionTimestamp == nil {
@@ -342,10 +401,12 @@ func (p *planner) maintain() {
 func (p *planner) ensureHost(params *parameters) bool { return p.ensureHostWith(params, false) }
 
 // ensureHost plans the namespace and what is in it; false when the rest must wait.
-// keepQuota leaves the ResourceQuota and LimitRange as they are (the class is unknown).
-func (p *planner) ensureHostWith(params *parameters, keepQuota bool) bool {
+// keepPolicy leaves the namespace's Pod Security level, ResourceQuota, LimitRange and
+// NetworkPolicy as they are (the class is unknown).
+func (p *planner) ensureHostWith(params *parameters, keepPolicy bool) bool {
 	s := p.s
 	nsName := p.namespaceName()
+	pol := params.policy
 	if s.ns == nil {
 		if s.nsTaken {
 			p.problem(ReasonNameConflict, "namespace %s exists and was not provisioned for this DeploymentTargetClaim", nsName)
@@ -357,11 +418,32 @@ func (p *planner) ensureHostWith(params *parameters, keepQuota bool) bool {
 		if s.class != nil {
 			ns.Labels[LabelReclaimPolicy] = string(s.class.Spec.ReclaimPolicy)
 		}
+		if s.dt != nil {
+			ns.Annotations[AnnTargetUID] = string(s.dt.UID)
+		}
+		pol.applyTo(ns)
 		p.createNamespace = ns
 	} else if s.ns.DeletionTimestamp != nil {
 		// Its delete event brings the unit back.
 		p.setCondition(metav1.ConditionFalse, ReasonProvisioning, fmt.Sprintf("waiting for namespace %s to be deleted before it is made again", nsName), false)
 		return false
+	} else {
+		upd := s.ns.DeepCopy()
+		if s.dt != nil && upd.Annotations[AnnTargetUID] == "" {
+			if upd.Annotations == nil {
+				upd.Annotations = map[string]string{}
+			}
+			upd.Annotations[AnnTargetUID] = string(s.dt.UID)
+		}
+		if !keepPolicy {
+			if was := pol.applyTo(upd); was != "" {
+				p.event(framework.WarningEvent(ReasonPolicyRestored, "Namespace %s had Pod Security level %s, below its class's %s: raised to %s",
+					nsName, was, pol.podSecurity, pol.podSecurity))
+			}
+		}
+		if !apiequality.Semantic.DeepEqual(upd.ObjectMeta, s.ns.ObjectMeta) {
+			p.updateNamespace = upd
+		}
 	}
 	fresh := s.ns == nil
 	labels := p.labels()
@@ -380,35 +462,41 @@ func (p *planner) ensureHostWith(params *parameters, keepQuota bool) bool {
 		p.deleteRoleBinding = true
 		p.createRoleBinding = wantRB
 	}
-	if keepQuota {
+	if keepPolicy {
 		return true
 	}
 	var quota *corev1.ResourceQuota
 	var limits *corev1.LimitRange
+	var netpol *networkingv1.NetworkPolicy
 	if !fresh {
-		quota, limits = s.quota, s.limits
+		quota, limits, netpol = s.quota, s.limits, s.netpol
 	}
+	wantQuota := corev1.ResourceQuotaSpec{Hard: pol.quota}
 	switch {
-	case params.quota == nil:
-		p.deleteQuota = quota != nil
 	case quota == nil:
-		p.createQuota = &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: nsName, Labels: labels},
-			Spec: corev1.ResourceQuotaSpec{Hard: params.quota}}
-	case !apiequality.Semantic.DeepEqual(quota.Spec, corev1.ResourceQuotaSpec{Hard: params.quota}):
+		p.createQuota = &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: nsName, Labels: labels}, Spec: wantQuota}
+	case !apiequality.Semantic.DeepEqual(quota.Spec, wantQuota):
 		upd := quota.DeepCopy()
-		upd.Spec = corev1.ResourceQuotaSpec{Hard: params.quota}
+		upd.Spec = wantQuota
 		p.updateQuota = upd
 	}
+	wantLimits := corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{pol.limits}}
 	switch {
-	case params.limits == nil:
-		p.deleteLimits = limits != nil
 	case limits == nil:
-		p.createLimits = &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: nsName, Labels: labels},
-			Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{*params.limits}}}
-	case !apiequality.Semantic.DeepEqual(limits.Spec, corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{*params.limits}}):
+		p.createLimits = &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: nsName, Labels: labels}, Spec: wantLimits}
+	case !apiequality.Semantic.DeepEqual(limits.Spec, wantLimits):
 		upd := limits.DeepCopy()
-		upd.Spec = corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{*params.limits}}
+		upd.Spec = wantLimits
 		p.updateLimits = upd
+	}
+	switch {
+	case netpol == nil:
+		p.createNetworkPolicy = &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName, Namespace: nsName, Labels: labels},
+			Spec: pol.network}
+	case !apiequality.Semantic.DeepEqual(netpol.Spec, pol.network):
+		upd := netpol.DeepCopy()
+		upd.Spec = pol.network
+		p.updateNetworkPolicy = upd
 	}
 	return true
 }
@@ -495,8 +583,8 @@ func (p *planner) reclaim() {
 		return
 	}
 	secret := s.secret
-	if secret != nil && !ownedBy(secret.Labels, s.namespace, s.target) {
-		secret = nil // not ours to touch
+	if secret != nil && (!ownedBy(secret.Labels, s.namespace, s.target) || secret.Labels[LabelRetained] == "true") {
+		secret = nil // not ours to touch, or kept from an earlier target
 	}
 	release := func() {
 		upd := dt.DeepCopy()
@@ -504,9 +592,17 @@ func (p *planner) reclaim() {
 		p.updateTarget = upd
 	}
 	if p.reclaimPolicy() == appstudiov1alpha1.ReclaimPolicyRetain {
-		if s.ns != nil && s.ns.Labels[LabelRetained] != "true" {
+		// The retained namespace names the target it was kept from, which is going: no other
+		// target can be taken for it (servesTarget).
+		if s.ns != nil && (s.ns.Labels[LabelRetained] != "true" || s.ns.Annotations[AnnTargetUID] == "") {
 			upd := s.ns.DeepCopy()
 			upd.Labels[LabelRetained] = "true"
+			if upd.Annotations == nil {
+				upd.Annotations = map[string]string{}
+			}
+			if upd.Annotations[AnnTargetUID] == "" {
+				upd.Annotations[AnnTargetUID] = string(dt.UID)
+			}
 			p.updateNamespace = upd
 		}
 		if secret != nil && secret.Labels[LabelRetained] != "true" {

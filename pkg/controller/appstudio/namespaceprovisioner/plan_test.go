@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -77,9 +78,30 @@ func copyLabels(extra ...string) map[string]string {
 	return l
 }
 
+// hostNS is the unit's namespace as provisioned for dt(), with the default policy's labels.
 func hostNS(extra ...string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unitNS, UID: "ns-uid", Labels: copyLabels(extra...),
-		Annotations: map[string]string{AnnClaimName: "preview"}}}
+	l := copyLabels(LabelPodSecurityEnforce, "restricted", LabelPodSecurityAudit, "restricted", LabelPodSecurityWarn, "restricted")
+	for i := 0; i+1 < len(extra); i += 2 {
+		l[extra[i]] = extra[i+1]
+	}
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unitNS, UID: "ns-uid", Labels: l,
+		Annotations: map[string]string{AnnClaimName: "preview", AnnTargetUID: "dt-uid"}}}
+}
+
+// The namespace's objects of the default policy, as provisioned.
+func quota() *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: unitNS},
+		Spec: corev1.ResourceQuotaSpec{Hard: DefaultResourceQuota()}}
+}
+
+func limits() *corev1.LimitRange {
+	return &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: unitNS},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{DefaultContainerLimits()}}}
+}
+
+func netpol() *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName, Namespace: unitNS},
+		Spec: policyOf(nil).network}
 }
 
 func sa() *corev1.ServiceAccount {
@@ -142,7 +164,8 @@ func boundClaim() *claimT {
 // provisioned is a unit whose provisioning is complete, with a token issued 10 minutes ago.
 func provisioned() state {
 	return state{namespace: ns, target: unitTarget, claim: boundClaim(), class: newClass("Delete", ""), dt: dt(),
-		ns: hostNS(), sa: sa(), rb: rb(), secret: secretIssued(now.Add(-10*time.Minute), 24*time.Hour)}
+		ns: hostNS(), sa: sa(), rb: rb(), quota: quota(), limits: limits(), netpol: netpol(),
+		secret: secretIssued(now.Add(-10*time.Minute), 24*time.Hour)}
 }
 
 // what summarises a plan's writes, in act's order.
@@ -163,10 +186,10 @@ func what(p plan) string {
 	add(p.createRoleBinding != nil, "createRoleBinding")
 	add(p.createQuota != nil, "createQuota")
 	add(p.updateQuota != nil, "updateQuota")
-	add(p.deleteQuota, "deleteQuota")
 	add(p.createLimits != nil, "createLimits")
 	add(p.updateLimits != nil, "updateLimits")
-	add(p.deleteLimits, "deleteLimits")
+	add(p.createNetworkPolicy != nil, "createNetworkPolicy")
+	add(p.updateNetworkPolicy != nil, "updateNetworkPolicy")
 	add(p.token != nil, "token")
 	add(p.updateSecret != nil, "updateSecret")
 	add(p.createTarget != nil, "createTarget")
@@ -203,9 +226,17 @@ func TestPlanUnit(t *testing.T) {
 		{
 			name: "a claim marked for provisioning gets everything, the target last",
 			s:    withState(func(*state) {}),
-			want: "createNamespace createSA createRoleBinding token createTarget markAvailable condition=True/Provisioned event=Provisioned",
+			want: "createNamespace createSA createRoleBinding createQuota createLimits createNetworkPolicy token createTarget markAvailable condition=True/Provisioned event=Provisioned",
 			check: func(t *testing.T, p plan) {
 				n := p.createNamespace
+				if n.Labels[LabelPodSecurityEnforce] != "restricted" || n.Annotations[AnnTargetUID] != "" {
+					t.Errorf("a new namespace has the default Pod Security level and names no target yet: %+v", n.ObjectMeta)
+				}
+				if !apiequality.Semantic.DeepEqual(p.createQuota.Spec.Hard, DefaultResourceQuota()) ||
+					!apiequality.Semantic.DeepEqual(p.createLimits.Spec.Limits, []corev1.LimitRangeItem{DefaultContainerLimits()}) ||
+					len(p.createNetworkPolicy.Spec.Ingress) != 1 {
+					t.Errorf("default policy: %+v %+v %+v", p.createQuota.Spec, p.createLimits.Spec, p.createNetworkPolicy.Spec)
+				}
 				if n.Name != unitNS || n.Labels[LabelClaimNamespace] != ns || n.Labels[LabelClaimName] != "preview" ||
 					n.Labels[LabelClaimUID] != "claim-uid" || n.Labels[LabelTarget] != unitTarget || n.Labels[LabelReclaimPolicy] != "Delete" {
 					t.Errorf("namespace %+v", n.ObjectMeta)
@@ -236,7 +267,7 @@ func TestPlanUnit(t *testing.T) {
 				s.class = newClass("Delete", `{"resourceQuota": {"requests.cpu": "2", "count/pods": "20"},
 					"containerLimits": {"default": {"memory": "512Mi"}, "defaultRequest": {"cpu": "100m"}}, "tokenExpiration": "2h"}`)
 			}),
-			want: "createNamespace createSA createRoleBinding createQuota createLimits token createTarget markAvailable condition=True/Provisioned event=Provisioned",
+			want: "createNamespace createSA createRoleBinding createQuota createLimits createNetworkPolicy token createTarget markAvailable condition=True/Provisioned event=Provisioned",
 			check: func(t *testing.T, p plan) {
 				h := p.createQuota.Spec.Hard
 				if len(h) != 2 || !h["requests.cpu"].Equal(resource.MustParse("2")) || !h["count/pods"].Equal(resource.MustParse("20")) {
@@ -254,12 +285,12 @@ func TestPlanUnit(t *testing.T) {
 		},
 		{
 			// The API server keeps parameters.namespace valid, so parameters never stop a claim;
-			// empty quota and limits make neither object.
-			name: "empty parameters: no quota, no limits",
+			// empty quota and limits are the defaults.
+			name: "empty parameters: the default quota and limits",
 			s: withState(func(s *state) {
 				s.class = newClass("Delete", `{"resourceQuota": {}, "containerLimits": {"max": {}}}`)
 			}),
-			want: "createNamespace createSA createRoleBinding token createTarget markAvailable condition=True/Provisioned event=Provisioned",
+			want: "createNamespace createSA createRoleBinding createQuota createLimits createNetworkPolicy token createTarget markAvailable condition=True/Provisioned event=Provisioned",
 		},
 		{
 			name: "a claim the binder has not marked is not provisioned",
@@ -296,14 +327,14 @@ func TestPlanUnit(t *testing.T) {
 		{
 			name: "crash after the namespace: the rest is made",
 			s:    withState(func(s *state) { s.ns = hostNS() }),
-			want: "createSA createRoleBinding token createTarget markAvailable condition=True/Provisioned event=Provisioned",
+			want: "createSA createRoleBinding createQuota createLimits createNetworkPolicy token createTarget markAvailable condition=True/Provisioned event=Provisioned",
 		},
 		{
 			name: "crash after the Secret: only the target is made, the token kept",
 			s: withState(func(s *state) {
 				s.ns, s.sa, s.rb, s.secret = hostNS(), sa(), rb(), secretIssued(now.Add(-time.Minute), 24*time.Hour)
 			}),
-			want:    "createTarget markAvailable condition=True/Provisioned event=Provisioned",
+			want:    "createQuota createLimits createNetworkPolicy createTarget markAvailable condition=True/Provisioned event=Provisioned",
 			requeue: RenewAt(now.Add(-time.Minute), now.Add(-time.Minute+24*time.Hour)).Sub(now),
 		},
 		{
@@ -362,7 +393,7 @@ func TestPlanUnit(t *testing.T) {
 		{
 			name: "a deleted namespace is made again, with everything in it",
 			s:    live(func(s *state) { s.ns, s.sa, s.rb = nil, nil, nil }),
-			want: "createNamespace createSA createRoleBinding token condition=True/Provisioned",
+			want: "createNamespace createSA createRoleBinding createQuota createLimits createNetworkPolicy token condition=True/Provisioned",
 		},
 		// A tenant who may write DeploymentTargets makes one that looks ours, for no claim or
 		// for a claim of another class: nothing is made for it.
@@ -416,13 +447,13 @@ func TestPlanUnit(t *testing.T) {
 			requeue: fresh,
 		},
 		{
-			name: "a quota the class no longer sets is deleted; a changed one updated",
+			name: "a quota the class no longer sets is the default again; a changed one updated",
 			s: live(func(s *state) {
 				s.class = newClass("Delete", `containerLimits: {max: {cpu: "4"}}`)
 				s.quota = &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: ResourceQuotaName, Namespace: unitNS}}
 				s.limits = &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: unitNS}}
 			}),
-			want:    "deleteQuota updateLimits condition=True/Provisioned",
+			want:    "updateQuota updateLimits condition=True/Provisioned",
 			requeue: fresh,
 		},
 		{
@@ -462,6 +493,104 @@ func TestPlanUnit(t *testing.T) {
 				s.dt.Spec.ClaimRef = "other"
 			}),
 			requeue: fresh,
+		},
+		{
+			name: "ttl: relabelling the target's claim-uid does not escape it, and the label is restored",
+			s: live(func(s *state) {
+				s.class = newClass("Delete", "ttl: 1h")
+				s.dt.Labels[LabelClaimUID] = "some-other-claim"
+			}),
+			want:    "updateTarget deleteClaim condition=True/Provisioned event=Expired",
+			requeue: fresh,
+			check: func(t *testing.T, p plan) {
+				if p.updateTarget.Labels[LabelClaimUID] != "claim-uid" {
+					t.Errorf("label %v", p.updateTarget.Labels)
+				}
+			},
+		},
+		{
+			name: "a retained namespace is not re-taken by a target written by hand: nothing is made or renewed",
+			s: live(func(s *state) {
+				s.claim = nil
+				s.ns = hostNS(LabelRetained, "true")
+				s.secret.Labels[LabelRetained] = "true"
+				s.secret.Annotations[annTokenIssued] = now.Add(-23 * time.Hour).Format(time.RFC3339)
+				s.dt.UID = "by-hand"
+				s.dt.Spec.KubernetesClusterCredentials = appstudiov1alpha1.DeploymentTargetKubernetesClusterCredentials{}
+			}),
+			want: "event=NameConflict",
+		},
+		{
+			name: "a retained namespace is not deleted through a target written by hand for a class of reclaim policy Delete",
+			s: live(func(s *state) {
+				s.claim = nil
+				s.ns = hostNS(LabelRetained, "true")
+				s.secret.Labels[LabelRetained] = "true"
+				s.dt.UID = "by-hand"
+				deleting(s.dt)
+			}),
+			want: "updateTarget",
+			check: func(t *testing.T, p plan) {
+				if slices.Contains(p.updateTarget.Finalizers, Finalizer) {
+					t.Errorf("only the finalizer is taken off: %v", p.updateTarget.Finalizers)
+				}
+			},
+		},
+		{
+			name: "a namespace serving another target refuses this one, even with matching labels",
+			s:    live(func(s *state) { s.dt.UID = "other" }),
+			want: "condition=False/NameConflict event=NameConflict",
+		},
+		{
+			name: "a retained namespace that names no target (made before the record) is refused too",
+			s: live(func(s *state) {
+				s.claim = nil
+				s.ns = hostNS(LabelRetained, "true")
+				delete(s.ns.Annotations, AnnTargetUID)
+			}),
+			want: "event=NameConflict",
+		},
+		{
+			name:    "a namespace not yet naming its target records it",
+			s:       live(func(s *state) { delete(s.ns.Annotations, AnnTargetUID) }),
+			want:    "updateNamespace condition=True/Provisioned",
+			requeue: fresh,
+			check: func(t *testing.T, p plan) {
+				if p.updateNamespace.Annotations[AnnTargetUID] != "dt-uid" {
+					t.Errorf("annotations %v", p.updateNamespace.Annotations)
+				}
+			},
+		},
+		{
+			name: "a namespace labelled privileged is raised to its class's level, with a warning",
+			s: live(func(s *state) {
+				s.ns.Labels[LabelPodSecurityEnforce] = "privileged"
+				s.ns.Labels[LabelPodSecurityWarn] = "privileged"
+			}),
+			want:    "updateNamespace condition=True/Provisioned event=PolicyRestored",
+			requeue: fresh,
+			check: func(t *testing.T, p plan) {
+				l := p.updateNamespace.Labels
+				if l[LabelPodSecurityEnforce] != "restricted" || l[LabelPodSecurityWarn] != "restricted" || l[LabelPodSecurityAudit] != "restricted" {
+					t.Errorf("labels %v", l)
+				}
+			},
+		},
+		{
+			name: "a class that changes its policy changes the namespace's",
+			s: live(func(s *state) {
+				s.class = newClass("Delete", `{"podSecurityLevel": "baseline", "labels": {"team": "a"}, "networkPolicy": {"allowFromSameNamespace": false}}`)
+			}),
+			want:    "updateNamespace updateNetworkPolicy condition=True/Provisioned",
+			requeue: fresh,
+			check: func(t *testing.T, p plan) {
+				if l := p.updateNamespace.Labels; l[LabelPodSecurityEnforce] != "baseline" || l["team"] != "a" {
+					t.Errorf("labels %v", l)
+				}
+				if len(p.updateNetworkPolicy.Spec.Ingress) != 0 {
+					t.Errorf("ingress %v", p.updateNetworkPolicy.Spec.Ingress)
+				}
+			},
 		},
 		{
 			name: "ttl: no creationTimestamp yet, no expiry",
@@ -504,6 +633,9 @@ func TestPlanUnit(t *testing.T) {
 			s:    live(func(s *state) { s.claim = nil; s.class = newClass("Retain", ""); deleting(s.dt) }),
 			want: "updateNamespace updateSecret updateTarget event=Retained",
 			check: func(t *testing.T, p plan) {
+				if p.updateNamespace.Annotations[AnnTargetUID] != "dt-uid" {
+					t.Errorf("a retained namespace names the target it was kept from: %v", p.updateNamespace.Annotations)
+				}
 				if p.updateNamespace.Labels[LabelRetained] != "true" || p.updateSecret.Labels[LabelRetained] != "true" {
 					t.Errorf("labels %v %v", p.updateNamespace.Labels, p.updateSecret.Labels)
 				}
@@ -634,45 +766,34 @@ func TestNames(t *testing.T) {
 func TestParametersOf(t *testing.T) {
 	q := resource.MustParse
 	cases := []struct {
-		name  string
-		class *classT
-		want  parameters
+		name      string
+		class     *classT
+		ttl, life time.Duration
 	}{
-		{"no class", nil, parameters{tokenExpiration: DefaultTokenExpiration}},
-		{"no parameters", newClass("Delete", ""), parameters{tokenExpiration: DefaultTokenExpiration}},
-		{"empty parameters", newClass("Delete", "{}"), parameters{tokenExpiration: DefaultTokenExpiration}},
-		{"durations", newClass("Delete", "ttl: 72h\ntokenExpiration: 1h"), parameters{ttl: 72 * time.Hour, tokenExpiration: time.Hour}},
-		{"quota", newClass("Delete", `{"resourceQuota": {"limits.memory": "1Gi"}}`),
-			parameters{tokenExpiration: DefaultTokenExpiration, quota: corev1.ResourceList{"limits.memory": q("1Gi")}}},
-		{"limits", newClass("Delete", `{"containerLimits": {"maxLimitRequestRatio": {"cpu": "2"}, "min": {"cpu": "10m"}}}`),
-			parameters{tokenExpiration: DefaultTokenExpiration, limits: &corev1.LimitRangeItem{Type: corev1.LimitTypeContainer,
-				MaxLimitRequestRatio: corev1.ResourceList{"cpu": q("2")}, Min: corev1.ResourceList{"cpu": q("10m")}}}},
-		{"every limit", newClass("Delete", `{"containerLimits": {"default": {"cpu": "1"}, "defaultRequest": {"cpu": "500m"},
-			"max": {"cpu": "2"}, "min": {"cpu": "100m"}, "maxLimitRequestRatio": {"cpu": "4"}}}`),
-			parameters{tokenExpiration: DefaultTokenExpiration, limits: &corev1.LimitRangeItem{Type: corev1.LimitTypeContainer,
-				Default: corev1.ResourceList{"cpu": q("1")}, DefaultRequest: corev1.ResourceList{"cpu": q("500m")},
-				Max: corev1.ResourceList{"cpu": q("2")}, Min: corev1.ResourceList{"cpu": q("100m")},
-				MaxLimitRequestRatio: corev1.ResourceList{"cpu": q("4")}}}},
-		{"empty quota and limits make neither", newClass("Delete", `{"resourceQuota": {}, "containerLimits": {"default": {}}}`),
-			parameters{tokenExpiration: DefaultTokenExpiration}},
+		{"no class", nil, 0, DefaultTokenExpiration},
+		{"no parameters", newClass("Delete", ""), 0, DefaultTokenExpiration},
+		{"empty parameters", newClass("Delete", "{}"), 0, DefaultTokenExpiration},
+		{"durations", newClass("Delete", "ttl: 72h\ntokenExpiration: 1h"), 72 * time.Hour, time.Hour},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := parametersOf(tc.class)
-			// nil, not empty, for no quota and no limits: that is what makes no object.
-			if got.ttl != tc.want.ttl || got.tokenExpiration != tc.want.tokenExpiration ||
-				!apiequality.Semantic.DeepEqual(got.quota, tc.want.quota) || (got.quota == nil) != (tc.want.quota == nil) ||
-				!apiequality.Semantic.DeepEqual(got.limits, tc.want.limits) || (got.limits == nil) != (tc.want.limits == nil) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
+			if got.ttl != tc.ttl || got.tokenExpiration != tc.life {
+				t.Errorf("got %+v", got)
+			}
+			// Whatever the class says or leaves out, the namespace gets a policy (policyOf).
+			if got.policy.podSecurity == "" || got.policy.quota == nil || got.policy.limits.Type != corev1.LimitTypeContainer {
+				t.Errorf("policy %+v", got.policy)
 			}
 		})
 	}
 	// The parameters are a copy: the plan's objects never share maps with the lister's class.
-	class := newClass("Delete", `{"resourceQuota": {"count/pods": "1"}, "containerLimits": {"max": {"cpu": "1"}}}`)
+	class := newClass("Delete", `{"resourceQuota": {"count/pods": "1"}, "containerLimits": {"max": {"cpu": "1"}}, "labels": {"a": "b"}}`)
 	p := parametersOf(class)
-	p.quota["count/pods"] = q("2")
-	p.limits.Max["cpu"] = q("2")
-	if n := class.Spec.Parameters.Namespace; !n.ResourceQuota["count/pods"].Equal(q("1")) || !n.ContainerLimits.Max.Cpu().Equal(q("1")) {
+	p.policy.quota["count/pods"] = q("2")
+	p.policy.limits.Max["cpu"] = q("2")
+	p.policy.labels["a"] = "c"
+	if n := class.Spec.Parameters.Namespace; !n.ResourceQuota["count/pods"].Equal(q("1")) || !n.ContainerLimits.Max.Cpu().Equal(q("1")) || n.Labels["a"] != "b" {
 		t.Errorf("the class was changed: %+v", n)
 	}
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -26,10 +27,15 @@ import (
 // NamespaceProvisionerParametersApplyConfiguration represents a declarative configuration of the NamespaceProvisionerParameters type for use
 // with apply.
 type NamespaceProvisionerParametersApplyConfiguration struct {
-	TTL             *v1.Duration                       `json:"ttl,omitempty"`
-	TokenExpiration *v1.Duration                       `json:"tokenExpiration,omitempty"`
-	ResourceQuota   *corev1.ResourceList               `json:"resourceQuota,omitempty"`
-	ContainerLimits *ContainerLimitsApplyConfiguration `json:"containerLimits,omitempty"`
+	TTL                   *v1.Duration                              `json:"ttl,omitempty"`
+	TokenExpiration       *v1.Duration                              `json:"tokenExpiration,omitempty"`
+	ResourceQuota         *corev1.ResourceList                      `json:"resourceQuota,omitempty"`
+	ContainerLimits       *ContainerLimitsApplyConfiguration        `json:"containerLimits,omitempty"`
+	PodSecurityLevel      *appstudiov1alpha1.PodSecurityLevel       `json:"podSecurityLevel,omitempty"`
+	NetworkPolicy         *NamespaceNetworkPolicyApplyConfiguration `json:"networkPolicy,omitempty"`
+	Labels                map[string]string                         `json:"labels,omitempty"`
+	Annotations           map[string]string                         `json:"annotations,omitempty"`
+	MaxClaimsPerNamespace *int32                                    `json:"maxClaimsPerNamespace,omitempty"`
 }
 
 // NamespaceProvisionerParametersApplyConfiguration constructs a declarative configuration of the NamespaceProvisionerParameters type for use with
@@ -67,5 +73,57 @@ func (b *NamespaceProvisionerParametersApplyConfiguration) WithResourceQuota(val
 // If called multiple times, the ContainerLimits field is set to the value of the last call.
 func (b *NamespaceProvisionerParametersApplyConfiguration) WithContainerLimits(value *ContainerLimitsApplyConfiguration) *NamespaceProvisionerParametersApplyConfiguration {
 	b.ContainerLimits = value
+	return b
+}
+
+// WithPodSecurityLevel sets the PodSecurityLevel field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodSecurityLevel field is set to the value of the last call.
+func (b *NamespaceProvisionerParametersApplyConfiguration) WithPodSecurityLevel(value appstudiov1alpha1.PodSecurityLevel) *NamespaceProvisionerParametersApplyConfiguration {
+	b.PodSecurityLevel = &value
+	return b
+}
+
+// WithNetworkPolicy sets the NetworkPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkPolicy field is set to the value of the last call.
+func (b *NamespaceProvisionerParametersApplyConfiguration) WithNetworkPolicy(value *NamespaceNetworkPolicyApplyConfiguration) *NamespaceProvisionerParametersApplyConfiguration {
+	b.NetworkPolicy = value
+	return b
+}
+
+// WithLabels puts the entries into the Labels field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Labels field,
+// overwriting an existing map entries in Labels field with the same key.
+func (b *NamespaceProvisionerParametersApplyConfiguration) WithLabels(entries map[string]string) *NamespaceProvisionerParametersApplyConfiguration {
+	if b.Labels == nil && len(entries) > 0 {
+		b.Labels = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Labels[k] = v
+	}
+	return b
+}
+
+// WithAnnotations puts the entries into the Annotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Annotations field,
+// overwriting an existing map entries in Annotations field with the same key.
+func (b *NamespaceProvisionerParametersApplyConfiguration) WithAnnotations(entries map[string]string) *NamespaceProvisionerParametersApplyConfiguration {
+	if b.Annotations == nil && len(entries) > 0 {
+		b.Annotations = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Annotations[k] = v
+	}
+	return b
+}
+
+// WithMaxClaimsPerNamespace sets the MaxClaimsPerNamespace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxClaimsPerNamespace field is set to the value of the last call.
+func (b *NamespaceProvisionerParametersApplyConfiguration) WithMaxClaimsPerNamespace(value int32) *NamespaceProvisionerParametersApplyConfiguration {
+	b.MaxClaimsPerNamespace = &value
 	return b
 }
