@@ -6,7 +6,7 @@
 # Argo CD's own images ship (its hack/tool-versions.sh), each in its own module under
 # hack/argocd-tools/ so that their dependency graphs do not move Argo CD's. Everything lands in
 # bin/argocd-<version>/, which local-up puts first on the repo-server's PATH, and is built only
-# when missing (about 5 minutes cold on 2 cores for Argo CD, 4 more for kustomize and helm).
+# when missing (about 5 minutes cold on 2 cores for Argo CD, as many again for kustomize and helm).
 #
 #   hack/build-argocd.sh          prints the directory holding the binaries and crds/
 set -o errexit -o nounset -o pipefail
