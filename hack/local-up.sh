@@ -376,7 +376,7 @@ up() {
 	log "building the control plane (cached under bin/; about 12 minutes the first time)"
 	local kubebin
 	kubebin="$("${ROOT}/hack/stage.sh" build-kube "${ROOT}/hack/build-kube.sh")"
-	log "building Argo CD (cached under bin/; about 5 minutes the first time)"
+	log "building Argo CD, kustomize and helm (cached under bin/; about 10 minutes the first time)"
 	ARGOCD_BIN="$("${ROOT}/hack/stage.sh" build-argocd "${ROOT}/hack/build-argocd.sh")"
 	log "building gitops-apiserver and the agent"
 	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver &&
