@@ -7,6 +7,10 @@
 #   curl, openssl              the local stack's health checks and certificates
 #   PostgreSQL 15              the unit tests' throwaway server and the local stack's database
 #   redis-server               Argo CD's cache in the local stack
+#
+# Not host tools: etcd, kube-apiserver, kubectl, Argo CD and the kustomize and helm its
+# repo-server runs are built from the Go module proxy into bin/ (hack/build-kube.sh,
+# hack/build-argocd.sh), at the versions pinned in hack/kube-tools and hack/argocd-tools.
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

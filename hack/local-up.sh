@@ -382,7 +382,7 @@ up() {
 	log "building the control plane (cached under bin/; about 12 minutes the first time)"
 	local kubebin
 	kubebin="$("${ROOT}/hack/stage.sh" build-kube "${ROOT}/hack/build-kube.sh")"
-	log "building Argo CD (cached under bin/; about 5 minutes the first time)"
+	log "building Argo CD, kustomize and helm (cached under bin/; about 10 minutes the first time)"
 	ARGOCD_BIN="$("${ROOT}/hack/stage.sh" build-argocd "${ROOT}/hack/build-argocd.sh")"
 	log "building gitops-apiserver and the agent"
 	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver &&
@@ -535,17 +535,24 @@ install_argocd() {
 start_argocd_processes() {
 	local suffix="$1" namespace="$2" kubeconfig="$3" redis_port="$4" repo_port="$5" repo_metrics="$6" controller_metrics="$7"
 	local argo="${STATE}/argocd${suffix}"
-	mkdir -p "${argo}/tmp" "${argo}/tls" "${argo}/ssh" "${STATE}/redis${suffix}"
+	mkdir -p "${argo}/tmp" "${argo}/tls" "${argo}/ssh" "${argo}/xdg/cache" "${argo}/xdg/config" "${argo}/xdg/data" \
+		"${STATE}/redis${suffix}"
 	log "starting Redis${suffix} on 127.0.0.1:${redis_port}"
 	start_bg "redis${suffix}" redis-server --bind 127.0.0.1 --port "${redis_port}" --save "" --appendonly no \
 		--dir "${STATE}/redis${suffix}" --daemonize no
 	wait_for "Redis${suffix}" 30 "redis${suffix}" redis-cli -p "${redis_port}" ping
 
-	# The repo-server runs the argocd CLI (as argocd-git-ask-pass) for Git credentials, hence
-	# PATH; TMPDIR and the socket keep parallel stacks from sharing clones and the socket.
+	# The repo-server runs the argocd CLI (as argocd-git-ask-pass) for Git credentials, and
+	# kustomize and helm to render, all from ${ARGOCD_BIN}, hence PATH; TMPDIR and the socket
+	# keep parallel stacks from sharing clones and the socket. helm keeps its cache, settings
+	# and plugins under the XDG folders: Argo CD gives each helm run its own under TMPDIR, and
+	# these keep anything else (a kustomize plugin, a run Argo CD does not isolate) out of the
+	# user's home. Not HELM_CACHE_HOME and the like: helm prefers them to XDG_*, so they would
+	# make every run, of every tenant, share one cache of chart repositories.
 	local env=(env PATH="${ARGOCD_BIN}:${PATH}" TMPDIR="${argo}/tmp" ARGOCD_GPG_ENABLED=false
 		ARGOCD_ASK_PASS_SOCK="${argo}/askpass.sock" ARGOCD_TLS_DATA_PATH="${argo}/tls"
-		ARGOCD_SSH_DATA_PATH="${argo}/ssh")
+		ARGOCD_SSH_DATA_PATH="${argo}/ssh" XDG_CACHE_HOME="${argo}/xdg/cache"
+		XDG_CONFIG_HOME="${argo}/xdg/config" XDG_DATA_HOME="${argo}/xdg/data")
 	log "starting argocd-repo-server${suffix} on 127.0.0.1:${repo_port}"
 	start_bg "argocd-repo-server${suffix}" "${env[@]}" "${ARGOCD_BIN}/argocd-repo-server" --disable-tls \
 		--address 127.0.0.1 --port "${repo_port}" \
