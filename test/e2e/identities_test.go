@@ -212,8 +212,9 @@ var _ = Describe("the service's identities", Ordered, func() {
 		}
 		Expect(refusedTo(argoCD, "get", "secrets", "--all-namespaces")).To(ContainSubstring("forbidden"))
 		for _, c := range []struct{ args, want string }{
-			{"get nodes/proxy", "no"},
-			{"get pods/exec", "no"},
+			// kubectl reads "nodes/proxy" as the node named proxy: a subresource needs the flag.
+			{"get nodes --subresource=proxy", "no"},
+			{"create pods --subresource=exec", "no"},
 			{"get /metrics", "no"},
 			{"get /logs", "no"},
 			// What it needs: its own namespace's settings, the cache of what it deploys, discovery.
