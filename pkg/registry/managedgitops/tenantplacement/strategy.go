@@ -4,6 +4,7 @@ package tenantplacement
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -67,6 +68,18 @@ func agentUpdate(instance string, obj, old object, status bool) field.ErrorList 
 			p = field.NewPath("status", "instance")
 		}
 		return field.ErrorList{field.Forbidden(p, "the agent of instance "+instance+" may change only the tenants placed on or held by its instance")}
+	}
+	// Placed here but still held by another instance, which is releasing it: the hold and its
+	// finalizer are the holder's until it lets go, or two instances would sync the tenant.
+	if old.Status.Instance != "" && old.Status.Instance != instance {
+		if status && obj.Status.Instance != old.Status.Instance {
+			return field.ErrorList{field.Forbidden(field.NewPath("status", "instance"),
+				"the agent of instance "+instance+" may not release a tenant that instance "+old.Status.Instance+" holds")}
+		}
+		if !slices.Equal(obj.Finalizers, old.Finalizers) {
+			return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
+				"the agent of instance "+instance+" may not change the finalizers of a tenant that instance "+old.Status.Instance+" holds")}
+		}
 	}
 	if !status && obj.Spec != old.Spec {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec"), "the agent of instance "+instance+" may not move tenants: the placement controller does")}
