@@ -129,6 +129,11 @@ var _ = Describe("the service's identities", Ordered, func() {
 			"argocd.argoproj.io/secret-type: cluster", "argocd-application-controller"), "create", "-f", "-")).
 			To(ContainSubstring("may not write ServiceAccount token Secrets"))
 
+		By("nor any other type of Secret that is a credential to the cluster (a bootstrap token), labelled as theirs")
+		Expect(refusedToWithInput(stackAgent, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-e2e"+suffix[:1]+"\n  namespace: "+tenant+
+			"\n  labels: {"+envSecretLbl+"}\ntype: bootstrap.kubernetes.io/token\nstringData: {token-id: abcdef, token-secret: 0123456789abcdef}\n",
+			"create", "-f", "-")).To(ContainSubstring("write only Secrets of type Opaque"))
+
 		By("while the Secrets they exist to write are written")
 		mustIn("admin", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: e2e-own-"+suffix+"\n  namespace: "+tenant+
 			"\n  labels: {"+envSecretLbl+"}\ntype: Opaque\n", as(stackAgent, "create", "-f", "-")...)
@@ -173,6 +178,14 @@ var _ = Describe("the service's identities", Ordered, func() {
 			"--user", "alice")).To(ContainSubstring("bind only a tenant namespace's deployer"))
 		Expect(refusedTo(agentA, "-n", tenant, "create", "rolebinding", "e2e-deployer", "--clusterrole", "gitops-service-deployer",
 			"--serviceaccount", tenant+":gitops-deployer")).To(ContainSubstring("bind only a tenant namespace's deployer"))
+		for _, ns := range []string{"kube-system", "gitops-service", "default"} {
+			By("not in " + ns + ", even to a gitops-deployer of its own made there")
+			Expect(refusedTo(agentA, "-n", ns, "create", "rolebinding", "gitops-service-deployer", "--clusterrole", "gitops-service-deployer",
+				"--serviceaccount", ns+":gitops-deployer")).To(ContainSubstring("bind only a tenant namespace's deployer"))
+		}
+		Expect(refusedTo(agentA, "-n", tenant, "create", "rolebinding", "gitops-service-deployer-impersonator", "--clusterrole",
+			"gitops-service-deployer-impersonator", "--serviceaccount", tenant+":argocd-application-controller")).
+			To(ContainSubstring("bind only a tenant namespace's deployer"))
 		must("admin", as(agentA, "-n", tenant, "create", "rolebinding", "gitops-service-deployer", "--clusterrole", "gitops-service-deployer",
 			"--serviceaccount", tenant+":gitops-deployer")...)
 

@@ -345,15 +345,17 @@ func ValidateDeploymentTargetClaim(obj *appstudio.DeploymentTargetClaim) field.E
 	return append(errs, validateDeploymentTargetClaimSpec(&obj.Spec)...)
 }
 
-// ValidateDeploymentTargetClaimUpdate checks a DeploymentTargetClaim on update. Its class and
-// target may be set when empty (the binder sets the target it picked) but not changed once set,
-// as a PersistentVolumeClaim's storageClassName and volumeName: a bound claim that named
-// another target would leave the binder to bind a second target while the first still serves
-// it.
+// ValidateDeploymentTargetClaimUpdate checks a DeploymentTargetClaim on update. Its target may
+// be set when empty (the binder sets the target it picked) but not changed once set, as a
+// PersistentVolumeClaim's volumeName: a bound claim that named another target would leave the
+// binder to bind a second target while the first still serves it. Its class is fixed at
+// creation, when the storage counts the claim against the class's maxClaimsPerNamespace: a
+// class set later would escape that limit.
 func ValidateDeploymentTargetClaimUpdate(obj, old *appstudio.DeploymentTargetClaim) field.ErrorList {
 	errs := validateMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)
-	if old.Spec.DeploymentTargetClassName != "" && obj.Spec.DeploymentTargetClassName != old.Spec.DeploymentTargetClassName {
-		errs = append(errs, field.Invalid(specPath.Child("deploymentTargetClassName"), obj.Spec.DeploymentTargetClassName, "may not be changed once set"))
+	if obj.Spec.DeploymentTargetClassName != old.Spec.DeploymentTargetClassName {
+		errs = append(errs, field.Invalid(specPath.Child("deploymentTargetClassName"), obj.Spec.DeploymentTargetClassName,
+			"may not be changed after creation (the class's claim limit is counted when a claim is created)"))
 	}
 	if old.Spec.TargetName != "" && obj.Spec.TargetName != old.Spec.TargetName {
 		errs = append(errs, field.Invalid(specPath.Child("targetName"), obj.Spec.TargetName, "may not be changed once set"))

@@ -640,20 +640,31 @@ func TestValidateDeploymentTargetClaim(t *testing.T) {
 
 func TestValidateDeploymentTargetClaimUpdate(t *testing.T) {
 	type C = appstudio.DeploymentTargetClaim
-	// From a claim with neither class nor target, the rules of create hold.
+	// From a claim with neither class nor target, the rules of create hold for the rest.
 	unset := func() *C {
 		o := validDeploymentTargetClaim()
 		o.Spec.DeploymentTargetClassName, o.Spec.TargetName = "", ""
 		return o
 	}
-	runUpdate(t, unset, ValidateDeploymentTargetClaimUpdate,
-		append(deploymentTargetClaimSpecCases(), nameImmutable(func(o *C, n string) { o.Name = n })))
+	var fromUnset []tc[C]
+	for _, c := range deploymentTargetClaimSpecCases() {
+		if c.name != "invalid class" { // a class set later is refused as such, below
+			fromUnset = append(fromUnset, c)
+		}
+	}
+	runUpdate(t, unset, ValidateDeploymentTargetClaimUpdate, append(fromUnset, nameImmutable(func(o *C, n string) { o.Name = n })))
 	// Once set, neither changes.
 	runUpdate(t, validDeploymentTargetClaim, ValidateDeploymentTargetClaimUpdate, []tc[C]{
 		{"unchanged", func(*C) {}, nil},
 		{"another target", func(o *C) { o.Spec.TargetName = "other" }, []apitesting.Want{apitesting.Invalid("spec.targetName")}},
 		{"target cleared", func(o *C) { o.Spec.TargetName = "" }, []apitesting.Want{apitesting.Invalid("spec.targetName")}},
 		{"another class", func(o *C) { o.Spec.DeploymentTargetClassName = "other" }, []apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
+	})
+	// Nor is a class set later: the claim limit is counted at creation.
+	runUpdate(t, unset, ValidateDeploymentTargetClaimUpdate, []tc[C]{
+		{"class set later", func(o *C) { o.Spec.DeploymentTargetClassName = "isolation-level-namespace" },
+			[]apitesting.Want{apitesting.Invalid("spec.deploymentTargetClassName")}},
+		{"target set later", func(o *C) { o.Spec.TargetName = "t" }, nil},
 	})
 }
 
