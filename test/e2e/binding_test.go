@@ -39,19 +39,10 @@ var _ = Describe("SnapshotEnvironmentBinding and PromotionRun", Ordered, func() 
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
 
-		studio := gitops.AppStudioV1alpha1()
-		_, err := studio.Applications(ns).Create(ctx, &appstudiov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: app}, Spec: appstudiov1alpha1.ApplicationSpec{DisplayName: "Shop"},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
 		// No cluster configured: the binding deploys into its own namespace.
-		_, err = studio.Environments(ns).Create(ctx, &appstudiov1alpha1.Environment{
-			ObjectMeta: metav1.ObjectMeta{Name: env},
-			Spec:       appstudiov1alpha1.EnvironmentSpec{DisplayName: "Dev", DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyManual},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		createApplicationWithManualEnvironments(ctx, ns, app, "Shop", map[string]string{env: "Dev"})
 		for _, snap := range []string{"snap-1", "snap-2"} {
-			_, err = studio.Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
+			_, err := gitops.AppStudioV1alpha1().Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
 				ObjectMeta: metav1.ObjectMeta{Name: snap},
 				Spec: appstudiov1alpha1.SnapshotSpec{Application: app,
 					Components: []appstudiov1alpha1.SnapshotComponent{{Name: component, ContainerImage: "registry.invalid/web:" + snap}}},

@@ -51,19 +51,11 @@ var _ = Describe("PromotionRun with application-service as it is", Ordered, func
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
 
+		createApplicationWithManualEnvironments(ctx, ns, app, "Store", map[string]string{env: "Dev"})
 		studio := gitops.AppStudioV1alpha1()
-		_, err := studio.Applications(ns).Create(ctx, &appstudiov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: app}, Spec: appstudiov1alpha1.ApplicationSpec{DisplayName: "Store"},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		_, err = studio.Environments(ns).Create(ctx, &appstudiov1alpha1.Environment{
-			ObjectMeta: metav1.ObjectMeta{Name: env},
-			Spec:       appstudiov1alpha1.EnvironmentSpec{DisplayName: "Dev", DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyManual},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
 		// snap-3 is a new Snapshot of snap-2's image: its repository is snap-2's, commit and all.
 		for snap, tag := range map[string]string{"snap-1": "1", "snap-2": "2", "snap-3": "2"} {
-			_, err = studio.Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
+			_, err := studio.Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
 				ObjectMeta: metav1.ObjectMeta{Name: snap},
 				Spec: appstudiov1alpha1.SnapshotSpec{Application: app,
 					Components: []appstudiov1alpha1.SnapshotComponent{{Name: component, ContainerImage: "registry.invalid/web:" + tag}}},

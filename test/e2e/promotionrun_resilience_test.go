@@ -61,18 +61,7 @@ var _ = Describe("PromotionRun deleted while the agent still looks at it", Order
 		GinkgoHelper()
 		ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
 		createNamespace(ctx, ns)
-		studio := gitops.AppStudioV1alpha1()
-		_, err := studio.Applications(ns).Create(ctx, &appstudiov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: app}, Spec: appstudiov1alpha1.ApplicationSpec{DisplayName: "Shop"},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		for _, e := range []string{env, "other"} {
-			_, err = studio.Environments(ns).Create(ctx, &appstudiov1alpha1.Environment{
-				ObjectMeta: metav1.ObjectMeta{Name: e},
-				Spec:       appstudiov1alpha1.EnvironmentSpec{DisplayName: e, DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyManual},
-			}, metav1.CreateOptions{})
-			Expect(err).NotTo(HaveOccurred())
-		}
+		createApplicationWithManualEnvironments(ctx, ns, app, "Shop", map[string]string{env: env, "other": "other"})
 		snap := &appstudiov1alpha1.Snapshot{
 			ObjectMeta: metav1.ObjectMeta{Name: "snap"},
 			Spec: appstudiov1alpha1.SnapshotSpec{Application: app,
@@ -81,7 +70,7 @@ var _ = Describe("PromotionRun deleted while the agent still looks at it", Order
 		if held {
 			snap.Finalizers = []string{hold}
 		}
-		_, err = studio.Snapshots(ns).Create(ctx, snap, metav1.CreateOptions{})
+		_, err := gitops.AppStudioV1alpha1().Snapshots(ns).Create(ctx, snap, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		return ns
 	}

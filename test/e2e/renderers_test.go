@@ -173,21 +173,13 @@ var _ = Describe("renderers: SnapshotEnvironmentBinding of application-service's
 		repoURL = "file://" + gitRepository(dir, files)
 		commit = gitIn(dir, "rev-parse", "HEAD")
 
+		createApplicationWithManualEnvironments(ctx, ns, app, "Store", map[string]string{env: "Staging"})
 		studio := gitops.AppStudioV1alpha1()
-		_, err := studio.Applications(ns).Create(ctx, &appstudiov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: app}, Spec: appstudiov1alpha1.ApplicationSpec{DisplayName: "Store"},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		_, err = studio.Environments(ns).Create(ctx, &appstudiov1alpha1.Environment{
-			ObjectMeta: metav1.ObjectMeta{Name: env},
-			Spec:       appstudiov1alpha1.EnvironmentSpec{DisplayName: "Staging", DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyManual},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
 		snap := &appstudiov1alpha1.Snapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap-1"}, Spec: appstudiov1alpha1.SnapshotSpec{Application: app}}
 		for _, c := range components {
 			snap.Spec.Components = append(snap.Spec.Components, appstudiov1alpha1.SnapshotComponent{Name: c, ContainerImage: "registry.invalid/" + c + ":snap-1"})
 		}
-		_, err = studio.Snapshots(ns).Create(ctx, snap, metav1.CreateOptions{})
+		_, err := studio.Snapshots(ns).Create(ctx, snap, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	})
 
