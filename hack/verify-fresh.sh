@@ -7,6 +7,9 @@
 #
 #   hack/verify-fresh.sh [REF]     REF defaults to HEAD; uncommitted changes are not included
 #
+# VERIFY_FRESH_KEEP=1 keeps the temporary folder (clone with its bin/, module and build caches) and
+# prints its path, so that a new machine's first run can also warm the working tree's tools.
+#
 # Its e2e stack uses ports 3000 above `make run`'s (GITOPS_E2E_PORT_OFFSET overrides that), so it
 # can run beside `make run` and beside a `make test` of the working tree.
 set -o errexit -o nounset -o pipefail
@@ -16,6 +19,10 @@ REF="${1:-HEAD}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/gitops-fresh.XXXXXX")"
 cleanup() {
 	local rc=$?
+	if [[ "${VERIFY_FRESH_KEEP:-0}" == 1 ]]; then
+		echo "verify-fresh: kept ${TMP}" >&2
+		exit "${rc}"
+	fi
 	# The module cache is read-only by design; make it removable first.
 	chmod -R u+w "${TMP}" 2>/dev/null || true
 	rm -rf "${TMP}"
