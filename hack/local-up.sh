@@ -700,7 +700,11 @@ start_engine() {
 	local REMOTE=("${KUBECTL[0]}" --kubeconfig "${STATE}/remote.kubeconfig")
 	local manifests="${STATE}/engine-argocd.yaml"
 	log "installing the engine instance's Argo CD in ${ENGINE_NAMESPACE} of the remote cluster"
-	engine_manifests "${ROOT}/artifacts/argocd-local" >"${manifests}"
+	# Its agent reaches the stack's cluster as https://127.0.0.1:${KUBE_PORT}, not as its own
+	# in-cluster cluster: that URL is the one whose Secrets stay out of its cache.
+	engine_manifests "${ROOT}/artifacts/argocd-local" |
+		sed "s#clusters: \[\"https://kubernetes.default.svc\"\]#clusters: [\"https://kubernetes.default.svc\", \"https://127.0.0.1:${KUBE_PORT}\"]#" >"${manifests}"
+	grep -q "\"https://127.0.0.1:${KUBE_PORT}\"" "${manifests}" || die "the engine's argocd-cm does not exclude Secrets of https://127.0.0.1:${KUBE_PORT}"
 	install_argocd REMOTE "${ENGINE_NAMESPACE}" "${manifests}"
 	# The agent's identity and rights there, and on the stack's cluster its Operations' in the
 	# instance's namespace, beside Argo CD's identity on the stack's cluster.

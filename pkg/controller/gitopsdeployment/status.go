@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,14 +133,28 @@ func errorOccurred(conds []managedv1alpha1.GitOpsDeploymentCondition, reconcileE
 // and turns the mirrored ones Argo CD no longer reports into "<type>Resolved".
 func mirrorConditions(conds []managedv1alpha1.GitOpsDeploymentCondition, argo []argov1alpha1.ApplicationCondition, now metav1.Time) []managedv1alpha1.GitOpsDeploymentCondition {
 	present := map[managedv1alpha1.GitOpsDeploymentConditionType]bool{}
+	// Argo CD reports one condition per resource for some types (one ExcludedResourceWarning
+	// per excluded resource): the tenant sees them all, in Argo CD's order, in one condition.
+	var types []argov1alpha1.ApplicationConditionType
+	messages := map[argov1alpha1.ApplicationConditionType][]string{}
 	for _, ac := range argo {
 		if !mirroredTypes[ac.Type] {
 			continue
 		}
-		typ := managedv1alpha1.GitOpsDeploymentConditionType(ac.Type)
+		if _, seen := messages[ac.Type]; !seen {
+			types = append(types, ac.Type)
+		}
+		messages[ac.Type] = append(messages[ac.Type], ac.Message)
+	}
+	for _, t := range types {
+		typ := managedv1alpha1.GitOpsDeploymentConditionType(t)
 		present[typ] = true
+		msg := strings.Join(messages[t], "; ")
+		if t == argov1alpha1.ApplicationConditionExcludedResourceWarning && excludesSecrets(messages[t]) {
+			msg += ". " + secretsExcludedHint
+		}
 		conds = setCondition(conds, typ, managedv1alpha1.GitOpsConditionStatusTrue,
-			managedv1alpha1.GitOpsDeploymentReasonType(ac.Type), ac.Message, now)
+			managedv1alpha1.GitOpsDeploymentReasonType(t), msg, now)
 	}
 	for _, c := range append([]managedv1alpha1.GitOpsDeploymentCondition(nil), conds...) {
 		if !mirroredTypes[argov1alpha1.ApplicationConditionType(c.Type)] || present[c.Type] ||
@@ -150,6 +165,26 @@ func mirrorConditions(conds []managedv1alpha1.GitOpsDeploymentCondition, argo []
 			managedv1alpha1.GitOpsDeploymentReasonType(string(c.Type)+managedv1alpha1.GitOpsDeploymentReasonResolvedSuffix), "", now)
 	}
 	return conds
+}
+
+// secretsExcludedHint tells a tenant what to do with a Secret Argo CD left out. The service's
+// Argo CD instances exclude Secrets from the cluster they deploy tenants' namespaces into
+// (argocd-cm's resource.exclusions, artifacts/argocd-instance): one cache of that cluster
+// serves every tenant, and it would have to read every Secret of the cluster, the control
+// plane's included. A ManagedEnvironment has a cache of its own, with the tenant's credentials.
+const secretsExcludedHint = "Secrets are not deployed into this cluster through the shared Argo CD cache: deploy them " +
+	"through a GitOpsDeploymentManagedEnvironment whose credentials may read Secrets in the namespace, or with a " +
+	"Secret operator (docs/deploying-secrets.md)"
+
+// excludesSecrets tells whether Argo CD's ExcludedResourceWarning messages ("Resource
+// <group>/<kind> <name> is excluded in the settings") name a core Secret.
+func excludesSecrets(messages []string) bool {
+	for _, m := range messages {
+		if strings.HasPrefix(m, "Resource /Secret ") {
+			return true
+		}
+	}
+	return false
 }
 
 // setCondition sets one condition. Unchanged status, reason and message keep the condition as

@@ -153,6 +153,53 @@ func TestMirroredConditions(t *testing.T) {
 	wantCond(t, st, resolved)
 }
 
+// Argo CD reports one ExcludedResourceWarning per excluded resource; the tenant sees them all,
+// and, for Secrets (which the service's instances exclude on the cluster they share), what to
+// do instead.
+func TestExcludedResourcesInOneCondition(t *testing.T) {
+	excluded := func(res string) argov1alpha1.ApplicationCondition {
+		return argov1alpha1.ApplicationCondition{Type: argov1alpha1.ApplicationConditionExcludedResourceWarning,
+			Message: "Resource " + res + " is excluded in the settings"}
+	}
+	for _, tc := range []struct {
+		name string
+		argo []argov1alpha1.ApplicationCondition
+		want string
+	}{{
+		name: "another kind",
+		argo: []argov1alpha1.ApplicationCondition{excluded("example.com/Widget w")},
+		want: "Resource example.com/Widget w is excluded in the settings",
+	}, {
+		name: "two Secrets and a ConfigMap's group-less neighbour",
+		argo: []argov1alpha1.ApplicationCondition{excluded("/Secret db"), excluded("/Secret api"),
+			{Type: argov1alpha1.ApplicationConditionComparisonError, Message: "unrelated"}},
+		want: "Resource /Secret db is excluded in the settings; Resource /Secret api is excluded in the settings. " + secretsExcludedHint,
+	}, {
+		// A custom kind named Secret in a group is not a core Secret.
+		name: "a Secret kind of another group",
+		argo: []argov1alpha1.ApplicationCondition{excluded("vault.example.com/Secret s")},
+		want: "Resource vault.example.com/Secret s is excluded in the settings",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := syncedApp()
+			app.Status.Conditions = tc.argo
+			st, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, nil, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
+				Type: "ExcludedResourceWarning", Status: "True", Reason: "ExcludedResourceWarning", Message: tc.want,
+				LastProbeTime: t0, LastTransitionTime: &t0,
+			})
+			// The same report again writes nothing new.
+			again, _ := computeStatus(st, app, nil, t1)
+			if !apiequality.Semantic.DeepEqual(again, st) {
+				t.Errorf("an unchanged report changed the status:\n%+v\n%+v", st, again)
+			}
+		})
+	}
+}
+
 func TestErrorOccurred(t *testing.T) {
 	// Success on a deployment that never failed adds nothing.
 	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, nil, nil, t0)
