@@ -1,0 +1,223 @@
+// Package autopromotion starts automated promotion: a new Snapshot of an Application gets a
+// PromotionRun from each AppStudioAutomated Environment without a parent, which the
+// PromotionRun controller walks down the Environment graph (pkg/controller/appstudio/promotiongraph).
+// Only the newest Snapshot of an Application is promoted so; plan.go decides, pure.
+package autopromotion
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	appstudioinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/appstudio/v1alpha1"
+	appstudiolisters "github.com/gitops-service/gitops-service/pkg/generated/listers/appstudio/v1alpha1"
+)
+
+// Name is the controller's name in logs and metrics.
+const Name = "autopromotion"
+
+const fieldManager = "gitops-service-agent"
+
+// Event reasons, on the Snapshot.
+const (
+	EventPromotionStarted = "AutomatedPromotionStarted"
+	EventGraphInvalid     = "PromotionGraphInvalid"
+	EventCreateFailed     = "FailedCreate"
+)
+
+// byApplication indexes Snapshots by "namespace/application".
+const byApplication = "autopromotion/application"
+
+// Controller creates the PromotionRuns of automated promotion.
+type Controller struct {
+	*framework.Controller
+
+	gitops   versioned.Interface
+	recorder record.EventRecorder
+
+	snapshots     appstudiolisters.SnapshotLister
+	snapshotIndex cache.Indexer
+	environments  appstudiolisters.EnvironmentLister
+	runs          appstudiolisters.PromotionRunLister
+}
+
+// New wires the controller into the informers.
+func New(snapshots appstudioinformers.SnapshotInformer, environments appstudioinformers.EnvironmentInformer,
+	runs appstudioinformers.PromotionRunInformer, gitops versioned.Interface, recorder record.EventRecorder,
+) (*Controller, error) {
+	c := &Controller{
+		gitops: gitops, recorder: recorder,
+		snapshots: snapshots.Lister(), snapshotIndex: snapshots.Informer().GetIndexer(),
+		environments: environments.Lister(), runs: runs.Lister(),
+	}
+	c.Controller = framework.NewController(Name, c.sync)
+	if err := snapshots.Informer().AddIndexers(cache.Indexers{byApplication: func(obj interface{}) ([]string, error) {
+		s, ok := obj.(*appstudiov1alpha1.Snapshot)
+		if !ok {
+			return nil, nil
+		}
+		return []string{s.Namespace + "/" + s.Spec.Application}, nil
+	}}); err != nil {
+		return nil, err
+	}
+	// A Snapshot's status changes often (tests, releases) and its spec never (application-api
+	// makes it immutable): only new ones matter. A deletion promotes nothing.
+	if err := c.Watch(snapshots.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: c.Enqueue}); err != nil {
+		return nil, err
+	}
+	// A change of the graph may make new roots: each application's newest Snapshot is looked at.
+	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.onEnvironment)); err != nil {
+		return nil, err
+	}
+	// A run of ours deleted by hand is made again while its Snapshot is the newest.
+	if err := c.Watch(runs.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.onRunDeleted}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) onEnvironment(obj interface{}) {
+	env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment)
+	if !ok {
+		return
+	}
+	snapshots, err := c.snapshots.Snapshots(env.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	byApp := map[string][]*appstudiov1alpha1.Snapshot{}
+	for _, s := range snapshots {
+		byApp[s.Spec.Application] = append(byApp[s.Spec.Application], s)
+	}
+	for _, list := range byApp {
+		if newest := Newest(list); newest != nil {
+			c.Enqueue(newest)
+		}
+	}
+}
+
+func (c *Controller) onRunDeleted(obj interface{}) {
+	run, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.PromotionRun)
+	if !ok || run.Annotations[AnnotationSnapshot] == "" {
+		return
+	}
+	c.Add(run.Namespace + "/" + run.Annotations[AnnotationSnapshot])
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	snapshot, err := framework.OrNil(c.snapshots.Snapshots(namespace).Get(name))
+	if err != nil || snapshot == nil {
+		return err
+	}
+	siblings, err := c.snapshotIndex.ByIndex(byApplication, namespace+"/"+snapshot.Spec.Application)
+	if err != nil {
+		return err
+	}
+	var list []*appstudiov1alpha1.Snapshot
+	for _, obj := range siblings {
+		list = append(list, obj.(*appstudiov1alpha1.Snapshot))
+	}
+	graph, err := c.graph(namespace)
+	if err != nil {
+		return err
+	}
+	existing := map[string]bool{}
+	for _, env := range graph.Roots() {
+		run := RunName(snapshot.Name, env)
+		if _, err := c.runs.PromotionRuns(namespace).Get(run); err == nil {
+			existing[run] = true
+		}
+	}
+	promoted, err := c.promoted(namespace, snapshot.Spec.Application)
+	if err != nil {
+		return err
+	}
+	p := Decide(snapshot, Newest(list), graph, existing, promoted)
+	if len(p.Create) == 0 {
+		return nil
+	}
+	for _, problem := range p.Problems {
+		c.recorder.Event(snapshot, corev1.EventTypeWarning, EventGraphInvalid, problem.Message())
+	}
+	var errs []error
+	for _, run := range p.Create {
+		_, err := c.gitops.AppStudioV1alpha1().PromotionRuns(namespace).Create(ctx, run, metav1.CreateOptions{FieldManager: fieldManager})
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// Ours, made before the cache knew; or someone else's of the same name, which is theirs.
+			klog.V(2).InfoS("promotion run exists already", "snapshot", klog.KObj(snapshot), "promotionRun", run.Name)
+		case err != nil:
+			c.recorder.Eventf(snapshot, corev1.EventTypeWarning, EventCreateFailed, "Creating PromotionRun %s: %v", run.Name, err)
+			errs = append(errs, fmt.Errorf("creating PromotionRun %s/%s: %w", namespace, run.Name, err))
+		default:
+			c.recorder.Eventf(snapshot, corev1.EventTypeNormal, EventPromotionStarted,
+				"Promoting Snapshot %s automatically from Environment %s: PromotionRun %s",
+				snapshot.Name, run.Spec.AutomatedPromotion.InitialEnvironment, run.Name)
+		}
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// promoted is the creation time of the newest Snapshot of application promoted automatically,
+// nil if none, as its runs recorded it.
+func (c *Controller) promoted(namespace, application string) (*metav1.Time, error) {
+	runs, err := c.runs.PromotionRuns(namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var last *metav1.Time
+	for _, r := range runs {
+		if r.Spec.Application != application || r.Annotations[AnnotationSnapshot] == "" {
+			continue
+		}
+		created, err := time.Parse(time.RFC3339, r.Annotations[AnnotationSnapshotCreated])
+		if err != nil {
+			continue // not ours after all, or edited: it proves nothing
+		}
+		if t := metav1.NewTime(created); last == nil || last.Before(&t) {
+			last = &t
+		}
+	}
+	return last, nil
+}
+
+// graph is the promotion graph of namespace's Environments.
+func (c *Controller) graph(namespace string) (*promotiongraph.Graph, error) {
+	envs, err := c.environments.Environments(namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	return promotiongraph.New(GraphEnvironments(envs)), nil
+}
+
+// GraphEnvironments is what the promotion graph needs of Environments.
+func GraphEnvironments(envs []*appstudiov1alpha1.Environment) []promotiongraph.Environment {
+	out := make([]promotiongraph.Environment, 0, len(envs))
+	for _, e := range envs {
+		out = append(out, promotiongraph.Environment{
+			Name:      e.Name,
+			Automated: e.Spec.DeploymentStrategy == appstudiov1alpha1.DeploymentStrategyAppStudioAutomated,
+			Parent:    e.Spec.ParentEnvironment,
+		})
+	}
+	return out
+}

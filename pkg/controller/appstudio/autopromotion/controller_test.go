@@ -1,0 +1,116 @@
+package autopromotion
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
+	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+)
+
+func environment(name string, strategy appstudiov1alpha1.DeploymentStrategyType, parent string) *appstudiov1alpha1.Environment {
+	return &appstudiov1alpha1.Environment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"},
+		Spec:       appstudiov1alpha1.EnvironmentSpec{DeploymentStrategy: strategy, ParentEnvironment: parent},
+	}
+}
+
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	gitops *fake.Clientset
+	events *record.FakeRecorder
+	c      *Controller
+}
+
+func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &fixture{t: t, ctx: ctx, gitops: fake.NewSimpleClientset(objs...), events: record.NewFakeRecorder(100)}
+	factory := externalversions.NewSharedInformerFactory(f.gitops, 0)
+	appstudio := factory.AppStudio().V1alpha1()
+	var err error
+	if f.c, err = New(appstudio.Snapshots(), appstudio.Environments(), appstudio.PromotionRuns(), f.gitops, f.events); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.StartInformers(t, ctx, factory)
+	return f
+}
+
+func (f *fixture) sync(key string) {
+	f.t.Helper()
+	if err := f.c.sync(f.ctx, key); err != nil {
+		f.t.Fatalf("sync %s: %v", key, err)
+	}
+}
+
+// runs are the names of the namespace's PromotionRuns, read from the API, not the cache.
+func (f *fixture) runs() map[string]bool {
+	f.t.Helper()
+	list, err := f.gitops.AppStudioV1alpha1().PromotionRuns("team").List(f.ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, r := range list.Items {
+		out[r.Name] = true
+	}
+	return out
+}
+
+func TestANewSnapshotStartsAtTheRoots(t *testing.T) {
+	f := newFixture(t,
+		environment("dev", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ""),
+		environment("staging", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, "dev"),
+		environment("sandbox", appstudiov1alpha1.DeploymentStrategyManual, ""),
+		snapshot("s1", 0))
+	f.sync("team/s1")
+	if got := f.runs(); len(got) != 1 || !got["s1-dev-auto"] {
+		t.Fatalf("runs = %v, want s1-dev-auto alone", got)
+	}
+	run, _ := f.gitops.AppStudioV1alpha1().PromotionRuns("team").Get(f.ctx, "s1-dev-auto", metav1.GetOptions{})
+	if run.Spec.AutomatedPromotion.InitialEnvironment != "dev" || run.Spec.Snapshot != "s1" {
+		t.Errorf("run spec = %+v", run.Spec)
+	}
+	controllertest.ExpectEvents(t, f.events, "Normal AutomatedPromotionStarted Promoting Snapshot s1 automatically from Environment dev: PromotionRun s1-dev-auto")
+
+	// Again, once the cache has the run: nothing more.
+	controllertest.Eventually(t, f.ctx, "the run in the cache", func() bool {
+		_, err := f.c.runs.PromotionRuns("team").Get("s1-dev-auto")
+		return err == nil
+	})
+	f.sync("team/s1")
+	if got := f.runs(); len(got) != 1 {
+		t.Fatalf("runs = %v after a second pass", got)
+	}
+}
+
+func TestDeletingTheNewestSnapshotPromotesNoOlderOne(t *testing.T) {
+	f := newFixture(t, environment("dev", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ""),
+		snapshot("s1", 0), snapshot("s2", time.Second))
+	f.sync("team/s1")
+	f.sync("team/s2")
+	if got := f.runs(); len(got) != 1 || !got["s2-dev-auto"] {
+		t.Fatalf("runs = %v, want the newest's alone", got)
+	}
+	if err := f.gitops.AppStudioV1alpha1().Snapshots("team").Delete(f.ctx, "s2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, f.ctx, "s2 out of the cache and its run in", func() bool {
+		_, gone := f.c.snapshots.Snapshots("team").Get("s2")
+		_, run := f.c.runs.PromotionRuns("team").Get("s2-dev-auto")
+		return gone != nil && run == nil
+	})
+	f.sync("team/s1")
+	if got := f.runs(); got["s1-dev-auto"] {
+		t.Fatalf("the older Snapshot was promoted after the newest was deleted: %v", got)
+	}
+}
