@@ -63,6 +63,7 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
@@ -296,6 +297,7 @@ func New(cfg Config) (*Agent, error) {
 		EnvironmentController:                a.setupAppStudioEnvironments,
 		SnapshotEnvironmentBindingController: a.setupBindings,
 		PromotionRunController:               a.setupPromotionRuns,
+		AutoPromotionController:              a.setupAutoPromotion,
 		DeploymentTargetBinderController:     a.setupDeploymentTargetBinder,
 		DeploymentTargetReclaimController:    a.setupDeploymentTargetReclaim,
 		NamespaceProvisionerController:       func() error { return a.setupNamespaceProvisioner(cfg.NamespaceProvisioner) },
@@ -379,14 +381,26 @@ func (a *Agent) setupPromotionRuns() error {
 	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
 	deployments := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
 	runs, err := promotionrun.New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(),
-		deployments, a.gitops, a.events.Recorder)
+		appstudio.Environments(), deployments, a.gitops, a.events.Recorder)
 	if err != nil {
 		return err
 	}
 	runs.RecordPanicsOn(a.events.Recorder, appstudio.PromotionRuns().Informer().GetStore())
 	a.appStudio = append(a.appStudio, packagedController{Controller: runs.Controller, run: runs.Run})
 	return a.addInformers(appstudio.PromotionRuns().Informer(), appstudio.SnapshotEnvironmentBindings().Informer(),
-		appstudio.Snapshots().Informer(), deployments.Informer())
+		appstudio.Snapshots().Informer(), appstudio.Environments().Informer(), deployments.Informer())
+}
+
+// setupAutoPromotion wires the controller that starts the automated promotion of new Snapshots.
+func (a *Agent) setupAutoPromotion() error {
+	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
+	auto, err := autopromotion.New(appstudio.Snapshots(), appstudio.Environments(), appstudio.PromotionRuns(), a.gitops, a.events.Recorder)
+	if err != nil {
+		return err
+	}
+	auto.RecordPanicsOn(a.events.Recorder, appstudio.Snapshots().Informer().GetStore())
+	a.appStudio = append(a.appStudio, packagedController{Controller: auto.Controller, run: auto.Run})
+	return a.addInformers(appstudio.Snapshots().Informer(), appstudio.Environments().Informer(), appstudio.PromotionRuns().Informer())
 }
 
 // addInformers registers informers, without handlers of their own, as addInformer does.

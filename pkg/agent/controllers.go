@@ -20,6 +20,10 @@ const (
 	SnapshotEnvironmentBindingController = "snapshotenvironmentbinding"
 	// PromotionRunController carries PromotionRuns out through bindings.
 	PromotionRunController = "promotionrun"
+	// AutoPromotionController starts the automated promotion of each new Snapshot into the
+	// AppStudioAutomated Environments without a parent (PromotionRuns the promotionrun
+	// controller walks down the Environment graph).
+	AutoPromotionController = "autopromotion"
 	// DeploymentTargetBinderController binds DeploymentTargetClaims to DeploymentTargets.
 	DeploymentTargetBinderController = "deploymenttargetbinder"
 	// DeploymentTargetReclaimController releases or deletes the targets of claims that are gone.
@@ -38,7 +42,7 @@ const (
 )
 
 // KnownControllers are the names --controllers accepts.
-var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController,
+var KnownControllers = []string{ArgoCDControllers, EnvironmentController, SnapshotEnvironmentBindingController, PromotionRunController, AutoPromotionController,
 	DeploymentTargetBinderController, DeploymentTargetReclaimController, NamespaceProvisionerController, DevSandboxProvisionerController, PlacementController}
 
 // disabledByDefault are the controllers "*" leaves out: they run only when named.

@@ -28,15 +28,15 @@ func TestEnabledControllers(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{list: []string{"*"}, want: []string{"argocd", "deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "placement", "promotionrun", "snapshotenvironmentbinding"}},
-		{list: []string{"*", "-argocd"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "placement", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"*"}, want: []string{"argocd", "autopromotion", "deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "placement", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"*", "-argocd"}, want: []string{"autopromotion", "deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "placement", "promotionrun", "snapshotenvironmentbinding"}},
 		{list: []string{"argocd"}, want: []string{"argocd"}},
-		{list: []string{"-argocd", "*"}, want: []string{"deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "placement", "promotionrun", "snapshotenvironmentbinding"}},
+		{list: []string{"-argocd", "*"}, want: []string{"autopromotion", "deploymenttargetbinder", "deploymenttargetreclaim", "devsandboxprovisioner", "environment", "placement", "promotionrun", "snapshotenvironmentbinding"}},
 		// Disabled by default: only when named.
 		{list: []string{"*", "namespaceprovisioner"}, want: KnownControllers},
 		{list: []string{"namespaceprovisioner"}, want: []string{"namespaceprovisioner"}},
 		{list: []string{"promotionrun", "environment"}, want: []string{"environment", "promotionrun"}},
-		{list: []string{"*", "-argocd", "-environment", "-snapshotenvironmentbinding", "-promotionrun", "-deploymenttargetbinder", "-deploymenttargetreclaim", "-devsandboxprovisioner", "-placement"},
+		{list: []string{"*", "-argocd", "-environment", "-snapshotenvironmentbinding", "-promotionrun", "-autopromotion", "-deploymenttargetbinder", "-deploymenttargetreclaim", "-devsandboxprovisioner", "-placement"},
 			wantErr: "enables no controller"},
 		{list: []string{"-argocd"}, wantErr: "enables no controller"},
 		{list: nil, wantErr: "enables no controller"},

@@ -21,6 +21,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/namespaceprovisioner"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
@@ -55,10 +56,10 @@ func TestAKeyWhoseObjectIsGoneIsNothingToDo(t *testing.T) {
 	}{
 		{agent: "alone", controllers: []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name,
 			syncrun.Name, managedenvironment.Name, environment.Name, snapshotenvironmentbinding.Name, promotionrun.Name,
-			deploymenttargetbinder.Name, deploymenttargetreclaim.Name, namespaceprovisioner.Name, devsandboxprovisioner.Name, placement.Name}},
+			autopromotion.Name, deploymenttargetbinder.Name, deploymenttargetreclaim.Name, namespaceprovisioner.Name, devsandboxprovisioner.Name, placement.Name}},
 		{agent: "instance of a fleet", controllers: []string{tenancy.HandoverName, gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName,
 			repositorycredential.Name, syncrun.Name, managedenvironment.Name, environment.Name, snapshotenvironmentbinding.Name,
-			promotionrun.Name, deploymenttargetbinder.Name, deploymenttargetreclaim.Name, namespaceprovisioner.Name,
+			promotionrun.Name, autopromotion.Name, deploymenttargetbinder.Name, deploymenttargetreclaim.Name, namespaceprovisioner.Name,
 			devsandboxprovisioner.Name, placement.Name}},
 	} {
 		t.Run(tc.agent, func(t *testing.T) {

@@ -72,7 +72,9 @@ type PromotionRunSpec struct {
 	Application string `json:"application"`
 	// +optional
 	ManualPromotion ManualPromotionConfiguration `json:"manualPromotion,omitempty"`
-	// AutomatedPromotion is not supported yet.
+	// AutomatedPromotion walks the Environment graph from its initialEnvironment, entering
+	// the AppStudioAutomated children of each Environment promoted into, level by level.
+	// Exactly one of manualPromotion and automatedPromotion is set.
 	// +optional
 	AutomatedPromotion AutomatedPromotionConfiguration `json:"automatedPromotion,omitempty"`
 }

@@ -256,10 +256,12 @@ func ValidatePromotionRun(obj *appstudio.PromotionRun) field.ErrorList {
 	manual := specPath.Child("manualPromotion", "targetEnvironment")
 	automated := specPath.Child("automatedPromotion", "initialEnvironment")
 	switch {
+	case spec.AutomatedPromotion.InitialEnvironment != "" && spec.ManualPromotion.TargetEnvironment != "":
+		errs = append(errs, field.Forbidden(automated, "only one of spec.manualPromotion and spec.automatedPromotion may be set"))
 	case spec.AutomatedPromotion.InitialEnvironment != "":
-		errs = append(errs, field.Forbidden(automated, "automated promotion is not yet supported: use spec.manualPromotion"))
+		errs = append(errs, fieldvalidation.NamespaceName(automated, spec.AutomatedPromotion.InitialEnvironment, true)...)
 	case spec.ManualPromotion.TargetEnvironment == "":
-		errs = append(errs, field.Required(manual, "the Environment to promote to"))
+		errs = append(errs, field.Required(manual, "the Environment to promote to (or spec.automatedPromotion.initialEnvironment)"))
 	default:
 		errs = append(errs, fieldvalidation.NamespaceName(manual, spec.ManualPromotion.TargetEnvironment, true)...)
 	}

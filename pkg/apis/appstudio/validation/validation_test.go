@@ -445,10 +445,14 @@ func TestValidatePromotionRun(t *testing.T) {
 			[]apitesting.Want{apitesting.Required("spec.manualPromotion.targetEnvironment")}},
 		{"invalid target", func(o *P) { o.Spec.ManualPromotion.TargetEnvironment = "stag.ing" },
 			[]apitesting.Want{apitesting.Invalid("spec.manualPromotion.targetEnvironment")}},
-		{"automated only", func(o *P) {
+		{"automated", func(o *P) {
 			o.Spec.ManualPromotion.TargetEnvironment = ""
 			o.Spec.AutomatedPromotion.InitialEnvironment = "staging"
-		}, []apitesting.Want{apitesting.Forbidden("spec.automatedPromotion.initialEnvironment")}},
+		}, nil},
+		{"invalid initial Environment", func(o *P) {
+			o.Spec.ManualPromotion.TargetEnvironment = ""
+			o.Spec.AutomatedPromotion.InitialEnvironment = "Staging"
+		}, []apitesting.Want{apitesting.Invalid("spec.automatedPromotion.initialEnvironment")}},
 		{"manual and automated", func(o *P) { o.Spec.AutomatedPromotion.InitialEnvironment = "staging" },
 			[]apitesting.Want{apitesting.Forbidden("spec.automatedPromotion.initialEnvironment")}},
 	}, metaCases(func(o *P, m metav1.ObjectMeta) { o.ObjectMeta = m })...)

@@ -206,18 +206,5 @@ func (c *Controller) graph(namespace string) (*promotiongraph.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	return promotiongraph.New(GraphEnvironments(envs)), nil
-}
-
-// GraphEnvironments is what the promotion graph needs of Environments.
-func GraphEnvironments(envs []*appstudiov1alpha1.Environment) []promotiongraph.Environment {
-	out := make([]promotiongraph.Environment, 0, len(envs))
-	for _, e := range envs {
-		out = append(out, promotiongraph.Environment{
-			Name:      e.Name,
-			Automated: e.Spec.DeploymentStrategy == appstudiov1alpha1.DeploymentStrategyAppStudioAutomated,
-			Parent:    e.Spec.ParentEnvironment,
-		})
-	}
-	return out
+	return promotiongraph.New(promotiongraph.FromEnvironments(envs)), nil
 }

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 )
 
 // Environment is what the graph needs of one Environment.
@@ -25,6 +27,19 @@ type Environment struct {
 	Automated bool
 	// Parent is spec.parentEnvironment, "" for none.
 	Parent string
+}
+
+// FromEnvironments is what the graph needs of envs.
+func FromEnvironments(envs []*appstudiov1alpha1.Environment) []Environment {
+	out := make([]Environment, 0, len(envs))
+	for _, e := range envs {
+		out = append(out, Environment{
+			Name:      e.Name,
+			Automated: e.Spec.DeploymentStrategy == appstudiov1alpha1.DeploymentStrategyAppStudioAutomated,
+			Parent:    e.Spec.ParentEnvironment,
+		})
+	}
+	return out
 }
 
 // ProblemKind is what is wrong with part of the graph.

@@ -16,12 +16,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	appstudioinformers "github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions/appstudio/v1alpha1"
@@ -62,6 +64,7 @@ type Controller struct {
 	bindings     appstudiolisters.SnapshotEnvironmentBindingLister
 	bindingIndex cache.Indexer
 	snapshots    appstudiolisters.SnapshotLister
+	environments appstudiolisters.EnvironmentLister
 	deployments  managedlisters.GitOpsDeploymentLister
 
 	now func() time.Time
@@ -72,6 +75,7 @@ func New(
 	runs appstudioinformers.PromotionRunInformer,
 	bindings appstudioinformers.SnapshotEnvironmentBindingInformer,
 	snapshots appstudioinformers.SnapshotInformer,
+	environments appstudioinformers.EnvironmentInformer,
 	deployments managedinformers.GitOpsDeploymentInformer,
 	gitops versioned.Interface,
 	recorder record.EventRecorder,
@@ -84,6 +88,7 @@ func New(
 		bindings:     bindings.Lister(),
 		bindingIndex: bindings.Informer().GetIndexer(),
 		snapshots:    snapshots.Lister(),
+		environments: environments.Lister(),
 		deployments:  deployments.Lister(),
 		now:          time.Now,
 	}
@@ -98,7 +103,13 @@ func New(
 	}
 
 	if err := c.Watch(runs.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc: c.Enqueue,
+		AddFunc: func(obj interface{}) {
+			c.Enqueue(obj)
+			// An automated run supersedes the older ones of its application.
+			if run := obj.(*appstudiov1alpha1.PromotionRun); isAutomated(run) {
+				c.enqueueRuns(byApplication, run.Namespace+"/"+run.Spec.Application)
+			}
+		},
 		UpdateFunc: func(old, obj interface{}) {
 			c.Enqueue(obj)
 			// A run that completes lets the next of its application start.
@@ -115,6 +126,10 @@ func New(
 		return nil, err
 	}
 	if err := c.Watch(snapshots.Informer(), framework.OnChange(c.onSnapshot)); err != nil {
+		return nil, err
+	}
+	// The graph automated runs walk.
+	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.onEnvironment)); err != nil {
 		return nil, err
 	}
 	// Only a GitOpsDeployment's status tells whether a promotion is done.
@@ -143,10 +158,32 @@ func applicationOfRun(obj interface{}) ([]string, error) {
 
 func targetOfRun(obj interface{}) ([]string, error) {
 	run, ok := obj.(*appstudiov1alpha1.PromotionRun)
-	if !ok || run.Spec.ManualPromotion.TargetEnvironment == "" {
+	if !ok {
 		return nil, nil
 	}
-	return []string{targetKey(run.Namespace, run.Spec.Application, run.Spec.ManualPromotion.TargetEnvironment)}, nil
+	var keys []string
+	for _, env := range runEnvironments(run) {
+		keys = append(keys, targetKey(run.Namespace, run.Spec.Application, env))
+	}
+	return keys, nil
+}
+
+// runEnvironments are the Environments whose bindings and deployments run waits on: a manual
+// run's target; an automated run's initial Environment and those of its steps in progress.
+func runEnvironments(run *appstudiov1alpha1.PromotionRun) []string {
+	if !isAutomated(run) {
+		if env := run.Spec.ManualPromotion.TargetEnvironment; env != "" {
+			return []string{env}
+		}
+		return nil
+	}
+	envs := []string{run.Spec.AutomatedPromotion.InitialEnvironment}
+	for _, e := range run.Status.EnvironmentStatus {
+		if e.Status == appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress && e.EnvironmentName != envs[0] {
+			envs = append(envs, e.EnvironmentName)
+		}
+	}
+	return envs
 }
 
 func snapshotOfRun(obj interface{}) ([]string, error) {
@@ -159,10 +196,14 @@ func snapshotOfRun(obj interface{}) ([]string, error) {
 
 func generatedNameOfRun(obj interface{}) ([]string, error) {
 	run, ok := obj.(*appstudiov1alpha1.PromotionRun)
-	if !ok || run.Spec.ManualPromotion.TargetEnvironment == "" {
+	if !ok {
 		return nil, nil
 	}
-	return []string{run.Namespace + "/" + BindingName(run.Spec.Application, run.Spec.ManualPromotion.TargetEnvironment)}, nil
+	var keys []string
+	for _, env := range runEnvironments(run) {
+		keys = append(keys, run.Namespace+"/"+BindingName(run.Spec.Application, env))
+	}
+	return keys, nil
 }
 
 func targetOfBinding(obj interface{}) ([]string, error) {
@@ -204,6 +245,23 @@ func (c *Controller) onBinding(obj interface{}) {
 	}
 	c.enqueueRuns(byTarget, targetKey(b.Namespace, b.Spec.Application, b.Spec.Environment))
 	c.enqueueRuns(byGeneratedName, b.Namespace+"/"+b.Name)
+}
+
+// onEnvironment queues the automated runs of the Environment's namespace that are not Complete.
+func (c *Controller) onEnvironment(obj interface{}) {
+	env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment)
+	if !ok {
+		return
+	}
+	runs, err := c.runs.PromotionRuns(env.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, run := range runs {
+		if isAutomated(run) && run.Status.State != appstudiov1alpha1.PromotionRunStateComplete {
+			c.Enqueue(run)
+		}
+	}
 }
 
 func (c *Controller) onSnapshot(obj interface{}) {
@@ -270,13 +328,45 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 	if s.snapshot, err = framework.OrNil(c.snapshots.Snapshots(namespace).Get(run.Spec.Snapshot)); err != nil {
 		return s, err
 	}
+	if isAutomated(run) {
+		return c.observeAutomated(s)
+	}
 	env := run.Spec.ManualPromotion.TargetEnvironment
 	if env == "" {
 		return s, nil
 	}
-	bindings, err := c.bindingIndex.ByIndex(byTarget, targetKey(namespace, run.Spec.Application, env))
+	t, err := c.observeTarget(run, env)
+	s.binding, s.occupant, s.previous, s.deployments = t.binding, t.occupant, t.previous, t.deployments
+	return s, err
+}
+
+// observeAutomated adds what an automated run needs: the Environment graph, and the
+// Environments of the walk's current level.
+func (c *Controller) observeAutomated(s state) (state, error) {
+	envs, err := c.environments.Environments(s.run.Namespace).List(labels.Everything())
 	if err != nil {
 		return s, err
+	}
+	s.graph = promotiongraph.New(promotiongraph.FromEnvironments(envs))
+	walk := promotiongraph.Next(s.graph, s.run.Spec.AutomatedPromotion.InitialEnvironment, stepResults(&s.run.Status))
+	s.targets = map[string]target{}
+	for _, env := range walk.Active {
+		if s.targets[env], err = c.observeTarget(s.run, env); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// observeTarget is what the controller sees of env, where run promotes: the binding of run's
+// application and env (or the one holding its generated name), the Snapshot it points at when
+// that is another, and the GitOpsDeployments it names.
+func (c *Controller) observeTarget(run *appstudiov1alpha1.PromotionRun, env string) (target, error) {
+	var t target
+	namespace := run.Namespace
+	bindings, err := c.bindingIndex.ByIndex(byTarget, targetKey(namespace, run.Spec.Application, env))
+	if err != nil {
+		return t, err
 	}
 	// The storage keeps one binding per application and Environment; should an older object
 	// break that, the choice is at least stable.
@@ -284,68 +374,36 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 		return bindings[i].(*appstudiov1alpha1.SnapshotEnvironmentBinding).Name < bindings[j].(*appstudiov1alpha1.SnapshotEnvironmentBinding).Name
 	})
 	if len(bindings) == 0 {
-		s.occupant, err = framework.OrNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(BindingName(run.Spec.Application, env)))
-		return s, err
+		t.occupant, err = framework.OrNil(c.bindings.SnapshotEnvironmentBindings(namespace).Get(BindingName(run.Spec.Application, env)))
+		return t, err
 	}
-	s.binding = bindings[0].(*appstudiov1alpha1.SnapshotEnvironmentBinding)
-	if s.binding.Spec.Snapshot != run.Spec.Snapshot {
-		if s.previous, err = framework.OrNil(c.snapshots.Snapshots(namespace).Get(s.binding.Spec.Snapshot)); err != nil {
-			return s, err
+	t.binding = bindings[0].(*appstudiov1alpha1.SnapshotEnvironmentBinding)
+	if t.binding.Spec.Snapshot != run.Spec.Snapshot {
+		if t.previous, err = framework.OrNil(c.snapshots.Snapshots(namespace).Get(t.binding.Spec.Snapshot)); err != nil {
+			return t, err
 		}
 	}
-	s.deployments = map[string]*managedv1alpha1.GitOpsDeployment{}
-	for _, d := range s.binding.Status.GitOpsDeployments {
+	t.deployments = map[string]*managedv1alpha1.GitOpsDeployment{}
+	for _, d := range t.binding.Status.GitOpsDeployments {
 		gd, err := framework.OrNil(c.deployments.GitOpsDeployments(namespace).Get(d.GitOpsDeployment))
 		if err != nil {
-			return s, err
+			return t, err
 		}
 		if gd != nil {
-			s.deployments[gd.Name] = gd
+			t.deployments[gd.Name] = gd
 		}
 	}
-	return s, nil
+	return t, nil
 }
 
 // act carries out p for the PromotionRun of s, recording an Event on it for each write.
 func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	run := s.run
 	ns := run.Namespace
-	bindings := c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
-	if p.createBinding != nil {
-		_, err := bindings.Create(ctx, p.createBinding, metav1.CreateOptions{FieldManager: fieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			// The cache has yet to show it; its add event brings the run back, whichever
-			// application and Environment it binds.
-			klog.V(2).InfoS("binding exists already", "promotionRun", klog.KObj(run), "binding", p.createBinding.Name)
-			return nil
+	for _, w := range p.writes {
+		if done, err := c.writeBinding(ctx, run, w); done || err != nil {
+			return err
 		}
-		if err != nil {
-			c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingCreateFailed, "Creating SnapshotEnvironmentBinding %s: %v", p.createBinding.Name, err)
-			return fmt.Errorf("creating SnapshotEnvironmentBinding %s/%s: %w", ns, p.createBinding.Name, err)
-		}
-		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingCreated, "Created SnapshotEnvironmentBinding %s for Snapshot %s",
-			p.createBinding.Name, run.Spec.Snapshot)
-	}
-	if p.markBinding != nil {
-		marked, err := bindings.UpdateStatus(ctx, p.markBinding, metav1.UpdateOptions{FieldManager: fieldManager})
-		if err != nil {
-			return fmt.Errorf("marking the status of SnapshotEnvironmentBinding %s/%s: %w", ns, p.markBinding.Name, err)
-		}
-		// Pointed over the mark, or not at all: a write between them could be the generator's
-		// answer to the Snapshot before. (The server keeps the stored status on an update; the
-		// status sent is the one it has.)
-		p.updateBinding.ResourceVersion, p.updateBinding.Status = marked.ResourceVersion, marked.Status
-	}
-	if p.updateBinding != nil {
-		if _, err := bindings.Update(ctx, p.updateBinding, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
-			if !apierrors.IsConflict(err) {
-				c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingUpdateFailed, "Pointing SnapshotEnvironmentBinding %s at Snapshot %s: %v",
-					p.updateBinding.Name, run.Spec.Snapshot, err)
-			}
-			return fmt.Errorf("updating SnapshotEnvironmentBinding %s/%s: %w", ns, p.updateBinding.Name, err)
-		}
-		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingUpdated, "Pointed SnapshotEnvironmentBinding %s at Snapshot %s",
-			p.updateBinding.Name, run.Spec.Snapshot)
 	}
 	if p.status != nil {
 		upd := run.DeepCopy()
@@ -362,4 +420,48 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		}
 	}
 	return nil
+}
+
+// writeBinding carries out one binding's writes for run. done, without error, means the pass
+// ends here: the binding to create exists already, and its add event brings the run back.
+func (c *Controller) writeBinding(ctx context.Context, run *appstudiov1alpha1.PromotionRun, w bindingWrite) (done bool, err error) {
+	ns := run.Namespace
+	bindings := c.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
+	if w.createBinding != nil {
+		_, err := bindings.Create(ctx, w.createBinding, metav1.CreateOptions{FieldManager: fieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			// The cache has yet to show it; its add event brings the run back, whichever
+			// application and Environment it binds.
+			klog.V(2).InfoS("binding exists already", "promotionRun", klog.KObj(run), "binding", w.createBinding.Name)
+			return true, nil
+		}
+		if err != nil {
+			c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingCreateFailed, "Creating SnapshotEnvironmentBinding %s: %v", w.createBinding.Name, err)
+			return true, fmt.Errorf("creating SnapshotEnvironmentBinding %s/%s: %w", ns, w.createBinding.Name, err)
+		}
+		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingCreated, "Created SnapshotEnvironmentBinding %s for Snapshot %s",
+			w.createBinding.Name, run.Spec.Snapshot)
+	}
+	if w.markBinding != nil {
+		marked, err := bindings.UpdateStatus(ctx, w.markBinding, metav1.UpdateOptions{FieldManager: fieldManager})
+		if err != nil {
+			return true, fmt.Errorf("marking the status of SnapshotEnvironmentBinding %s/%s: %w", ns, w.markBinding.Name, err)
+		}
+		// Pointed over the mark, or not at all: a write between them could be the generator's
+		// answer to the Snapshot before. (The server keeps the stored status on an update; the
+		// status sent is the one it has.)
+		w.updateBinding.ResourceVersion, w.updateBinding.Status = marked.ResourceVersion, marked.Status
+	}
+	if w.updateBinding != nil {
+		if _, err := bindings.Update(ctx, w.updateBinding, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			if !apierrors.IsConflict(err) {
+				c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingUpdateFailed, "Pointing SnapshotEnvironmentBinding %s at Snapshot %s: %v",
+					w.updateBinding.Name, run.Spec.Snapshot, err)
+			}
+			return true, fmt.Errorf("updating SnapshotEnvironmentBinding %s/%s: %w", ns, w.updateBinding.Name, err)
+		}
+		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingUpdated, "Pointed SnapshotEnvironmentBinding %s at Snapshot %s",
+			w.updateBinding.Name, run.Spec.Snapshot)
+	}
+	return false, nil
 }

@@ -41,7 +41,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	factory := externalversions.NewSharedInformerFactory(f.gitops, 0)
 	appstudio := factory.AppStudio().V1alpha1()
 	var err error
-	f.c, err = New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(),
+	f.c, err = New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(), appstudio.Environments(),
 		factory.ManagedGitops().V1alpha1().GitOpsDeployments(), f.gitops, f.events)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
 )
 
 // Timeout is how long a promotion may take from the moment its binding is pointed at the
@@ -31,7 +32,6 @@ const (
 // The messages of the PromotionRun's status, as the original service wrote them.
 const (
 	msgActivePromotion       = "Error occurred while checking for existing active promotions."
-	msgAutomatedPromotion    = "Automated promotion are not yet supported."
 	msgInvalidTarget         = "Target Environment has invalid value."
 	msgWaitingForDeployments = "Waiting for the environment binding to create all of the expected GitOpsDeployments."
 	msgSucceeded             = "All GitOpsDeployments are Synced/Healthy"
@@ -81,7 +81,6 @@ const (
 	EventPromotionSucceeded    = "PromotionSucceeded"
 	EventPromotionFailed       = "PromotionFailed"
 	EventActivePromotionExists = "ActivePromotionExists"
-	EventUnsupportedPromotion  = "UnsupportedPromotion"
 	EventInvalidTarget         = "InvalidTargetEnvironment"
 	EventBindingChanged        = "BindingChanged"
 	EventBindingNameTaken      = "BindingNameTaken"
@@ -100,6 +99,18 @@ func BindingName(application, environment string) string {
 	return name
 }
 
+// target is what the controller sees of the Environment a step promotes into.
+type target struct {
+	binding, occupant *appstudiov1alpha1.SnapshotEnvironmentBinding
+	previous          *appstudiov1alpha1.Snapshot
+	deployments       map[string]*managedv1alpha1.GitOpsDeployment
+}
+
+// target is the manual run's Environment.
+func (s state) target() target {
+	return target{binding: s.binding, occupant: s.occupant, previous: s.previous, deployments: s.deployments}
+}
+
 // state is what the controller sees of one PromotionRun key.
 type state struct {
 	// run is nil once the PromotionRun is gone.
@@ -116,21 +127,28 @@ type state struct {
 	// deployments are the GitOpsDeployments that binding's status names, by name; one missing
 	// from the cache is absent.
 	deployments map[string]*managedv1alpha1.GitOpsDeployment
+
+	// An automated run's: the namespace's Environment graph, and the Environments of the
+	// walk's current level (the ones above are done with), by name.
+	graph   *promotiongraph.Graph
+	targets map[string]target
 }
 
 // event is a Kubernetes Event to record on the PromotionRun once its status is written.
 type event struct{ eventType, reason, message string }
 
-// plan is what to write for one PromotionRun, in this order: the binding's status, the
-// binding, the PromotionRun's status; then when to look again.
+// bindingWrite is what to write to one binding, in this order: its status marked (see
+// markedBinding), then the binding created or pointed at the Snapshot; updateBinding is written
+// over the marked binding's resourceVersion, so that nothing comes between the two.
+type bindingWrite struct {
+	markBinding, createBinding, updateBinding *appstudiov1alpha1.SnapshotEnvironmentBinding
+}
+
+// plan is what to write for one PromotionRun, in this order: the bindings, the PromotionRun's
+// status; then when to look again.
 type plan struct {
-	// markBinding is the binding whose status is to be marked before it is pointed (see
-	// markedBinding); updateBinding is then written over the marked binding's resourceVersion,
-	// so that nothing comes between the two.
-	markBinding *appstudiov1alpha1.SnapshotEnvironmentBinding
-	// createBinding is the binding to generate; updateBinding the existing one pointed at the
-	// Snapshot.
-	createBinding, updateBinding *appstudiov1alpha1.SnapshotEnvironmentBinding
+	// writes are the bindings' writes, one per Environment the pass promotes into.
+	writes []bindingWrite
 	// status is the PromotionRun's new status; nil leaves it as it is.
 	status *appstudiov1alpha1.PromotionRunStatus
 	// events are recorded once status is written.
@@ -165,110 +183,164 @@ func planPromotion(s state, now metav1.Time) plan {
 	if run == nil || run.Status.State == appstudiov1alpha1.PromotionRunStateComplete {
 		return p
 	}
+	if run.Spec.AutomatedPromotion.InitialEnvironment != "" {
+		return planAutomated(s, now)
+	}
 	st := run.Status.DeepCopy()
-	// write completes p with st, when it differs from what the run has.
-	write := func(events ...event) plan {
-		if !apiequality.Semantic.DeepEqual(*st, run.Status) {
-			p.status = st
-			p.events = events
-		}
-		return p
-	}
-	fail := func(reason, message, eventMessage string) plan {
-		if !setErrorCondition(st, message, now) {
-			return write() // already reported
-		}
-		return write(event{corev1.EventTypeWarning, reason, eventMessage})
-	}
+	write, fail := p.writers(run, st, now)
 
 	if first := earliestActive(run, s.siblings); first != nil {
 		return fail(EventActivePromotionExists, msgActivePromotion, fmt.Sprintf(
 			"PromotionRun %s of Application %s is still active; only one PromotionRun per Application may be", first.Name, run.Spec.Application))
 	}
-	if run.Spec.AutomatedPromotion.InitialEnvironment != "" {
-		return fail(EventUnsupportedPromotion, msgAutomatedPromotion, msgAutomatedPromotion)
-	}
 	env := run.Spec.ManualPromotion.TargetEnvironment
 	if env == "" {
 		return fail(EventInvalidTarget, msgInvalidTarget, msgInvalidTarget)
 	}
-
-	binding := s.binding
-	if binding == nil {
-		name := BindingName(run.Spec.Application, env)
-		if s.occupant != nil {
-			return fail(EventBindingNameTaken, msgBindingNameTaken(name), msgBindingNameTaken(name))
-		}
-		if problem := snapshotProblem(run, s.snapshot, name); problem != "" {
-			return fail(snapshotEventReason(s.snapshot), problem, problem)
-		}
-		binding = generatedBinding(run, s.snapshot)
-		recordPointing(binding, nil, false)
-		p.createBinding = binding
+	binding, w, problem, reason := bindingFor(run, s.snapshot, env, s.target())
+	if problem != "" {
+		return fail(reason, problem, problem)
 	}
 	st.State = appstudiov1alpha1.PromotionRunStateActive
 	for _, old := range st.ActiveBindings {
 		if old != binding.Name {
-			p.createBinding = nil
 			return fail(EventBindingChanged, msgBindingChanged(old, binding.Name), msgBindingChanged(old, binding.Name))
 		}
 	}
-	if problem := snapshotProblem(run, s.snapshot, binding.Name); problem != "" {
-		return fail(snapshotEventReason(s.snapshot), problem, problem)
+	step := stepInto(run, s.snapshot, env, 0, binding, w, s.target(), st, now)
+	if step.problem != "" {
+		return fail(step.problemReason, step.problem, step.problem)
+	}
+	if st.PromotionStartTime.IsZero() {
+		st.PromotionStartTime = now
+	}
+	st.ActiveBindings = []string{step.binding}
+	p.writes = append(p.writes, step.write)
+	events := step.started
+	// The timeout runs from promotionStartTime, as the original's did.
+	deadline := st.PromotionStartTime.Add(Timeout)
+	switch {
+	case !now.Time.Before(deadline):
+		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
+		events = append(events, step.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msgTimedOut, now)...)
+		setErrorCondition(st, msgTimedOut, now)
+		events = append(events, event{corev1.EventTypeWarning, EventPromotionFailed, msgTimedOut})
+	case step.waiting != "":
+		if step.onDeployments {
+			st.State = appstudiov1alpha1.PromotionRunStateWaiting
+		}
+		step.e.DisplayStatus = step.waiting
+		clearErrorCondition(st, now)
+		p.recheckAfter = deadline.Sub(now.Time)
+	default:
+		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultSuccess
+		events = append(events, step.end(appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded, now)...)
+		clearErrorCondition(st, now)
+		events = append(events, event{corev1.EventTypeNormal, EventPromotionSucceeded, fmt.Sprintf("Promoted Snapshot %s into Environment %s", run.Spec.Snapshot, env)})
+	}
+	return write(events...)
+}
+
+// writers are the two ways a pass ends: write completes p with st when it differs from what
+// the run has, with events; fail reports a problem in the ErrorOccurred condition (with its
+// Event once) and writes no binding.
+func (p *plan) writers(run *appstudiov1alpha1.PromotionRun, st *appstudiov1alpha1.PromotionRunStatus, now metav1.Time) (
+	write func(events ...event) plan, fail func(reason, message, eventMessage string) plan) {
+	write = func(events ...event) plan {
+		if !apiequality.Semantic.DeepEqual(*st, run.Status) {
+			p.status = st
+			p.events = events
+		}
+		return *p
+	}
+	fail = func(reason, message, eventMessage string) plan {
+		p.writes = nil
+		if !setErrorCondition(st, message, now) {
+			return write() // already reported
+		}
+		return write(event{corev1.EventTypeWarning, reason, eventMessage})
+	}
+	return write, fail
+}
+
+// step is one Environment's part of a pass: the binding writes that deploy the run's Snapshot
+// there, and how far the deployment is.
+type step struct {
+	write   bindingWrite
+	binding string // the binding's name
+	// e is the step's entry in the status being built, In Progress; started holds the Event of
+	// its start when it begins in this pass.
+	e       *appstudiov1alpha1.PromotionRunEnvironmentStatus
+	started []event
+	// waiting is what the step waits for, "" once every GitOpsDeployment runs the Snapshot;
+	// onDeployments tells whether it waits for GitOpsDeployments to sync.
+	waiting       string
+	onDeployments bool
+	// problem, when set, keeps the step from starting (with its Event's reason).
+	problem, problemReason string
+}
+
+// bindingFor is the binding through which run deploys its Snapshot into env: t's, or one
+// generated (the write creates it); or the problem that keeps it from being made.
+func bindingFor(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot, env string, t target) (
+	b *appstudiov1alpha1.SnapshotEnvironmentBinding, w bindingWrite, problem, reason string) {
+	if t.binding != nil {
+		return t.binding, w, "", ""
+	}
+	name := BindingName(run.Spec.Application, env)
+	if t.occupant != nil {
+		return nil, w, msgBindingNameTaken(name), EventBindingNameTaken
+	}
+	if problem := snapshotProblem(run, snapshot, name); problem != "" {
+		return nil, w, problem, snapshotEventReason(snapshot)
+	}
+	b = generatedBinding(run, snapshot, env)
+	recordPointing(b, nil, false)
+	w.createBinding = b
+	return b, w, "", ""
+}
+
+// stepInto plans the step of run into env through binding (w holds its creation when it is
+// generated): point it at snapshot and see whether every GitOpsDeployment runs it. It adds or
+// updates the step's entry in st (a new one numbered number; see startStep).
+func stepInto(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot, env string, number int32,
+	binding *appstudiov1alpha1.SnapshotEnvironmentBinding, w bindingWrite, t target,
+	st *appstudiov1alpha1.PromotionRunStatus, now metav1.Time) step {
+	sp := step{write: w}
+	if problem := snapshotProblem(run, snapshot, binding.Name); problem != "" {
+		return step{problem: problem, problemReason: snapshotEventReason(snapshot)}
 	}
 	pointed := false
 	if binding.Spec.Snapshot != run.Spec.Snapshot {
-		mark := sameImages(s.previous, s.snapshot, binding.Spec.Components) && !reportsGenerations(binding)
+		mark := sameImages(t.previous, snapshot, binding.Spec.Components) && !reportsGenerations(binding)
 		if mark {
-			p.markBinding = markedBinding(binding, run.Spec.Snapshot, now)
+			sp.write.markBinding = markedBinding(binding, run.Spec.Snapshot, now)
 		}
 		from := binding.Status.Components
 		binding = binding.DeepCopy()
 		binding.Spec.Snapshot = run.Spec.Snapshot
 		recordPointing(binding, from, mark)
-		p.updateBinding = binding
+		sp.write.updateBinding = binding
 		pointed = true
 	}
-	if st.PromotionStartTime.IsZero() {
-		st.PromotionStartTime = now
-	}
-	st.ActiveBindings = []string{binding.Name}
-
-	var events []event
-	e, started := startStep(st, env, now)
-	step := e.Step
+	sp.binding = binding.Name
+	var started bool
+	sp.e, started = startStep(st, env, number, now)
 	if started {
-		events = append(events, event{corev1.EventTypeNormal, EventStepStarted,
-			fmt.Sprintf("Step %d started: promoting Snapshot %s into Environment %s through Binding %s", step, run.Spec.Snapshot, env, binding.Name)})
+		sp.started = []event{{corev1.EventTypeNormal, EventStepStarted,
+			fmt.Sprintf("Step %d started: promoting Snapshot %s into Environment %s through Binding %s", sp.e.Step, run.Spec.Snapshot, env, binding.Name)}}
 	}
-	// The timeout runs from promotionStartTime, as the original's did.
-	deadline := st.PromotionStartTime.Add(Timeout)
+	sp.waiting, sp.onDeployments = waitingFor(binding, pointed || sp.write.createBinding != nil, run.Spec.Snapshot, t.deployments)
+	return sp
+}
 
-	waiting, onDeployments := waitingFor(binding, pointed || p.createBinding != nil, run.Spec.Snapshot, s.deployments)
-	switch {
-	case !now.Time.Before(deadline):
-		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
-		endStep(e, appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msgTimedOut, now)
-		setErrorCondition(st, msgTimedOut, now)
-		events = append(events,
-			event{corev1.EventTypeWarning, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) failed: %s", step, env, msgTimedOut)},
-			event{corev1.EventTypeWarning, EventPromotionFailed, msgTimedOut})
-	case waiting != "":
-		if onDeployments {
-			st.State = appstudiov1alpha1.PromotionRunStateWaiting
-		}
-		e.DisplayStatus = waiting
-		clearErrorCondition(st, now)
-		p.recheckAfter = deadline.Sub(now.Time)
-	default:
-		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultSuccess
-		endStep(e, appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded, now)
-		clearErrorCondition(st, now)
-		events = append(events,
-			event{corev1.EventTypeNormal, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) succeeded: %s", step, env, msgSucceeded)},
-			event{corev1.EventTypeNormal, EventPromotionSucceeded, fmt.Sprintf("Promoted Snapshot %s into Environment %s", run.Spec.Snapshot, env)})
+// end ends the step with status (Success or Failed) and displayStatus, and returns its Event.
+func (sp step) end(status appstudiov1alpha1.PromotionRunEnvironmentStatusField, displayStatus string, now metav1.Time) []event {
+	endStep(sp.e, status, displayStatus, now)
+	if status == appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess {
+		return []event{{corev1.EventTypeNormal, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) succeeded: %s", sp.e.Step, sp.e.EnvironmentName, displayStatus)}}
 	}
-	return write(events...)
+	return []event{{corev1.EventTypeWarning, EventStepEnded, fmt.Sprintf("Step %d (Environment %s) failed: %s", sp.e.Step, sp.e.EnvironmentName, displayStatus)}}
 }
 
 // earliestActive is the PromotionRun among siblings, not Complete, that was created before run
@@ -317,8 +389,8 @@ func snapshotEventReason(snapshot *appstudiov1alpha1.Snapshot) string {
 // generatedBinding is the binding that deploys run's Snapshot into its Environment: one
 // component per component of the Snapshot, which is what is promoted. It has no owner: the
 // deployment must outlive the run.
-func generatedBinding(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot) *appstudiov1alpha1.SnapshotEnvironmentBinding {
-	app, env := run.Spec.Application, run.Spec.ManualPromotion.TargetEnvironment
+func generatedBinding(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot, env string) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+	app := run.Spec.Application
 	labels := map[string]string{}
 	// A name too long for a label value cannot be a label; the original failed to create the
 	// binding then.
@@ -544,10 +616,10 @@ func deployedAt(gd *managedv1alpha1.GitOpsDeployment, commit string) bool {
 }
 
 // startStep returns env's step in st, In Progress, and whether it is new: a new one is
-// numbered after the highest and starts now. A step that was written before startTime existed
+// numbered number, or after the highest when number is 0, and starts now. A step that was written before startTime existed
 // gets the promotion's start time, which is when it started (the pass that set
 // promotionStartTime wrote it, and its displayStatus said so).
-func startStep(st *appstudiov1alpha1.PromotionRunStatus, env string, now metav1.Time) (e *appstudiov1alpha1.PromotionRunEnvironmentStatus, started bool) {
+func startStep(st *appstudiov1alpha1.PromotionRunStatus, env string, number int32, now metav1.Time) (e *appstudiov1alpha1.PromotionRunEnvironmentStatus, started bool) {
 	for i := range st.EnvironmentStatus {
 		if e := &st.EnvironmentStatus[i]; e.EnvironmentName == env {
 			e.Status, e.CompletionTime = appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, nil
@@ -557,12 +629,14 @@ func startStep(st *appstudiov1alpha1.PromotionRunStatus, env string, now metav1.
 			return e, false
 		}
 	}
-	var step int32
-	for _, e := range st.EnvironmentStatus {
-		step = max(step, e.Step)
+	if number == 0 {
+		for _, e := range st.EnvironmentStatus {
+			number = max(number, e.Step)
+		}
+		number++
 	}
 	st.EnvironmentStatus = append(st.EnvironmentStatus, appstudiov1alpha1.PromotionRunEnvironmentStatus{
-		Step: step + 1, EnvironmentName: env, Status: appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, StartTime: now.DeepCopy(),
+		Step: number, EnvironmentName: env, Status: appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress, StartTime: now.DeepCopy(),
 	})
 	return &st.EnvironmentStatus[len(st.EnvironmentStatus)-1], true
 }

@@ -239,21 +239,6 @@ func TestPlanPromotion(t *testing.T) {
 			},
 		},
 		{
-			name: "automated promotion: the error",
-			state: state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
-				r.Spec.ManualPromotion.TargetEnvironment, r.Spec.AutomatedPromotion.InitialEnvironment = "", "dev"
-			}), snapshot: snapshot("api")},
-			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition(msgAutomatedPromotion, now)},
-			wantEvents: []string{"Warning UnsupportedPromotion Automated promotion are not yet supported."},
-		},
-		{
-			name: "automated promotion alongside a target Environment: still the error, nothing promoted",
-			state: state{run: promotionRun(func(r *appstudiov1alpha1.PromotionRun) { r.Spec.AutomatedPromotion.InitialEnvironment = "dev" }),
-				binding: binding("snap-1", "api"), snapshot: snapshot("api")},
-			want:       &appstudiov1alpha1.PromotionRunStatus{Conditions: errorCondition("Automated promotion are not yet supported.", now)},
-			wantEvents: []string{"Warning UnsupportedPromotion Automated promotion are not yet supported."},
-		},
-		{
 			name: "fixed bug: an earlier active run of the application in another namespace does not hold the run up",
 			state: state{run: promotionRun(), siblings: []*appstudiov1alpha1.PromotionRun{promotionRun(func(r *appstudiov1alpha1.PromotionRun) {
 				r.Name, r.Namespace, r.CreationTimestamp = "first", "elsewhere", metav1.NewTime(earlier.Add(-time.Second))
@@ -671,6 +656,12 @@ func TestPlanPromotion(t *testing.T) {
 				at = tc.now
 			}
 			p := planPromotion(tc.state, at)
+			var w bindingWrite
+			if len(p.writes) > 1 {
+				t.Fatalf("a manual run writes %d bindings", len(p.writes))
+			} else if len(p.writes) == 1 {
+				w = p.writes[0]
+			}
 			if !tc.skipWantCheck && !jsonEqual(p.status, tc.want) {
 				t.Errorf("status\n%s\nwant\n%s", toJSON(p.status), toJSON(tc.want))
 			}
@@ -684,25 +675,25 @@ func TestPlanPromotion(t *testing.T) {
 			if strings.Join(events, "\n") != strings.Join(tc.wantEvents, "\n") {
 				t.Errorf("events\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(tc.wantEvents, "\n"))
 			}
-			if !jsonEqual(p.createBinding, tc.wantCreate) {
-				t.Errorf("binding created\n%s\nwant\n%s", toJSON(p.createBinding), toJSON(tc.wantCreate))
+			if !jsonEqual(w.createBinding, tc.wantCreate) {
+				t.Errorf("binding created\n%s\nwant\n%s", toJSON(w.createBinding), toJSON(tc.wantCreate))
 			}
 			switch {
-			case tc.wantUpdate == "" && p.updateBinding != nil:
-				t.Errorf("binding updated to %+v", p.updateBinding.Spec)
-			case tc.wantUpdate != "" && (p.updateBinding == nil || p.updateBinding.Spec.Snapshot != tc.wantUpdate || p.updateBinding.ResourceVersion != "5"):
-				t.Errorf("binding update %+v, want the binding read at snapshot %s", p.updateBinding, tc.wantUpdate)
+			case tc.wantUpdate == "" && w.updateBinding != nil:
+				t.Errorf("binding updated to %+v", w.updateBinding.Spec)
+			case tc.wantUpdate != "" && (w.updateBinding == nil || w.updateBinding.Spec.Snapshot != tc.wantUpdate || w.updateBinding.ResourceVersion != "5"):
+				t.Errorf("binding update %+v, want the binding read at snapshot %s", w.updateBinding, tc.wantUpdate)
 			}
-			if tc.wantPointing != "" && (p.updateBinding == nil || p.updateBinding.Annotations[pointingAnnotation] != tc.wantPointing) {
-				t.Errorf("binding updated with annotations %v, want the pointing %s", p.updateBinding.Annotations, tc.wantPointing)
+			if tc.wantPointing != "" && (w.updateBinding == nil || w.updateBinding.Annotations[pointingAnnotation] != tc.wantPointing) {
+				t.Errorf("binding updated with annotations %v, want the pointing %s", w.updateBinding.Annotations, tc.wantPointing)
 			}
 			switch {
-			case tc.wantMark == nil && p.markBinding != nil:
-				t.Errorf("binding marked: %+v", p.markBinding.Status.GitOpsRepoConditions)
-			case tc.wantMark != nil && (p.markBinding == nil || p.markBinding.ResourceVersion != "5" ||
-				!jsonEqual(p.markBinding.Status.GitOpsRepoConditions, []metav1.Condition{*tc.wantMark}) ||
-				p.markBinding.Spec.Snapshot != tc.state.binding.Spec.Snapshot):
-				t.Errorf("binding marked %+v, want the binding read, with %+v", p.markBinding, *tc.wantMark)
+			case tc.wantMark == nil && w.markBinding != nil:
+				t.Errorf("binding marked: %+v", w.markBinding.Status.GitOpsRepoConditions)
+			case tc.wantMark != nil && (w.markBinding == nil || w.markBinding.ResourceVersion != "5" ||
+				!jsonEqual(w.markBinding.Status.GitOpsRepoConditions, []metav1.Condition{*tc.wantMark}) ||
+				w.markBinding.Spec.Snapshot != tc.state.binding.Spec.Snapshot):
+				t.Errorf("binding marked %+v, want the binding read, with %+v", w.markBinding, *tc.wantMark)
 			}
 			if p.recheckAfter != tc.wantRecheck {
 				t.Errorf("recheck after %v, want %v", p.recheckAfter, tc.wantRecheck)
@@ -885,7 +876,10 @@ func TestGeneratedBindingOfLongNames(t *testing.T) {
 	s := snapshot("api")
 	s.Spec.Application = run.Spec.Application
 	p := planPromotion(state{run: run, snapshot: s}, now)
-	b := p.createBinding
+	if len(p.writes) != 1 || p.writes[0].createBinding == nil {
+		t.Fatal("no binding generated")
+	}
+	b := p.writes[0].createBinding
 	if b == nil {
 		t.Fatal("no binding generated")
 	}

@@ -90,7 +90,10 @@ func TestValidate(t *testing.T) {
 		{Name: "no snapshot", Mutate: func(p *appstudio.PromotionRun) { p.Spec.Snapshot = "" }, Want: []apitesting.Want{apitesting.Required("spec.snapshot")}},
 		{Name: "no target", Mutate: func(p *appstudio.PromotionRun) { p.Spec.ManualPromotion.TargetEnvironment = "" },
 			Want: []apitesting.Want{apitesting.Required("spec.manualPromotion.targetEnvironment")}},
-		{Name: "automated", Mutate: func(p *appstudio.PromotionRun) { p.Spec.AutomatedPromotion.InitialEnvironment = "dev" },
+		{Name: "automated", Mutate: func(p *appstudio.PromotionRun) {
+			p.Spec.ManualPromotion.TargetEnvironment, p.Spec.AutomatedPromotion.InitialEnvironment = "", "dev"
+		}},
+		{Name: "manual and automated", Mutate: func(p *appstudio.PromotionRun) { p.Spec.AutomatedPromotion.InitialEnvironment = "dev" },
 			Want: []apitesting.Want{apitesting.Forbidden("spec.automatedPromotion.initialEnvironment")}},
 	}
 	registrytest.RunValidate(t, testKind, cases)
