@@ -62,8 +62,8 @@ import (
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
-	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"

@@ -16,12 +16,12 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/deploymenttargetbinder"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/deploymenttargetreclaim"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/devsandboxprovisioner"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/namespaceprovisioner"
-	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
