@@ -41,7 +41,7 @@ var _ = Describe("agents under leader election", Ordered, func() {
 	// The Argo CD instance's controllers share a Lease; each AppStudio controller that both
 	// agents run (the default "*") has its own.
 	leases := []struct{ namespace, name string }{{"gitops-service-argocd", "gitops-agent"}}
-	for _, c := range []string{"environment", "snapshotenvironmentbinding", "promotionrun", "deploymenttargetbinder",
+	for _, c := range []string{"environment", "snapshotenvironmentbinding", "promotionrun", "autopromotion", "deploymenttargetbinder",
 		"deploymenttargetreclaim", "devsandboxprovisioner", "placement"} {
 		leases = append(leases, struct{ namespace, name string }{"gitops-service", "gitops-agent-" + c})
 	}
@@ -128,7 +128,7 @@ var _ = Describe("agents under leader election", Ordered, func() {
 		// The standby counts the lease duration from when it saw the holder's last renewal,
 		// which it may see up to one of its jittered retry periods after the kill, and looks
 		// again up to one more after the Lease expired: 23.8 s at most for each Lease. With a
-		// Lease per AppStudio controller, the last of seven decides, near that bound (20.6 s
+		// Lease per AppStudio controller, the last of eight decides, near that bound (20.6 s
 		// measured), so 2 s are left for the requests and a loaded machine.
 		bound := leaseDuration + 2*maxRetryWait + 2*time.Second
 		Eventually(holders).WithContext(ctx).WithTimeout(bound + 5*time.Second).WithPolling(100 * time.Millisecond).
