@@ -2953,7 +2953,7 @@ func schema_pkg_apis_appstudio_v1alpha1_PromotionRunSpec(ref common.ReferenceCal
 					},
 					"automatedPromotion": {
 						SchemaProps: spec.SchemaProps{
-							Description: "AutomatedPromotion is not supported yet.",
+							Description: "AutomatedPromotion walks the Environment graph from its initialEnvironment, entering the AppStudioAutomated children of each Environment promoted into, level by level. Exactly one of manualPromotion and automatedPromotion is set.",
 							Default:     map[string]interface{}{},
 							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.AutomatedPromotionConfiguration"),
 						},
