@@ -75,6 +75,8 @@ func planAutomated(s state, now metav1.Time) plan {
 	}
 	var events []event
 	var active []string
+	// unreadable is the first step that waits on an unreadable pointing record (reportWaiting).
+	var unreadable step
 	waitingOnDeployments := len(walk.Active) > 0
 	for _, env := range walk.Active {
 		t := s.targets[env]
@@ -97,6 +99,9 @@ func planAutomated(s state, now metav1.Time) plan {
 		case sp.waiting != "":
 			sp.e.DisplayStatus = sp.waiting
 			waitingOnDeployments = waitingOnDeployments && sp.onDeployments
+			if sp.unreadable != nil && unreadable.unreadable == nil {
+				unreadable = sp
+			}
 			if left := deadline.Sub(now.Time); p.recheckAfter == 0 || left < p.recheckAfter {
 				p.recheckAfter = left
 			}
@@ -134,7 +139,7 @@ func planAutomated(s state, now metav1.Time) plan {
 		if waitingOnDeployments {
 			st.State = appstudiov1alpha1.PromotionRunStateWaiting
 		}
-		clearErrorCondition(st, now)
+		events = append(events, reportWaiting(st, unreadable, now)...)
 	}
 	return write(events...)
 }

@@ -260,18 +260,31 @@ func TestExistingBindingIsPointedAndTimesOut(t *testing.T) {
 func TestApplicationServiceAnswersThePointing(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		// image is the image of snap-1, from which the binding is pointed at snap-2.
+		// image is the image of snap-1, from which the binding is pointed at snap-2; "" when
+		// snap-1 has been deleted.
 		image string
+		// recorded is the image of snap-1 in the binding's record of its pointing there, "" for
+		// no record.
+		recorded string
 		// commits are those application-service generates for snap-2.
 		commits string
 		marked  bool
 	}{
 		{name: "new images, new commits", image: "quay.io/api:1", commits: "new"},
 		{name: "the same images, the same commits", image: "quay.io/api:2", commits: "old", marked: true},
+		{name: "snap-1 deleted; new images recorded, new commits", recorded: "quay.io/api:1", commits: "new"},
+		{name: "snap-1 deleted; the same images recorded, the same commits", recorded: "quay.io/api:2", commits: "old", marked: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			old := appServiceBinding("snap-1", "old", nil, "api")
-			f := newFixture(t, promotionRun(), snapshot("api"), previousSnapshot("api", tc.image), old, deployment("api", synced, healthy, "old-api"))
+			var rec *pointing
+			if tc.recorded != "" {
+				rec = pointedWith("older", false, tc.recorded)
+			}
+			objs := []runtime.Object{promotionRun(), snapshot("api"), appServiceBinding("snap-1", "old", rec, "api"), deployment("api", synced, healthy, "old-api")}
+			if tc.image != "" {
+				objs = append(objs, previousSnapshot("api", tc.image))
+			}
+			f := newFixture(t, objs...)
 			bindings := f.gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
 			key := ns + "/promote"
 

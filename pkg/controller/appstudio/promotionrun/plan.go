@@ -70,6 +70,11 @@ func msgWaitingForRepository(binding, snapshot string) string {
 	return "Waiting for the GitOps repository of Binding: " + binding + " to be generated for Snapshot: " + snapshot + "."
 }
 
+func msgPointingUnreadable(binding string, err error) string {
+	return "Binding: " + binding + " has an annotation " + pointingAnnotation + " that cannot be read (" + err.Error() +
+		"), so its GitOps repository commits cannot be told from the previous Snapshot's: they are not counted."
+}
+
 // Event reasons. Problems are Warnings.
 const (
 	EventBindingCreated        = "BindingCreated"
@@ -86,6 +91,7 @@ const (
 	EventBindingNameTaken      = "BindingNameTaken"
 	EventSnapshotNotFound      = "SnapshotNotFound"
 	EventSnapshotNotDeployable = "SnapshotNotDeployable"
+	EventPointingUnreadable    = "PointingUnreadable"
 )
 
 // BindingName is the name of the SnapshotEnvironmentBinding a PromotionRun generates for
@@ -122,7 +128,8 @@ type state struct {
 	// nil (one of another application or Environment).
 	binding, occupant *appstudiov1alpha1.SnapshotEnvironmentBinding
 	// snapshot is run's Snapshot, nil when missing; previous is the Snapshot binding points at
-	// when that is another, nil when missing or the same.
+	// when that is another, nil when missing or the same; it tells the images deployed only
+	// when the binding's pointing record does not (imagesBefore).
 	snapshot, previous *appstudiov1alpha1.Snapshot
 	// deployments are the GitOpsDeployments that binding's status names, by name; one missing
 	// from the cache is absent.
@@ -230,7 +237,7 @@ func planPromotion(s state, now metav1.Time) plan {
 			st.State = appstudiov1alpha1.PromotionRunStateWaiting
 		}
 		step.e.DisplayStatus = step.waiting
-		clearErrorCondition(st, now)
+		events = append(events, reportWaiting(st, step, now)...)
 		p.recheckAfter = deadline.Sub(now.Time)
 	default:
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultSuccess
@@ -276,6 +283,9 @@ type step struct {
 	// onDeployments tells whether it waits for GitOpsDeployments to sync.
 	waiting       string
 	onDeployments bool
+	// unreadable is why the binding's pointing record cannot be read, when the step waits for
+	// its repository because of it (waitingFor).
+	unreadable error
 	// problem, when set, keeps the step from starting (with its Event's reason).
 	problem, problemReason string
 }
@@ -295,7 +305,7 @@ func bindingFor(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1
 		return nil, w, problem, snapshotEventReason(snapshot)
 	}
 	b = generatedBinding(run, snapshot, env)
-	recordPointing(b, nil, false)
+	recordPointing(b, nil, snapshot, false)
 	w.createBinding = b
 	return b, w, "", ""
 }
@@ -312,14 +322,15 @@ func stepInto(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.S
 	}
 	pointed := false
 	if binding.Spec.Snapshot != run.Spec.Snapshot {
-		mark := sameImages(t.previous, snapshot, binding.Spec.Components) && !reportsGenerations(binding)
+		before := imagesBefore(binding, t.previous)
+		mark := before != "" && before == imagesDigest(snapshot, binding.Spec.Components) && !reportsGenerations(binding)
 		if mark {
 			sp.write.markBinding = markedBinding(binding, run.Spec.Snapshot, now)
 		}
 		from := binding.Status.Components
 		binding = binding.DeepCopy()
 		binding.Spec.Snapshot = run.Spec.Snapshot
-		recordPointing(binding, from, mark)
+		recordPointing(binding, from, snapshot, mark)
 		sp.write.updateBinding = binding
 		pointed = true
 	}
@@ -330,8 +341,24 @@ func stepInto(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.S
 		sp.started = []event{{corev1.EventTypeNormal, EventStepStarted,
 			fmt.Sprintf("Step %d started: promoting Snapshot %s into Environment %s through Binding %s", sp.e.Step, run.Spec.Snapshot, env, binding.Name)}}
 	}
-	sp.waiting, sp.onDeployments = waitingFor(binding, pointed || sp.write.createBinding != nil, run.Spec.Snapshot, t.deployments)
+	sp.waiting, sp.onDeployments, sp.unreadable = waitingFor(binding, pointed || sp.write.createBinding != nil, run.Spec.Snapshot, t.deployments)
 	return sp
+}
+
+// reportWaiting sets st's ErrorOccurred condition while sp waits: the reason it cannot see its
+// repository generated when that is an unreadable pointing record (which may be of this very
+// pointing, see repositoryGenerated: the run waits, until the timeout, for someone to mend it),
+// with its Event the first time; else cleared.
+func reportWaiting(st *appstudiov1alpha1.PromotionRunStatus, sp step, now metav1.Time) []event {
+	if sp.unreadable == nil {
+		clearErrorCondition(st, now)
+		return nil
+	}
+	msg := msgPointingUnreadable(sp.binding, sp.unreadable)
+	if !setErrorCondition(st, msg, now) {
+		return nil
+	}
+	return []event{{corev1.EventTypeWarning, EventPointingUnreadable, msg}}
 }
 
 // end ends the step with status (Success or Failed) and displayStatus, and returns its Event.
@@ -416,7 +443,8 @@ func generatedBinding(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1
 
 // waitingFor is what the promotion through binding still waits for, "" when every
 // GitOpsDeployment of the binding runs snapshot; onDeployments tells whether it waits for
-// GitOpsDeployments to sync. pointed means binding is being pointed at snapshot now.
+// GitOpsDeployments to sync; unreadable, why it waits for the repository when that is the
+// binding's unreadable pointing record. pointed means binding is being pointed at snapshot now.
 //
 // A GitOpsDeployment runs the Snapshot when it is Synced and Healthy at the commit that
 // application-service generated for its component from the Snapshot: its status.sync.revision
@@ -426,21 +454,24 @@ func generatedBinding(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1
 // The GitOpsDeployments themselves are read, not the binding's copy of their status
 // (status.gitopsDeployments), which lags them; the copy only names them.
 func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed bool, snapshot string,
-	deployments map[string]*managedv1alpha1.GitOpsDeployment) (waiting string, onDeployments bool) {
+	deployments map[string]*managedv1alpha1.GitOpsDeployment) (waiting string, onDeployments bool, unreadable error) {
 	byComponent := map[string]appstudiov1alpha1.BindingStatusGitOpsDeployment{}
 	for _, d := range binding.Status.GitOpsDeployments {
 		byComponent[d.ComponentName] = d
 	}
 	for _, c := range binding.Spec.Components {
 		if _, ok := byComponent[c.Name]; !ok {
-			return msgWaitingForDeployments, false
+			return msgWaitingForDeployments, false, nil
 		}
 	}
 	if len(binding.Status.GitOpsDeployments) != len(binding.Spec.Components) {
-		return msgWaitingForDeployments, false
+		return msgWaitingForDeployments, false, nil
 	}
-	if pointed || !repositoryGenerated(binding) {
-		return msgWaitingForRepository(binding.Name, snapshot), false
+	if pointed {
+		return msgWaitingForRepository(binding.Name, snapshot), false, nil
+	}
+	if generated, err := repositoryGenerated(binding); !generated {
+		return msgWaitingForRepository(binding.Name, snapshot), false, err
 	}
 	commits := map[string]string{}
 	for _, c := range binding.Status.Components {
@@ -453,10 +484,10 @@ func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed b
 		}
 	}
 	if len(names) == 0 {
-		return "", false
+		return "", false, nil
 	}
 	sort.Strings(names)
-	return msgWaitingFor(names), true
+	return msgWaitingFor(names), true, nil
 }
 
 // pointingAnnotation records, on a binding a PromotionRun pointed at a Snapshot, in the same
@@ -465,36 +496,60 @@ func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed b
 // the binding, unlike a field of its status they do not know.
 const pointingAnnotation = "promotionrun.managed-gitops.redhat.com/pointing"
 
-// pointing is the value of pointingAnnotation, in JSON.
+// pointing is the value of pointingAnnotation, in JSON. Its fields are only added to: a record
+// written by an earlier version (without images) is read as it was meant.
 type pointing struct {
 	// Snapshot is the Snapshot the binding was pointed at; the record holds while the binding
 	// points there.
 	Snapshot string `json:"snapshot"`
 	// Components is componentsHash of the binding's status.components when it was pointed.
 	Components string `json:"components"`
+	// Images is imagesDigest of Snapshot for the binding's components: what the next pointing
+	// compares its Snapshot's with, whether or not this Snapshot still exists then. "" when
+	// unknown (a component without an image, or a record written before the field).
+	Images string `json:"images,omitempty"`
 	// Marked tells that the binding's last gitopsRepoCondition was set Unknown just before it was
 	// pointed (markedBinding), and that the new Snapshot's images are those of the one before.
 	Marked bool `json:"marked,omitempty"`
 }
 
-// recordPointing records on b, about to be written pointed at its spec.snapshot, the
-// status.components it had when pointed, and whether it was marked.
-func recordPointing(b *appstudiov1alpha1.SnapshotEnvironmentBinding, components []appstudiov1alpha1.BindingComponentStatus, marked bool) {
-	value, _ := json.Marshal(pointing{Snapshot: b.Spec.Snapshot, Components: componentsHash(components), Marked: marked})
+// maxPointingSize bounds the annotation read: the records written are under 500 bytes (a
+// Snapshot's name is at most 253), so anything longer is not one.
+const maxPointingSize = 1024
+
+// recordPointing records on b, about to be written pointed at snapshot (its spec.snapshot), the
+// status.components it had when pointed, the images it is pointed at, and whether it was marked.
+func recordPointing(b *appstudiov1alpha1.SnapshotEnvironmentBinding, components []appstudiov1alpha1.BindingComponentStatus,
+	snapshot *appstudiov1alpha1.Snapshot, marked bool) {
+	value, _ := json.Marshal(pointing{Snapshot: b.Spec.Snapshot, Components: componentsHash(components),
+		Images: imagesDigest(snapshot, b.Spec.Components), Marked: marked})
 	if b.Annotations == nil {
 		b.Annotations = map[string]string{}
 	}
 	b.Annotations[pointingAnnotation] = string(value)
 }
 
-// pointingOf is the record of b's pointing at its current Snapshot, if a PromotionRun pointed it.
-func pointingOf(b *appstudiov1alpha1.SnapshotEnvironmentBinding) (pointing, bool) {
-	var rec pointing
-	value, ok := b.Annotations[pointingAnnotation]
-	if !ok || json.Unmarshal([]byte(value), &rec) != nil || rec.Snapshot != b.Spec.Snapshot {
-		return pointing{}, false
+// pointingOf is the record of b's pointing at its current Snapshot, if a PromotionRun pointed
+// it (ok); err when b carries an annotation that is no record: for all anyone knows, of this
+// pointing.
+func pointingOf(b *appstudiov1alpha1.SnapshotEnvironmentBinding) (rec pointing, ok bool, err error) {
+	value, found := b.Annotations[pointingAnnotation]
+	if !found {
+		return pointing{}, false, nil
 	}
-	return rec, true
+	if len(value) > maxPointingSize {
+		return pointing{}, false, fmt.Errorf("%d bytes, more than the %d of a record", len(value), maxPointingSize)
+	}
+	if err := json.Unmarshal([]byte(value), &rec); err != nil {
+		return pointing{}, false, fmt.Errorf("not a record: %v", err)
+	}
+	if rec.Snapshot == "" || !isDigest(rec.Components) || (rec.Images != "" && !isDigest(rec.Images)) {
+		return pointing{}, false, fmt.Errorf("not a record: a snapshot and sha256 digests expected")
+	}
+	if rec.Snapshot != b.Spec.Snapshot {
+		return pointing{}, false, nil
+	}
+	return rec, true, nil
 }
 
 func componentsHash(components []appstudiov1alpha1.BindingComponentStatus) string {
@@ -502,8 +557,50 @@ func componentsHash(components []appstudiov1alpha1.BindingComponentStatus) strin
 		components = nil // what the server gives back for an empty list
 	}
 	data, _ := json.Marshal(components)
+	return digest(data)
+}
+
+// imagesDigest is the digest of the images snapshot gives components, as a JSON object by
+// component name (encoding/json sorts its keys, so equal images give equal digests): "" when
+// there is no Snapshot or component, or one of components has no image in snapshot.
+func imagesDigest(snapshot *appstudiov1alpha1.Snapshot, components []appstudiov1alpha1.BindingComponent) string {
+	if snapshot == nil || len(components) == 0 {
+		return ""
+	}
+	all := map[string]string{}
+	for _, c := range snapshot.Spec.Components {
+		all[c.Name] = c.ContainerImage
+	}
+	bound := map[string]string{}
+	for _, c := range components {
+		if all[c.Name] == "" {
+			return ""
+		}
+		bound[c.Name] = all[c.Name]
+	}
+	data, _ := json.Marshal(bound)
+	return digest(data)
+}
+
+// imagesBefore is imagesDigest of what b deploys now: as recorded when a PromotionRun pointed it
+// there, else of previous, the Snapshot it points at, when that still exists (b pointed by
+// someone else, or by a version that did not record images); "" when unknown.
+func imagesBefore(b *appstudiov1alpha1.SnapshotEnvironmentBinding, previous *appstudiov1alpha1.Snapshot) string {
+	if rec, ok, _ := pointingOf(b); ok && rec.Images != "" {
+		return rec.Images
+	}
+	return imagesDigest(previous, b.Spec.Components)
+}
+
+// digest is the sha256 of data, in hex.
+func digest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+func isDigest(s string) bool {
+	_, err := hex.DecodeString(s)
+	return len(s) == sha256.Size*2 && err == nil
 }
 
 // reportsGenerations tells whether the generator of b's GitOps repository sets observedGeneration
@@ -531,45 +628,28 @@ func reportsGenerations(b *appstudiov1alpha1.SnapshotEnvironmentBinding) bool {
 //     of the previous one, wrote the commits of those same images;
 //   - else (b was pointed by someone else, or by a run before this record existed) the condition
 //     alone, as the original service had it: nothing tells when the generator answered a pointing
-//     nobody recorded.
+//     nobody recorded;
+//   - but never when b's annotation is unreadable (pointingOf, the error): it may be this
+//     pointing's record.
 //
 // A new Snapshot whose images differ from the previous one's always gives new commits: the
 // generator writes the images into the repository, and commits and pushes when it changed.
-func repositoryGenerated(b *appstudiov1alpha1.SnapshotEnvironmentBinding) bool {
+func repositoryGenerated(b *appstudiov1alpha1.SnapshotEnvironmentBinding) (bool, error) {
 	conds := b.Status.GitOpsRepoConditions
 	if len(conds) == 0 || conds[len(conds)-1].Status != metav1.ConditionTrue {
-		return false
+		return false, nil
 	}
 	if reportsGenerations(b) {
-		return conds[len(conds)-1].ObservedGeneration >= b.Generation
+		return conds[len(conds)-1].ObservedGeneration >= b.Generation, nil
 	}
-	rec, ok := pointingOf(b)
-	if !ok || rec.Marked {
-		return true
+	rec, ok, err := pointingOf(b)
+	switch {
+	case err != nil:
+		return false, err
+	case !ok || rec.Marked:
+		return true, nil
 	}
-	return componentsHash(b.Status.Components) != rec.Components
-}
-
-// sameImages tells whether the Snapshots previous and next give each of components the same
-// container image, so that the GitOps repository generated for one is that of the other.
-func sameImages(previous, next *appstudiov1alpha1.Snapshot, components []appstudiov1alpha1.BindingComponent) bool {
-	if previous == nil || next == nil || len(components) == 0 {
-		return false
-	}
-	images := func(s *appstudiov1alpha1.Snapshot) map[string]string {
-		m := map[string]string{}
-		for _, c := range s.Spec.Components {
-			m[c.Name] = c.ContainerImage
-		}
-		return m
-	}
-	before, after := images(previous), images(next)
-	for _, c := range components {
-		if before[c.Name] == "" || before[c.Name] != after[c.Name] {
-			return false
-		}
-	}
-	return true
+	return componentsHash(b.Status.Components) != rec.Components, nil
 }
 
 // markedBinding is b with its last gitopsRepoCondition (application-service's

@@ -157,6 +157,19 @@ func waitingStatus(msg string) appstudiov1alpha1.PromotionRunStatus {
 	return st
 }
 
+// pointingOfOld is the record of app-staging-binding, at "old" commits, pointed at snap-2.
+func pointingOfOld(marked bool) string {
+	rec := `{"snapshot":"snap-2","components":"` + componentsHash(appServiceBinding("", "old", nil, "api").Status.Components) +
+		`","images":"` + apiImages("quay.io/api:2") + `"`
+	if marked {
+		rec += `,"marked":true`
+	}
+	return rec + "}"
+}
+
+var msgUnreadable = "Binding: app-staging-binding has an annotation promotionrun.managed-gitops.redhat.com/pointing that cannot be read " +
+	"(not a record: a snapshot and sha256 digests expected), so its GitOps repository commits cannot be told from the previous Snapshot's: they are not counted."
+
 func TestPlanPromotion(t *testing.T) {
 	allDeployed := deployments(deployment("api", synced, healthy, "new-api"), deployment("web", synced, healthy, "new-web"))
 	for _, tc := range []struct {
@@ -268,8 +281,9 @@ func TestPlanPromotion(t *testing.T) {
 			wantCreate: &appstudiov1alpha1.SnapshotEnvironmentBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: "app-staging-generated-binding", Namespace: ns,
 					Labels: map[string]string{"appstudio.application": "app", "appstudio.environment": "staging"},
-					// sha256 of "null": it had no status.components.
-					Annotations: map[string]string{pointingAnnotation: `{"snapshot":"snap-2","components":"74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"}`}},
+					// sha256 of "null": it had no status.components; of {"api":"quay.io/api:2","web":"quay.io/web:2"}: the images.
+					Annotations: map[string]string{pointingAnnotation: `{"snapshot":"snap-2","components":"74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b",` +
+						`"images":"06b2be8d232b06208fe2c35385625c7b2d20e7aa2c50a1bdbe2f940c0c37ef8d"}`}},
 				Spec: appstudiov1alpha1.SnapshotEnvironmentBindingSpec{Application: "app", Environment: "staging", Snapshot: "snap-2",
 					Components: []appstudiov1alpha1.BindingComponent{{Name: "api"}, {Name: "web"}}},
 			},
@@ -344,7 +358,7 @@ func TestPlanPromotion(t *testing.T) {
 				previous: previousSnapshot("api", "quay.io/api:1")},
 			now:           started,
 			wantUpdate:    "snap-2",
-			wantPointing:  `{"snapshot":"snap-2","components":"` + componentsHash(appServiceBinding("", "old", nil, "api").Status.Components) + `"}`,
+			wantPointing:  pointingOfOld(false),
 			skipWantCheck: true,
 			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
 			wantRecheck:   Timeout,
@@ -355,7 +369,7 @@ func TestPlanPromotion(t *testing.T) {
 				previous: previousSnapshot("api", "quay.io/api:2")},
 			now:          started,
 			wantUpdate:   "snap-2",
-			wantPointing: `{"snapshot":"snap-2","components":"` + componentsHash(appServiceBinding("", "old", nil, "api").Status.Components) + `","marked":true}`,
+			wantPointing: pointingOfOld(true),
 			wantMark: &metav1.Condition{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionUnknown, Reason: "SnapshotChanged",
 				Message: "Waiting for the GitOps repository to be generated for Snapshot: snap-2", LastTransitionTime: started},
 			skipWantCheck: true,
@@ -368,7 +382,7 @@ func TestPlanPromotion(t *testing.T) {
 				previous: previousSnapshot("api", "quay.io/api:2")},
 			now:           started,
 			wantUpdate:    "snap-2",
-			wantPointing:  `{"snapshot":"snap-2","components":"` + componentsHash(binding("", "api").Status.Components) + `"}`,
+			wantPointing:  `{"snapshot":"snap-2","components":"` + componentsHash(binding("", "api").Status.Components) + `","images":"` + apiImages("quay.io/api:2") + `"}`,
 			skipWantCheck: true,
 			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
 			wantRecheck:   Timeout,
@@ -397,6 +411,179 @@ func TestPlanPromotion(t *testing.T) {
 			}(), deployments: deployments(deployment("api", synced, healthy, "old-api"))},
 			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
 			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "the previous Snapshot deleted, its images recorded, the same: the binding is marked before it is pointed",
+			state: state{run: promotionRun(), binding: appServiceBinding("snap-1", "old", pointedWith("older", false, "quay.io/api:2"), "api"),
+				snapshot: snapshot("api")},
+			now:          started,
+			wantUpdate:   "snap-2",
+			wantPointing: pointingOfOld(true),
+			wantMark: &metav1.Condition{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionUnknown, Reason: "SnapshotChanged",
+				Message: "Waiting for the GitOps repository to be generated for Snapshot: snap-2", LastTransitionTime: started},
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "the previous Snapshot deleted, its images recorded, the same; application-service's no-op rewrite, True again: Success",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"),
+				binding:     appServiceBinding("snap-2", "old", pointedWith("old", true, "quay.io/api:2"), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess {
+					t.Errorf("status %+v, want Success", st)
+				}
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "the previous Snapshot deleted, its images recorded, others: pointed unmarked",
+			state: state{run: promotionRun(), binding: appServiceBinding("snap-1", "old", pointedWith("older", false, "quay.io/api:1"), "api"),
+				snapshot: snapshot("api")},
+			now:           started,
+			wantUpdate:    "snap-2",
+			wantPointing:  pointingOfOld(false),
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "the previous Snapshot deleted, other images, pointed; its commits True and deployed: waits for the repository",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"),
+				binding:     appServiceBinding("snap-2", "old", pointedWith("old", false, "quay.io/api:2"), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "the previous Snapshot deleted, other images, pointed; the new commits True and deployed: Success",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"),
+				binding:     appServiceBinding("snap-2", "new", pointedWith("old", false, "quay.io/api:2"), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "new-api"))},
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultSuccess {
+					t.Errorf("status %+v, want Success", st)
+				}
+			},
+			wantEvents: []string{
+				"Normal StepEnded Step 1 (Environment staging) succeeded: All GitOpsDeployments are Synced/Healthy",
+				"Normal PromotionSucceeded Promoted Snapshot snap-2 into Environment staging",
+			},
+		},
+		{
+			name: "pointed by the previous version (a record without images), the previous Snapshot there with the same images: marked",
+			state: state{run: promotionRun(), binding: appServiceBinding("snap-1", "old", pointedFrom("older", false), "api"),
+				snapshot: snapshot("api"), previous: previousSnapshot("api", "quay.io/api:2")},
+			now:          started,
+			wantUpdate:   "snap-2",
+			wantPointing: pointingOfOld(true),
+			wantMark: &metav1.Condition{Type: "GitOpsResourcesGenerated", Status: metav1.ConditionUnknown, Reason: "SnapshotChanged",
+				Message: "Waiting for the GitOps repository to be generated for Snapshot: snap-2", LastTransitionTime: started},
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "pointed by the previous version, the previous Snapshot deleted: the images before are unknown, so new commits are waited for",
+			state: state{run: promotionRun(), binding: appServiceBinding("snap-1", "old", pointedFrom("older", false), "api"),
+				snapshot: snapshot("api")},
+			now:           started,
+			wantUpdate:    "snap-2",
+			wantPointing:  pointingOfOld(false),
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
+		},
+		{
+			name: "pointed by the previous version while it ran, and taken over: its record is read, the previous Snapshot's commits are not counted",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"),
+				binding:     appServiceBinding("snap-2", "old", pointedFrom("old", false), "api"),
+				deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			want:        ptr(inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "an unreadable record, True and deployed: not counted; the run says why, once, and waits",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := appServiceBinding("snap-2", "old", nil, "api")
+				b.Annotations = map[string]string{pointingAnnotation: `{"snapshot":"snap-2","components":"old"}`}
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			want: func() *appstudiov1alpha1.PromotionRunStatus {
+				st := inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))
+				st.Conditions = errorCondition(msgUnreadable, now)
+				return &st
+			}(),
+			wantEvents:  []string{"Warning PointingUnreadable " + msgUnreadable},
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "an oversized record: the same",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := appServiceBinding("snap-2", "old", nil, "api")
+				b.Annotations = map[string]string{pointingAnnotation: strings.Repeat(" ", maxPointingSize) + pointingOfOld(true)}
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			want: func() *appstudiov1alpha1.PromotionRunStatus {
+				st := inProgressStatus(msgWaitingForRepository("app-staging-binding", "snap-2"))
+				st.Conditions = errorCondition("Binding: app-staging-binding has an annotation promotionrun.managed-gitops.redhat.com/pointing that cannot be read "+
+					"(1215 bytes, more than the 1024 of a record), so its GitOps repository commits cannot be told from the previous Snapshot's: they are not counted.", now)
+				return &st
+			}(),
+			wantEvents: []string{"Warning PointingUnreadable Binding: app-staging-binding has an annotation promotionrun.managed-gitops.redhat.com/pointing that cannot be read " +
+				"(1215 bytes, more than the 1024 of a record), so its GitOps repository commits cannot be told from the previous Snapshot's: they are not counted."},
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "an unreadable record, reported already: nothing written",
+			state: state{run: promotionRun(underway, func(r *appstudiov1alpha1.PromotionRun) {
+				r.Status.EnvironmentStatus[0].DisplayStatus = msgWaitingForRepository("app-staging-binding", "snap-2")
+				r.Status.Conditions = errorCondition(msgUnreadable, earlier)
+			}), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := appServiceBinding("snap-2", "old", nil, "api")
+				b.Annotations = map[string]string{pointingAnnotation: `{"snapshot":"snap-2","components":"old"}`}
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			wantRecheck: 9 * time.Minute,
+		},
+		{
+			name: "an unreadable record at the timeout: Failure",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := appServiceBinding("snap-2", "old", nil, "api")
+				b.Annotations = map[string]string{pointingAnnotation: "\x00garbled"}
+				return b
+			}(), deployments: deployments(deployment("api", synced, healthy, "old-api"))},
+			now:           late,
+			skipWantCheck: true,
+			checkStatus: func(t *testing.T, st *appstudiov1alpha1.PromotionRunStatus) {
+				if st == nil || st.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultFailure {
+					t.Errorf("status %+v, want Failure", st)
+				}
+			},
+			wantEvents: []string{
+				"Warning StepEnded Step 1 (Environment staging) failed: Promotion Failed. Could not be completed in 10 Minutes.",
+				"Warning PromotionFailed Promotion Failed. Could not be completed in 10 Minutes.",
+			},
+		},
+		{
+			name: "an unreadable record on the binding pointed: replaced, and the previous Snapshot tells the images",
+			state: state{run: promotionRun(), binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+				b := appServiceBinding("snap-1", "old", nil, "api")
+				b.Annotations = map[string]string{pointingAnnotation: "{"}
+				return b
+			}(), snapshot: snapshot("api"), previous: previousSnapshot("api", "quay.io/api:1")},
+			now:           started,
+			wantUpdate:    "snap-2",
+			wantPointing:  pointingOfOld(false),
+			skipWantCheck: true,
+			wantEvents:    []string{"Normal StepStarted Step 1 started: promoting Snapshot snap-2 into Environment staging through Binding app-staging-binding"},
+			wantRecheck:   Timeout,
 		},
 		{
 			name: "the binding changed since the run started: the error",
@@ -722,9 +909,20 @@ func appServiceBinding(snap, commits string, pointing *pointing, components ...s
 	return b
 }
 
-// pointedFrom is the record of a pointing of a binding whose commits were <commits>-<component>.
+// pointedFrom is the record of a pointing of a binding whose commits were <commits>-<component>,
+// as written before records had images.
 func pointedFrom(commits string, marked bool) *pointing {
 	return &pointing{Components: commits, Marked: marked}
+}
+
+// pointedWith is pointedFrom with the images recorded: those of the bound component api at image.
+func pointedWith(commits string, marked bool, image string) *pointing {
+	return &pointing{Components: commits, Images: apiImages(image), Marked: marked}
+}
+
+// apiImages is imagesDigest of component api at image.
+func apiImages(image string) string {
+	return imagesDigest(previousSnapshot("api", image), []appstudiov1alpha1.BindingComponent{{Name: "api"}})
 }
 
 func previousSnapshot(component, image string) *appstudiov1alpha1.Snapshot {
@@ -735,92 +933,157 @@ func previousSnapshot(component, image string) *appstudiov1alpha1.Snapshot {
 }
 
 func TestRepositoryGenerated(t *testing.T) {
+	withAnnotation := func(value string) *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		b := appServiceBinding("snap-2", "old", nil, "api")
+		b.Annotations = map[string]string{pointingAnnotation: value}
+		return b
+	}
+	oldHash := componentsHash(appServiceBinding("", "old", nil, "api").Status.Components)
 	for _, tc := range []struct {
 		name    string
 		binding *appstudiov1alpha1.SnapshotEnvironmentBinding
 		want    bool
+		// wantErr: the binding's annotation is no record.
+		wantErr bool
 	}{
-		{"no condition", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		{name: "no condition", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := appServiceBinding("snap-2", "new", pointedFrom("old", false), "api")
 			b.Status.GitOpsRepoConditions = nil
 			return b
-		}(), false},
-		{"observedGeneration of the binding's generation", binding("snap-2", "api"), true},
-		{"observedGeneration of an earlier generation", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}()},
+		{name: "observedGeneration of the binding's generation", binding: binding("snap-2", "api"), want: true},
+		{name: "observedGeneration of an earlier generation", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := binding("snap-2", "api")
 			b.Generation = 4
 			return b
-		}(), false},
-		{"observedGeneration of the binding's generation, but False", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}()},
+		{name: "observedGeneration of the binding's generation, but False", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := binding("snap-2", "api")
 			b.Status.GitOpsRepoConditions[0].Status = metav1.ConditionFalse
 			return b
-		}(), false},
-		{"observedGeneration decides, whatever the record says", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}()},
+		{name: "observedGeneration decides, whatever the record says", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := appServiceBinding("snap-2", "old", pointedFrom("old", false), "api")
 			b.Status.GitOpsRepoConditions[0].ObservedGeneration = 3
 			return b
-		}(), true},
-		{"pointed by a run; components changed since, True", appServiceBinding("snap-2", "new", pointedFrom("old", false), "api"), true},
-		{"pointed by a run; components as when pointed, True: the previous Snapshot's", appServiceBinding("snap-2", "old", pointedFrom("old", false), "api"), false},
-		{"pointed by a run; components changed since, but False: a reconcile of the binding as it was, failing", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}(), want: true},
+		{name: "pointed by a run; components changed since, True", binding: appServiceBinding("snap-2", "new", pointedWith("old", false, "quay.io/api:1"), "api"), want: true},
+		{name: "pointed by a run; components as when pointed, True: the previous Snapshot's",
+			binding: appServiceBinding("snap-2", "old", pointedWith("old", false, "quay.io/api:1"), "api")},
+		{name: "pointed by a run; components changed since, but False: a reconcile of the binding as it was, failing", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := appServiceBinding("snap-2", "new", pointedFrom("old", false), "api")
 			b.Status.GitOpsRepoConditions[0].Status, b.Status.GitOpsRepoConditions[0].Reason = metav1.ConditionFalse, "GenerateError"
 			return b
-		}(), false},
-		{"generated by a run, then given its first components", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}()},
+		{name: "generated by a run, then given its first components", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := appServiceBinding("snap-2", "new", nil, "api")
-			recordPointing(b, nil, false)
+			recordPointing(b, nil, snapshot("api"), false)
 			return b
-		}(), true},
-		{"generated by a run, with no components yet but True", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}(), want: true},
+		{name: "generated by a run, with no components yet but True", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := appServiceBinding("snap-2", "new", nil)
-			recordPointing(b, nil, false)
+			recordPointing(b, nil, snapshot("api"), false)
 			return b
-		}(), false},
-		{"marked and pointed; True again, same components", appServiceBinding("snap-2", "old", pointedFrom("old", true), "api"), true},
-		{"marked and pointed; still Unknown", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
-			b := appServiceBinding("snap-2", "old", pointedFrom("old", true), "api")
+		}()},
+		{name: "marked and pointed; True again, same components", binding: appServiceBinding("snap-2", "old", pointedWith("old", true, "quay.io/api:2"), "api"), want: true},
+		{name: "marked and pointed; still Unknown", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "old", pointedWith("old", true, "quay.io/api:2"), "api")
 			b.Status.GitOpsRepoConditions[0].Status = metav1.ConditionUnknown
 			return b
-		}(), false},
-		{"a record of a pointing at another Snapshot: pointed since by someone else, the condition alone", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+		}()},
+		// Records written before they had images, by a run of the previous version under way
+		// across the upgrade: read as they were meant.
+		{name: "a record without images; components as when pointed: the previous Snapshot's",
+			binding: withAnnotation(`{"snapshot":"snap-2","components":"` + oldHash + `"}`)},
+		{name: "a record without images; components changed since, True", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-2", "new", nil, "api")
+			b.Annotations = map[string]string{pointingAnnotation: `{"snapshot":"snap-2","components":"` + oldHash + `"}`}
+			return b
+		}(), want: true},
+		{name: "a record without images, marked; True again", binding: withAnnotation(`{"snapshot":"snap-2","components":"` + oldHash + `","marked":true}`), want: true},
+		{name: "a record of a pointing at another Snapshot: pointed since by someone else, the condition alone", binding: func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
 			b := appServiceBinding("snap-1", "old", pointedFrom("old", false), "api")
 			b.Spec.Snapshot = "snap-2"
 			return b
-		}(), true},
-		{"no record: the condition alone", appServiceBinding("snap-2", "old", nil, "api"), true},
-		{"a record that is not JSON: the condition alone", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
-			b := appServiceBinding("snap-2", "old", nil, "api")
-			b.Annotations = map[string]string{pointingAnnotation: "snap-2"}
-			return b
-		}(), true},
+		}(), want: true},
+		{name: "no record: the condition alone", binding: appServiceBinding("snap-2", "old", nil, "api"), want: true},
+		// Unreadable: it may be this pointing's record, so the commits are not counted.
+		{name: "an annotation that is not JSON", binding: withAnnotation("snap-2"), wantErr: true},
+		{name: "JSON without the components' digest", binding: withAnnotation(`{"snapshot":"snap-2"}`), wantErr: true},
+		{name: "a components digest that is not one", binding: withAnnotation(`{"snapshot":"snap-2","components":"old"}`), wantErr: true},
+		{name: "an images digest that is not one", binding: withAnnotation(`{"snapshot":"snap-2","components":"` + oldHash + `","images":"quay.io/api:2"}`), wantErr: true},
+		{name: "a record of the wrong types", binding: withAnnotation(`{"snapshot":2,"components":["` + oldHash + `"]}`), wantErr: true},
+		{name: "a record over the size bound, though well formed", binding: withAnnotation(
+			`{"snapshot":"snap-2","components":"` + oldHash + `","marked":true,"padding":"` + strings.Repeat("x", maxPointingSize) + `"}`), wantErr: true},
 	} {
-		if got := repositoryGenerated(tc.binding); got != tc.want {
-			t.Errorf("%s: repositoryGenerated = %v, want %v", tc.name, got, tc.want)
+		got, err := repositoryGenerated(tc.binding)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("%s: repositoryGenerated = %v, %v; want %v, error: %v", tc.name, got, err, tc.want, tc.wantErr)
 		}
 	}
 }
 
-func TestSameImages(t *testing.T) {
+func TestImagesDigest(t *testing.T) {
 	api := []appstudiov1alpha1.BindingComponent{{Name: "api"}}
+	both := []appstudiov1alpha1.BindingComponent{{Name: "web"}, {Name: "api"}}
 	two := snapshot("api", "web")
+	// The encoding is a contract between versions: sha256 of the bound images by name, sorted.
+	if got, want := imagesDigest(two, both), digest([]byte(`{"api":"quay.io/api:2","web":"quay.io/web:2"}`)); got != want {
+		t.Errorf("imagesDigest = %s, want %s", got, want)
+	}
 	for _, tc := range []struct {
 		name           string
 		previous, next *appstudiov1alpha1.Snapshot
 		components     []appstudiov1alpha1.BindingComponent
-		want           bool
+		same           bool
 	}{
 		{"the same image", previousSnapshot("api", "quay.io/api:2"), snapshot("api"), api, true},
 		{"another image", previousSnapshot("api", "quay.io/api:1"), snapshot("api"), api, false},
 		{"the same image of the bound component; another of one not bound", previousSnapshot("api", "quay.io/api:2"), two, api, true},
-		{"a bound component the previous Snapshot lacks", previousSnapshot("api", "quay.io/api:2"), two,
-			[]appstudiov1alpha1.BindingComponent{{Name: "api"}, {Name: "web"}}, false},
+		{"the same images in another order", snapshot("web", "api"), two, both, true},
+		{"a bound component the previous Snapshot lacks", previousSnapshot("api", "quay.io/api:2"), two, both, false},
+		{"a bound component neither has", snapshot("api"), snapshot("api"), both, false},
 		{"no previous Snapshot", nil, snapshot("api"), api, false},
 		{"no component bound", previousSnapshot("api", "quay.io/api:2"), snapshot("api"), nil, false},
 	} {
-		if got := sameImages(tc.previous, tc.next, tc.components); got != tc.want {
-			t.Errorf("%s: sameImages = %v, want %v", tc.name, got, tc.want)
+		before, after := imagesDigest(tc.previous, tc.components), imagesDigest(tc.next, tc.components)
+		if same := before != "" && before == after; same != tc.same {
+			t.Errorf("%s: the same images = %v, want %v", tc.name, same, tc.same)
+		}
+	}
+}
+
+func TestImagesBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		binding  *appstudiov1alpha1.SnapshotEnvironmentBinding
+		previous *appstudiov1alpha1.Snapshot
+		want     string
+	}{
+		{"recorded, the Snapshot deleted since", appServiceBinding("snap-1", "old", pointedWith("x", false, "quay.io/api:1"), "api"), nil,
+			apiImages("quay.io/api:1")},
+		{"recorded: the record, not a Snapshot of that name made again since with other images",
+			appServiceBinding("snap-1", "old", pointedWith("x", false, "quay.io/api:1"), "api"), previousSnapshot("api", "quay.io/api:2"),
+			apiImages("quay.io/api:1")},
+		{"a record without images (an earlier version's): the Snapshot", appServiceBinding("snap-1", "old", pointedFrom("x", false), "api"),
+			previousSnapshot("api", "quay.io/api:1"), apiImages("quay.io/api:1")},
+		{"a record without images, the Snapshot deleted: unknown", appServiceBinding("snap-1", "old", pointedFrom("x", false), "api"), nil, ""},
+		{"no record (pointed by someone else): the Snapshot", appServiceBinding("snap-1", "old", nil, "api"),
+			previousSnapshot("api", "quay.io/api:1"), apiImages("quay.io/api:1")},
+		{"no record, the Snapshot deleted: unknown", appServiceBinding("snap-1", "old", nil, "api"), nil, ""},
+		{"a record of another Snapshot: the Snapshot", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-0", "old", pointedWith("x", false, "quay.io/api:0"), "api")
+			b.Spec.Snapshot = "snap-1"
+			return b
+		}(), previousSnapshot("api", "quay.io/api:1"), apiImages("quay.io/api:1")},
+		{"an unreadable record: the Snapshot", func() *appstudiov1alpha1.SnapshotEnvironmentBinding {
+			b := appServiceBinding("snap-1", "old", nil, "api")
+			b.Annotations = map[string]string{pointingAnnotation: "{"}
+			return b
+		}(), previousSnapshot("api", "quay.io/api:1"), apiImages("quay.io/api:1")},
+	} {
+		if got := imagesBefore(tc.binding, tc.previous); got != tc.want {
+			t.Errorf("%s: imagesBefore = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
