@@ -14,6 +14,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,8 +54,9 @@ var _ = Describe("PromotionRun with application-service as it is", Ordered, func
 
 		createApplicationWithManualEnvironments(ctx, ns, app, "Store", map[string]string{env: "Dev"})
 		studio := gitops.AppStudioV1alpha1()
-		// snap-3 is a new Snapshot of snap-2's image: its repository is snap-2's, commit and all.
-		for snap, tag := range map[string]string{"snap-1": "1", "snap-2": "2", "snap-3": "2"} {
+		// snap-3 and snap-4 are new Snapshots of snap-2's image: their repository is snap-2's,
+		// commit and all.
+		for snap, tag := range map[string]string{"snap-1": "1", "snap-2": "2", "snap-3": "2", "snap-4": "2"} {
 			_, err := studio.Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
 				ObjectMeta: metav1.ObjectMeta{Name: snap},
 				Spec: appstudiov1alpha1.SnapshotSpec{Application: app,
@@ -236,22 +238,44 @@ var _ = Describe("PromotionRun with application-service as it is", Ordered, func
 		Expect(configMapValueIn(ctx, ns, "cm-web")).To(Equal("registry.invalid/web:2"))
 	})
 
-	It("completes a Snapshot of the same images once application-service has seen it, though it writes nothing new", func(ctx context.Context) {
+	// promoteSameImages promotes snapshot, of the images deployed, and sees it complete once
+	// application-service has answered, though it writes nothing new.
+	promoteSameImages := func(ctx context.Context, name, snapshot string) {
+		GinkgoHelper()
 		before, err := bindings().Get(ctx, binding, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		promote(ctx, "third", "snap-3")
-		awaitPointed(ctx, "snap-3")
-		notComplete(ctx, "third")
+		promote(ctx, name, snapshot)
+		awaitPointed(ctx, snapshot)
+		notComplete(ctx, name)
 		reconcile(ctx)
 		after, err := bindings().Get(ctx, binding, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(after.Status.Components).To(Equal(before.Status.Components), "the same commit, written again")
-		awaitSuccess(ctx, "third")
+		awaitSuccess(ctx, name)
 		after, err = bindings().Get(ctx, binding, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		c := meta.FindStatusCondition(after.Status.GitOpsRepoConditions, "GitOpsResourcesGenerated")
 		Expect(c).NotTo(BeNil())
 		Expect(c.Status).To(Equal(metav1.ConditionTrue))
 		Expect(c.Reason).To(Equal("OK"))
+	}
+
+	It("completes a Snapshot of the same images once application-service has seen it, though it writes nothing new", func(ctx context.Context) {
+		promoteSameImages(ctx, "third", "snap-3")
+	})
+
+	It("completes a Snapshot of the same images when the Snapshot deployed before has been deleted", func(ctx context.Context) {
+		// Snapshots are garbage-collected: what the binding deploys is known from its record.
+		seb, err := bindings().Get(ctx, binding, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(seb.Spec.Snapshot).To(Equal("snap-3"))
+		Expect(seb.Annotations).To(HaveKeyWithValue("promotionrun.managed-gitops.redhat.com/pointing", ContainSubstring(`"images":`)))
+		Expect(gitops.AppStudioV1alpha1().Snapshots(ns).Delete(ctx, "snap-3", metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func(ctx context.Context) error {
+			_, err := gitops.AppStudioV1alpha1().Snapshots(ns).Get(ctx, "snap-3", metav1.GetOptions{})
+			return err
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound))
+		promoteSameImages(ctx, "fourth", "snap-4")
+		Expect(configMapValueIn(ctx, ns, "cm-web")).To(Equal("registry.invalid/web:2"))
 	})
 })
