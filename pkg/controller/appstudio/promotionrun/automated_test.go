@@ -135,6 +135,20 @@ func TestPlanAutomated(t *testing.T) {
 		wantActive: []string{"app-eu-binding", "app-us-generated-binding"}, wantWrites: []string{"point eu", "create us"},
 		wantEvents: []string{"StepStarted", "StepStarted"},
 	}, {
+		name: "a step whose binding's pointing record is unreadable is not counted; the run says why, beside a step waiting on its deployments",
+		s: state{run: automatedRun(withSteps("dev:S:1", "eu:P:2", "us:P:2")), snapshot: snapshot("api"), graph: fork,
+			targets: map[string]target{"eu": func() target {
+				t := deployedTarget("eu", true)
+				t.binding.Status.GitOpsRepoConditions[0].ObservedGeneration = 0 // application-service's
+				t.binding.Annotations = map[string]string{pointingAnnotation: "{garbled"}
+				return t
+			}(), "us": deployedTarget("us", false)}},
+		wantState: "Active", wantSteps: []string{"dev:Success:1", "eu:In Progress:2", "us:In Progress:2"},
+		wantActive: []string{"app-eu-binding", "app-us-binding"}, wantEvents: []string{"PointingUnreadable"},
+		wantError: "Binding: app-eu-binding has an annotation promotionrun.managed-gitops.redhat.com/pointing that cannot be read " +
+			"(not a record: invalid character 'g' looking for beginning of object key string), " +
+			"so its GitOps repository commits cannot be told from the previous Snapshot's: they are not counted.",
+	}, {
 		name: "superseded by the run of a newer Snapshot: its steps in progress fail, saying by which",
 		s: state{run: automatedRun(withSteps("dev:S:1", "staging:P:2")), snapshot: snapshot("api"), graph: chain,
 			siblings: []*appstudiov1alpha1.PromotionRun{automatedRun(func(r *appstudiov1alpha1.PromotionRun) {
