@@ -638,9 +638,12 @@ start_agent() {
 	log "starting the agent"
 	# The name in the Leases is fixed so that the agent, restarted after a crash (the e2e suite
 	# kills it), takes its Leases back at once instead of waiting out the lease duration.
+	# --placement-max-owner-share 0.002 lets one owner (managed-gitops.redhat.com/tenant-owner)
+	# have 2 of each instance's 1000 places: the e2e suite sees the share hold with a handful of
+	# namespaces, and every other tenant of the suite is its own owner.
 	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
 		--argocd-namespace "${ARGOCD_NAMESPACE}" --instance main --leader-elect-identity local-agent \
-		--controllers '*,namespaceprovisioner' \
+		--controllers '*,namespaceprovisioner' --placement-max-owner-share 0.002 \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
 }

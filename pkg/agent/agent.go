@@ -150,6 +150,9 @@ type Config struct {
 	// NamespaceProvisioner is where the namespace provisioner's namespaces are reached, when
 	// it runs.
 	NamespaceProvisioner NamespaceProvisioner
+	// PlacementMaxOwnerShare is the most of each instance's capacity the placement controller
+	// gives the tenants of one owner (placement.Share).
+	PlacementMaxOwnerShare float64
 }
 
 // The Leases on which agents elect the one that runs a set of controllers.
@@ -302,7 +305,7 @@ func New(cfg Config) (*Agent, error) {
 		DeploymentTargetReclaimController:    a.setupDeploymentTargetReclaim,
 		NamespaceProvisionerController:       func() error { return a.setupNamespaceProvisioner(cfg.NamespaceProvisioner) },
 		DevSandboxProvisionerController:      a.setupDevSandboxProvisioner,
-		PlacementController:                  a.setupPlacement,
+		PlacementController:                  func() error { return a.setupPlacement(cfg.PlacementMaxOwnerShare) },
 	} {
 		if cfg.Controllers[name] {
 			first := len(a.appStudio)

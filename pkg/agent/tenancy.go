@@ -7,6 +7,7 @@ import (
 	"os"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/placement"
 	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
@@ -43,16 +44,23 @@ func (a *Agent) setupTenancy(instance string) error {
 
 // setupPlacement wires the controller that places the tenant namespaces on the fleet's
 // instances: once for the fleet, under a Lease of its own, as the AppStudio controllers run.
-func (a *Agent) setupPlacement() error {
+// It watches every namespace, for the labels that name tenants' owners: the provisioner's
+// informer sees only the namespaces it made.
+func (a *Agent) setupPlacement(share float64) error {
 	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
+	factory := informers.NewSharedInformerFactory(a.kube, 0)
+	a.factories = append(a.factories, factory)
+	namespaces := factory.Core().V1().Namespaces()
 	ctl, err := placement.New(managed.ArgoCDInstances(), managed.TenantPlacements(), managed.GitOpsDeployments(),
-		managed.GitOpsDeploymentManagedEnvironments(), managed.GitOpsDeploymentRepositoryCredentials(), a.gitops, a.kube, a.events.Recorder)
+		managed.GitOpsDeploymentManagedEnvironments(), managed.GitOpsDeploymentRepositoryCredentials(), namespaces,
+		a.gitops, a.events.Recorder, placement.Share(share))
 	if err != nil {
 		return err
 	}
 	a.appStudio = append(a.appStudio, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(managed.ArgoCDInstances().Informer(), managed.TenantPlacements().Informer(), managed.GitOpsDeployments().Informer(),
-		managed.GitOpsDeploymentManagedEnvironments().Informer(), managed.GitOpsDeploymentRepositoryCredentials().Informer())
+		managed.GitOpsDeploymentManagedEnvironments().Informer(), managed.GitOpsDeploymentRepositoryCredentials().Informer(),
+		namespaces.Informer())
 }
 
 // checkNoFleet refuses to serve every namespace where the service runs a fleet: an agent

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
@@ -74,7 +75,13 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, *c.extraConfig)
+	// The host cluster's namespaces, from the server's informers (started and awaited by
+	// readyz with the server): which namespaces the provisioner made. None without the core API.
+	var namespaces corelisters.NamespaceLister
+	if f := c.genericConfig.SharedInformerFactory; f != nil {
+		namespaces = f.Core().V1().Namespaces().Lister()
+	}
+	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, *c.extraConfig, namespaces)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +98,7 @@ func (c CompletedConfig) New() (*Server, error) {
 }
 
 // resourceStorage builds the storage of every resource, by group and resource name.
-func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig) (map[string]map[string]rest.Storage, error) {
+func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, namespaces corelisters.NamespaceLister) (map[string]map[string]rest.Storage, error) {
 	opts, agents := extra.Validation, extra.Agents
 	gitopsStorage, err := resources(map[string]newREST{
 		"gitopsdeployments": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
@@ -129,7 +136,7 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig) (m
 		return nil, err
 	}
 	appstudioStorage["deploymenttargetclaims"] = deploymenttargetclaim.WithLimit(appstudioStorage["deploymenttargetclaims"].(*store.REST),
-		appstudioStorage["deploymenttargetclasses"].(rest.Getter), extra.MaxClaimsPerNamespace)
+		appstudioStorage["deploymenttargetclasses"].(rest.Getter), extra.MaxClaimsPerNamespace, namespaces)
 	return map[string]map[string]rest.Storage{gitops.GroupName: gitopsStorage, appstudio.GroupName: appstudioStorage}, nil
 }
 

@@ -175,7 +175,7 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 // kindStrategies are the registry's strategies of every kind, by the internal Go type they
 // validate, built as the server builds them.
 func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
-	storage, err := resourceStorage(noStorage{}, ExtraConfig{})
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (noStorage) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (gene
 // The fields a registry computes for field selectors must be exactly those the served version
 // accepts: one without the other either refuses a documented selector or silently matches nothing.
 func TestSelectableFieldsMatchFieldLabelConversions(t *testing.T) {
-	storage, err := resourceStorage(noStorage{}, ExtraConfig{})
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -208,4 +209,83 @@ var _ = Describe("fleet of two instances", Ordered, func() {
 			"cm-b", "cm-a", "the engine instance prunes what the old path deployed", HaveField("Path", "b"))
 		Expect(applicationsIn(mainArgoClient, mainArgo, onMain)(ctx)).To(BeEmpty())
 	})
+	// hack/local-up.sh runs the placement controller with --placement-max-owner-share 0.002: an
+	// owner may have 2 of each instance's 1000 places, so 4 over the two instances.
+	It("keeps each owner to its share of every instance: the owner's extra tenant is stuck, another owner's is placed", func(ctx context.Context) {
+		suffix := time.Now().UnixNano() % 100000
+		owner := fmt.Sprintf("e2e-owner-%d", suffix)
+		repoURL := "file://" + filepath.Join(repoDir, "repo.git")
+		manual := managedv1alpha1.GitOpsDeploymentSpec{Source: managedv1alpha1.ApplicationSource{RepoURL: repoURL, Path: "a"},
+			Type: managedv1alpha1.GitOpsDeploymentSpecTypeManual}
+		var owned []string
+		for i := range 5 {
+			ns := fmt.Sprintf("e2e-share-%d-%d", suffix, i)
+			createNamespace(ctx, ns)
+			setOwner(ctx, ns, owner)
+			// Last in, first out: the owner's label goes before the drain at the end of the
+			// suite, which would otherwise find no room for the owner on main.
+			DeferCleanup(setOwner, ns, "")
+			createDeploymentWithSpec(ctx, ns, "web", manual, false)
+			DeferCleanup(deleteDeploymentAndWait, ns, "web")
+			owned = append(owned, ns)
+		}
+
+		var stuck string
+		Eventually(func(g Gomega, ctx context.Context) {
+			perInstance := map[string]int{}
+			stuck = ""
+			for _, ns := range owned {
+				p, err := gitops.ManagedGitopsV1alpha1().TenantPlacements().Get(ctx, ns, metav1.GetOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				if p.Spec.Instance == "" {
+					g.Expect(stuck).To(BeEmpty(), "a second stuck tenant, %s", ns)
+					stuck = ns
+					g.Expect(p.Status.Message).To(And(
+						ContainSubstring(`no Argo CD instance has room for owner "`+owner+`"`),
+						ContainSubstring("of each instance's capacity, --placement-max-owner-share")))
+				}
+				perInstance[p.Spec.Instance]++
+			}
+			g.Expect(perInstance).To(Equal(map[string]int{"main": 2, "engine": 2, "": 1}))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		Expect(must("admin", "get", "tenantplacement", stuck, "-o", "wide")).To(ContainSubstring("--placement-max-owner-share"))
+
+		By("another owner's new tenant is still placed")
+		other := fmt.Sprintf("e2e-share-other-%d", suffix)
+		createNamespace(ctx, other)
+		createDeploymentWithSpec(ctx, other, "web", manual, false)
+		DeferCleanup(deleteDeploymentAndWait, other, "web")
+		Eventually(func(g Gomega, ctx context.Context) {
+			p, err := gitops.ManagedGitopsV1alpha1().TenantPlacements().Get(ctx, other, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Spec.Instance).NotTo(BeEmpty())
+			g.Expect(p.Status.Message).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+
+		By("the owner's label taken off one of its namespaces, the stuck one finds its place")
+		for _, ns := range owned {
+			if ns != stuck {
+				setOwner(ctx, ns, "")
+				break
+			}
+		}
+		Eventually(func(g Gomega, ctx context.Context) {
+			p, err := gitops.ManagedGitopsV1alpha1().TenantPlacements().Get(ctx, stuck, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Spec.Instance).NotTo(BeEmpty())
+			g.Expect(p.Status.Message).NotTo(ContainSubstring("no Argo CD instance has room"))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+	})
 })
+
+// setOwner sets namespace ns's tenant-owner label, as an admin; "" takes it off.
+func setOwner(ctx context.Context, ns, owner string) {
+	GinkgoHelper()
+	value := "null"
+	if owner != "" {
+		value = fmt.Sprintf("%q", owner)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, managedv1alpha1.LabelTenantOwner, value)
+	_, err := kube.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 )
@@ -42,6 +43,9 @@ type Options struct {
 	// namespaces the namespace provisioner makes; the kubeconfig's own server and CA when empty.
 	NamespaceProvisionerServer string
 	NamespaceProvisionerCAFile string
+	// PlacementMaxOwnerShare is the most of each Argo CD instance's capacity the tenants of
+	// one owner may take.
+	PlacementMaxOwnerShare float64
 }
 
 // LeaderElection are the --leader-elect flags, named as kube-controller-manager names them.
@@ -70,6 +74,10 @@ func New() *Options {
 		QPS:         200,
 		Burst:       400,
 		Controllers: []string{"*"},
+		// Half: one owner never holds more than half of any instance (of capacity 2 or more), so
+		// the other half always stays for everyone else, while an owner with many namespaces
+		// still gets half the fleet, far more than a team's environments need. 1 turns it off.
+		PlacementMaxOwnerShare: 0.5,
 		// kube-controller-manager's timings.
 		LeaderElection: LeaderElection{Enabled: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 			RetryPeriod: 2 * time.Second, Namespace: "gitops-service"},
@@ -107,6 +115,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			agent.NamespaceProvisionerController+" controller makes (default: the server of --kubeconfig)")
 	fs.StringVar(&o.NamespaceProvisionerCAFile, "namespace-provisioner-ca-file", o.NamespaceProvisionerCAFile,
 		"PEM bundle that verifies --namespace-provisioner-server (default: the CA of --kubeconfig)")
+	fs.Float64Var(&o.PlacementMaxOwnerShare, "placement-max-owner-share", o.PlacementMaxOwnerShare,
+		"the most of each Argo CD instance's capacity that the tenant namespaces of one owner may take, a fraction (0.5 is half; "+
+			"at least one tenant per instance; 1 for no limit). The owner is the namespace's label "+managedv1alpha1.LabelTenantOwner+
+			", else for a namespace the "+agent.NamespaceProvisionerController+" controller made the owner of its claim's namespace, "+
+			"else the namespace itself. Used by the "+agent.PlacementController+" controller")
 	le := &o.LeaderElection
 	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
 		"run the controllers only while holding their Lease, so that several agents can run with one acting: "+
@@ -145,6 +158,11 @@ func (o *Options) Validate() error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--workers %d: want at least 1", o.Workers))
+	}
+	// Written as a range that holds, so that NaN fails it too.
+	if !(o.PlacementMaxOwnerShare > 0 && o.PlacementMaxOwnerShare <= 1) {
+		errs = append(errs, fmt.Errorf("--placement-max-owner-share %v: want a fraction of each instance's capacity, more than 0 and at most 1 (0.5 is half, 1 no limit)",
+			o.PlacementMaxOwnerShare))
 	}
 	if o.OperationRetention <= 0 {
 		errs = append(errs, fmt.Errorf("--operation-retention %v: want a positive duration", o.OperationRetention))
@@ -199,7 +217,7 @@ func (o *Options) Config() (agent.Config, error) {
 	}
 	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, Instance: o.Instance, LocalServer: o.LocalServer,
 		ControllerServiceAccount: o.ControllerServiceAccount, Workers: o.Workers, OperationRetention: o.OperationRetention,
-		Controllers: enabled}
+		Controllers: enabled, PlacementMaxOwnerShare: o.PlacementMaxOwnerShare}
 	if enabled[agent.NamespaceProvisionerController] {
 		if cfg.NamespaceProvisioner, err = o.namespaceProvisioner(rc); err != nil {
 			return agent.Config{}, err

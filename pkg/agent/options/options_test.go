@@ -1,6 +1,7 @@
 package options
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,12 @@ func TestValidate(t *testing.T) {
 			want: []string{`--leader-elect-resource-namespace "Gitops_Service"`}},
 		{name: "an instance", change: func(o *Options) { o.Instance = "engine-1" }},
 		{name: "bad instance", change: func(o *Options) { o.Instance = "engine.1" }, want: []string{`--instance "engine.1"`}},
+		{name: "no owner share limit", change: func(o *Options) { o.PlacementMaxOwnerShare = 1 }},
+		{name: "a small owner share", change: func(o *Options) { o.PlacementMaxOwnerShare = 0.002 }},
+		{name: "owner share over 1", change: func(o *Options) { o.PlacementMaxOwnerShare = 50 },
+			want: []string{"--placement-max-owner-share 50: want a fraction of each instance's capacity, more than 0 and at most 1"}},
+		{name: "owner share 0", change: func(o *Options) { o.PlacementMaxOwnerShare = 0 }, want: []string{"--placement-max-owner-share 0:"}},
+		{name: "owner share NaN", change: func(o *Options) { o.PlacementMaxOwnerShare = math.NaN() }, want: []string{"--placement-max-owner-share NaN:"}},
 		{name: "timings unchecked without leader election", change: func(o *Options) {
 			o.LeaderElection = LeaderElection{Enabled: false}
 		}},

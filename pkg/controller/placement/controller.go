@@ -3,6 +3,8 @@ package placement
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -44,12 +47,7 @@ const (
 
 	// noRoom starts the message of a stuck tenant, which is how the controller tells its own
 	// messages from the agents'.
-	noRoom = "no Argo CD instance has room: "
-
-	// orphanRecheck is how often a placement whose namespace holds no GitOps object any more
-	// is looked at again, to delete it once the namespace is gone: namespaces are not watched,
-	// so that the agent needs no right to list or watch them, only to get one.
-	orphanRecheck = time.Minute
+	noRoom = "no Argo CD instance has room"
 )
 
 type placementT = managedv1alpha1.TenantPlacement
@@ -61,32 +59,37 @@ type Controller struct {
 	*framework.Controller
 
 	gitops   versioned.Interface
-	kube     kubernetes.Interface
 	recorder record.EventRecorder
+	share    Share
 
 	instances    listers.ArgoCDInstanceLister
 	placements   listers.TenantPlacementLister
 	deployments  listers.GitOpsDeploymentLister
 	environments listers.GitOpsDeploymentManagedEnvironmentLister
 	credentials  listers.GitOpsDeploymentRepositoryCredentialLister
+	// namespaces give each tenant its owner (OwnerOf), and tell when a former tenant's
+	// namespace is gone.
+	namespaces corelisters.NamespaceLister
 
 	now func() time.Time
 }
 
-// New wires the controller's handlers into the informers.
+// New wires the controller's handlers into the informers. share is the most of each
+// instance's capacity one owner's tenants may take (Share).
 func New(instances managedinformers.ArgoCDInstanceInformer, placements managedinformers.TenantPlacementInformer,
 	deployments managedinformers.GitOpsDeploymentInformer, environments managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
-	credentials managedinformers.GitOpsDeploymentRepositoryCredentialInformer,
-	gitops versioned.Interface, kube kubernetes.Interface, recorder record.EventRecorder) (*Controller, error) {
+	credentials managedinformers.GitOpsDeploymentRepositoryCredentialInformer, namespaces coreinformers.NamespaceInformer,
+	gitops versioned.Interface, recorder record.EventRecorder, share Share) (*Controller, error) {
 	c := &Controller{
 		gitops:       gitops,
-		kube:         kube,
 		recorder:     recorder,
+		share:        share,
 		instances:    instances.Lister(),
 		placements:   placements.Lister(),
 		deployments:  deployments.Lister(),
 		environments: environments.Lister(),
 		credentials:  credentials.Lister(),
+		namespaces:   namespaces.Lister(),
 		now:          time.Now,
 	}
 	c.Controller = framework.NewController(Name, c.sync)
@@ -116,6 +119,19 @@ func New(instances managedinformers.ArgoCDInstanceInformer, placements managedin
 		if err := c.Watch(inf, cache.ResourceEventHandlerFuncs{AddFunc: replan, DeleteFunc: replan}); err != nil {
 			return nil, err
 		}
+	}
+	// A namespace's labels name its owner; a new one may be a tenant that waited for its
+	// namespace to reach the cache; a gone one's placement is deleted.
+	if err := c.Watch(namespaces.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc: replan,
+		UpdateFunc: func(old, obj interface{}) {
+			if !maps.Equal(old.(*corev1.Namespace).Labels, obj.(*corev1.Namespace).Labels) {
+				replan(obj)
+			}
+		},
+		DeleteFunc: replan,
+	}); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -157,7 +173,6 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 
 	placements := map[string]*placementT{}
 	var tenants []Tenant
-	orphans := false
 	for _, p := range all {
 		if !tenantNamespaces[p.Name] {
 			deleted, err := c.collect(ctx, p)
@@ -165,18 +180,23 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 			if deleted {
 				continue
 			}
-			orphans = true
 		}
 		placements[p.Name] = p
-		tenants = append(tenants, Tenant{Namespace: p.Name, Instance: p.Spec.Instance, Pinned: p.Spec.Pinned})
+		tenants = append(tenants, Tenant{Namespace: p.Name, Instance: p.Spec.Instance, Pinned: p.Spec.Pinned, Owner: c.owner(p.Name)})
 	}
 	for ns := range tenantNamespaces {
-		if placements[ns] == nil {
-			tenants = append(tenants, Tenant{Namespace: ns})
+		if placements[ns] != nil {
+			continue
 		}
+		// A new tenant whose namespace the cache has not seen yet would count as its own
+		// owner, and once placed it stays: the namespace's arrival plans again.
+		if _, err := c.namespaces.Get(ns); err != nil {
+			continue
+		}
+		tenants = append(tenants, Tenant{Namespace: ns, Owner: c.owner(ns)})
 	}
 
-	plan := Decide(instances, tenants)
+	plan := Decide(instances, tenants, c.share)
 	handled := map[string]bool{}
 	for _, m := range plan.Moves {
 		handled[m.Namespace] = true
@@ -197,10 +217,17 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 	if !staleAt.IsZero() {
 		c.Queue.AddAfter(fleetKey, staleAt.Sub(now))
 	}
-	if orphans {
-		c.Queue.AddAfter(fleetKey, orphanRecheck)
-	}
 	return first
+}
+
+// owner is the owner of namespace (OwnerOf) by the namespace cache.
+func (c *Controller) owner(namespace string) string {
+	return OwnerOf(namespace, func(name string) map[string]string {
+		if ns, err := c.namespaces.Get(name); err == nil {
+			return ns.Labels
+		}
+		return nil
+	})
 }
 
 // fleet is the instances as Decide sees them, the earliest time a Ready one's heartbeat goes
@@ -296,11 +323,11 @@ func (c *Controller) tenantNamespaces() (map[string]bool, error) {
 }
 
 // collect deletes the placement of a namespace that holds no GitOps object any more, but only
-// once the namespace itself is gone: until then it may get objects again, and keeping the
-// placement keeps it on its instance instead of moving it at its next object. It tells
-// whether the placement is gone.
+// once the namespace itself is gone (its deletion plans again): until then it may get objects
+// again, and keeping the placement keeps it on its instance instead of moving it at its next
+// object. It tells whether the placement is gone.
 func (c *Controller) collect(ctx context.Context, p *placementT) (bool, error) {
-	_, err := c.kube.CoreV1().Namespaces().Get(ctx, p.Name, metav1.GetOptions{})
+	_, err := c.namespaces.Get(p.Name)
 	if err == nil {
 		return false, nil
 	}
@@ -352,7 +379,7 @@ func (c *Controller) move(ctx context.Context, p *placementT, m Move) error {
 }
 
 // stuck reports on the placement p (nil: none yet, created unplaced) that no instance has
-// room for the tenant.
+// room for the tenant, or none under its owner's share.
 func (c *Controller) stuck(ctx context.Context, p *placementT, s Stuck) error {
 	if p == nil {
 		var err error
@@ -362,23 +389,30 @@ func (c *Controller) stuck(ctx context.Context, p *placementT, s Stuck) error {
 			return fmt.Errorf("creating the TenantPlacement of tenant %s: %w", s.Namespace, err)
 		}
 	}
-	msg := stuckMessage(s)
+	msg := stuckMessage(s, c.share)
 	if p.Status.Message == msg {
 		return nil
 	}
 	return c.setMessage(ctx, p, msg)
 }
 
-func stuckMessage(s Stuck) string {
+func stuckMessage(s Stuck, share Share) string {
+	prefix := noRoom + ": "
+	if s.Owner != "" {
+		// Names the owner and the share, so that an admin sees who fills the fleet and which
+		// setting holds it back.
+		prefix = fmt.Sprintf("%s for owner %q: it holds its share (%s of each instance's capacity, --placement-max-owner-share) "+
+			"of every instance with room; ", noRoom, s.Owner, strconv.FormatFloat(float64(share)*100, 'f', -1, 64)+"%")
+	}
 	switch s.Reason {
 	case ReasonDraining:
-		return noRoom + "the tenant stays on draining instance " + s.Instance + " until one has"
+		return prefix + "the tenant stays on draining instance " + s.Instance + " until one has"
 	case ReasonOverCapacity:
-		return noRoom + "the tenant stays on instance " + s.Instance + ", which is over its capacity, until one has"
+		return prefix + "the tenant stays on instance " + s.Instance + ", which is over its capacity, until one has"
 	case ReasonInstanceGone:
-		return noRoom + "instance " + s.Instance + " is gone and the tenant waits for another"
+		return prefix + "instance " + s.Instance + " is gone and the tenant waits for another"
 	default:
-		return noRoom + "the tenant waits to be placed"
+		return prefix + "the tenant waits to be placed"
 	}
 }
 

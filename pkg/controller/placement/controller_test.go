@@ -16,10 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
@@ -39,31 +41,51 @@ type fixture struct {
 	c      *Controller
 }
 
+// newFixture is the controller with no owner share. The namespaces of the namespaced objects
+// exist unless kubeObjs has them already.
 func newFixture(t *testing.T, kubeObjs []runtime.Object, objs ...runtime.Object) *fixture {
+	return newFixtureWithShare(t, 1, kubeObjs, objs...)
+}
+
+func newFixtureWithShare(t *testing.T, share Share, kubeObjs []runtime.Object, objs ...runtime.Object) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	have := map[string]bool{}
+	for _, o := range kubeObjs {
+		if ns, ok := o.(*corev1.Namespace); ok {
+			have[ns.Name] = true
+		}
+	}
+	for _, o := range objs {
+		if ns := objectNamespace(o); ns != "" && !have[ns] {
+			have[ns] = true
+			kubeObjs = append(kubeObjs, namespace(ns))
+		}
+	}
 	f := &fixture{t: t, ctx: ctx, gitops: fake.NewSimpleClientset(objs...), kube: kubefake.NewClientset(kubeObjs...),
 		events: record.NewFakeRecorder(100)}
 	factory := externalversions.NewSharedInformerFactory(f.gitops, 0)
+	kubeFactory := informers.NewSharedInformerFactory(f.kube, 0)
 	m := factory.ManagedGitops().V1alpha1()
 	var err error
 	f.c, err = New(m.ArgoCDInstances(), m.TenantPlacements(), m.GitOpsDeployments(), m.GitOpsDeploymentManagedEnvironments(),
-		m.GitOpsDeploymentRepositoryCredentials(), f.gitops, f.kube, f.events)
+		m.GitOpsDeploymentRepositoryCredentials(), kubeFactory.Core().V1().Namespaces(), f.gitops, f.events, share)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.c.now = func() time.Time { return now }
 	controllertest.StartInformers(t, ctx, factory)
+	controllertest.StartInformers(t, ctx, kubeFactory)
 	// The fake's watches start after its lists: a write in between would never reach the caches.
 	controllertest.Eventually(t, ctx, "the informers' watches", func() bool {
 		watched := map[string]bool{}
-		for _, a := range f.gitops.Actions() {
+		for _, a := range append(f.gitops.Actions(), f.kube.Actions()...) {
 			if a.GetVerb() == "watch" {
 				watched[a.GetResource().Resource] = true
 			}
 		}
-		return len(watched) == 5
+		return len(watched) == 6
 	})
 	controllertest.Drain(t, ctx, f.c.Controller)
 	return f
@@ -109,6 +131,14 @@ func (f *fixture) writes() []string {
 	return out
 }
 
+func objectNamespace(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetNamespace()
+}
+
 func objectName(obj runtime.Object) string {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -141,11 +171,17 @@ func (f *fixture) awaitCaches() {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	namespaces, err := f.kube.CoreV1().Namespaces().List(f.ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	controllertest.Eventually(f.t, f.ctx, "the caches", func() bool {
 		ci, _ := f.c.instances.List(labels.Everything())
 		cp, _ := f.c.placements.List(labels.Everything())
 		cd, _ := f.c.deployments.List(labels.Everything())
-		return sameObjects(instances.Items, ci) && sameObjects(placements.Items, cp) && sameObjects(deployments.Items, cd)
+		cn, _ := f.c.namespaces.List(labels.Everything())
+		return sameObjects(instances.Items, ci) && sameObjects(placements.Items, cp) && sameObjects(deployments.Items, cd) &&
+			sameObjects(namespaces.Items, cn)
 	})
 }
 
@@ -440,5 +476,70 @@ func TestRun(t *testing.T) {
 	if _, err := f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments("t2").Create(f.ctx, deployment("t2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Its namespace reaches the cache after its first object: that is what places it.
+	if _, err := f.kube.CoreV1().Namespaces().Create(f.ctx, namespace("t2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	controllertest.Eventually(t, f.ctx, "t2 placed", func() bool { return slices.Equal(f.placedOn(), []string{"t1=a", "t2=a"}) })
+}
+
+// A tenant whose namespace the cache does not have yet is not placed: it would count as its
+// own owner, whatever its labels say.
+func TestWaitsForTheNamespace(t *testing.T) {
+	f := newFixture(t, []runtime.Object{namespace("t1")}, instance("a", 5), deployment("t1"))
+	if err := f.kube.CoreV1().Namespaces().Delete(f.ctx, "t1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.mustSync()
+	f.expectPlaced()
+	f.expectWrites()
+}
+
+func ownedBy(name, owner string) *corev1.Namespace {
+	ns := namespace(name)
+	ns.Labels = map[string]string{managedv1alpha1.LabelTenantOwner: owner}
+	return ns
+}
+
+// provisioned is a namespace the namespace provisioner made for a claim in claimNamespace.
+func provisioned(name, claimNamespace string) *corev1.Namespace {
+	ns := namespace(name)
+	ns.Labels = map[string]string{appstudiov1alpha1.LabelProvisionedTarget: "dt", appstudiov1alpha1.LabelProvisionedClaimNamespace: claimNamespace}
+	return ns
+}
+
+// One owner's namespaces take half of each instance and no more; the next is stuck with a
+// message naming the owner and the share, while another owner's tenant is still placed.
+func TestOwnerShare(t *testing.T) {
+	f := newFixtureWithShare(t, 0.5, []runtime.Object{ownedBy("o1", "acme"), ownedBy("o2", "acme"), provisioned("o3", "o1"), namespace("x")},
+		instance("a", 2), instance("b", 2), deployment("o1"), deployment("o2"), deployment("o3"), deployment("x"))
+	f.mustSync()
+	f.expectPlaced("o1=a", "o2=b", "o3=", "x=a")
+	want := `no Argo CD instance has room for owner "acme": it holds its share (50% of each instance's capacity, ` +
+		`--placement-max-owner-share) of every instance with room; the tenant waits to be placed`
+	if msg := f.placements()["o3"].Status.Message; msg != want {
+		t.Errorf("o3's message %q, want %q", msg, want)
+	}
+	f.mustSync()
+	f.expectWrites()
+
+	// The owner's label taken off its first namespace, o1 is its own owner, and so is o3, made
+	// for a claim in o1: it finds room.
+	ns, err := f.kube.CoreV1().Namespaces().Get(f.ctx, "o1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels = nil
+	if _, err := f.kube.CoreV1().Namespaces().Update(f.ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, f.ctx, "the label change cached", func() bool {
+		n, _ := f.c.namespaces.Get("o1")
+		return n != nil && len(n.Labels) == 0
+	})
+	f.mustSync()
+	f.expectPlaced("o1=a", "o2=b", "o3=b", "x=a")
+	if msg := f.placements()["o3"].Status.Message; msg != "" {
+		t.Errorf("o3's message %q after it was placed", msg)
+	}
 }

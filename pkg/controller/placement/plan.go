@@ -5,6 +5,7 @@ package placement
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -21,6 +22,27 @@ type Tenant struct {
 	Namespace string
 	Instance  string // the instance it is placed on (spec.instance of its TenantPlacement); "" when not placed yet
 	Pinned    bool   // an admin chose its instance: the plan never moves it
+	// Owner is who the tenant counts against for Share (OwnerOf); "" is the namespace itself.
+	Owner string
+}
+
+func (t Tenant) owner() string { return cmp.Or(t.Owner, t.Namespace) }
+
+// Share is the most of each instance's capacity that the tenants of one owner may take, a
+// fraction: whoever can make many tenant namespaces still leaves room on every instance for
+// the others. 1 is no limit.
+type Share float64
+
+// Limit is the most tenants of one owner on an instance of capacity: the share of it rounded
+// down, so that the share is never exceeded, but at least 1, so that an instance too small
+// to split (capacity 1 at 0.5, say) still takes tenants rather than none at all. Across such
+// instances one owner still gets at most one slot each.
+func (s Share) Limit(capacity int) int {
+	if capacity <= 0 {
+		return 0
+	}
+	// The epsilon keeps a product such as 0.29*100 = 28.999999999999996 at 29.
+	return min(capacity, max(1, int(math.Floor(float64(capacity)*float64(s)+1e-9))))
 }
 
 // Reason says why a tenant is (re)placed.
@@ -40,10 +62,12 @@ type Move struct {
 }
 
 // Stuck is a tenant that should be (re)placed but no instance has room. Instance is where it
-// stays meanwhile ("" for a new tenant).
+// stays meanwhile ("" for a new tenant). Owner is set when the owner's Share is what keeps it
+// out: some instance had room, but the tenant's owner already holds its share of each.
 type Stuck struct {
 	Namespace, Instance string
 	Reason              Reason
+	Owner               string
 }
 
 // Plan is what Decide asks the controller to do, both lists ordered by namespace.
@@ -53,7 +77,8 @@ type Plan struct {
 }
 
 // Decide plans the moves that place new tenants and take tenants off instances that are gone,
-// draining or over capacity. It is pure and deterministic: the same fleet and tenants give the
+// draining or over capacity, never giving an owner more than share of an instance (Share.Limit)
+// by a move. It is pure and deterministic: the same fleet and tenants give the
 // same plan, whatever their order (names being unique), so every reconcile (and every replica)
 // agrees, and a plan that was only half applied is simply finished by the next one. It does not
 // modify its inputs.
@@ -61,9 +86,11 @@ type Plan struct {
 // Placements are stable once made: a tenant is moved only for one of the four Reasons, never to
 // even out load, because a move redeploys all of the tenant's applications on another Argo CD.
 // For the same reason an instance that is not Ready keeps its tenants: a missed heartbeat must
-// not move anyone; it only stops the instance from taking new ones.
-func Decide(instances []Instance, tenants []Tenant) Plan {
-	p := planner{byName: map[string]Instance{}, load: map[string]int{}}
+// not move anyone; it only stops the instance from taking new ones. Likewise an owner over its
+// share of an instance (the share was lowered, an admin placed or pinned its tenants there)
+// keeps its tenants there: the share only stops the instance from taking more of them.
+func Decide(instances []Instance, tenants []Tenant, share Share) Plan {
+	p := planner{byName: map[string]Instance{}, load: map[string]int{}, owned: map[owned]int{}, share: share}
 	// By name, so that ties in load go to the lowest name whatever the input order.
 	sortedInstances := slices.Clone(instances)
 	slices.SortStableFunc(sortedInstances, func(a, b Instance) int { return cmp.Compare(a.Name, b.Name) })
@@ -77,6 +104,7 @@ func Decide(instances []Instance, tenants []Tenant) Plan {
 	for _, t := range tenants {
 		if t.Instance != "" {
 			p.load[t.Instance]++
+			p.owned[owned{t.Instance, t.owner()}]++
 		}
 	}
 	// In namespace order, so which tenant gets the last free slot does not depend on the input order.
@@ -140,14 +168,24 @@ type planner struct {
 	instances []Instance          // by name, one of each
 	byName    map[string]Instance // the same, by name
 	load      map[string]int      // tenants per instance, updated as the plan assigns
+	owned     map[owned]int       // tenants per instance and owner, the same
+	share     Share
 	plan      Plan
 }
 
+// owned keys the tenants one owner has on one instance.
+type owned struct{ instance, owner string }
+
 // place moves t to the best target, or reports it stuck where it is.
 func (p *planner) place(t Tenant, why Reason) {
-	to, ok := p.target(t.Instance)
+	owner := t.owner()
+	to, ok, atShare := p.target(t.Instance, owner)
 	if !ok {
-		p.plan.Stuck = append(p.plan.Stuck, Stuck{Namespace: t.Namespace, Instance: t.Instance, Reason: why})
+		s := Stuck{Namespace: t.Namespace, Instance: t.Instance, Reason: why}
+		if atShare {
+			s.Owner = owner
+		}
+		p.plan.Stuck = append(p.plan.Stuck, s)
 		return
 	}
 	p.plan.Moves = append(p.plan.Moves, Move{Namespace: t.Namespace, From: t.Instance, To: to, Reason: why})
@@ -155,16 +193,19 @@ func (p *planner) place(t Tenant, why Reason) {
 	// the instance that was least loaded before the batch.
 	if t.Instance != "" {
 		p.load[t.Instance]--
+		p.owned[owned{t.Instance, owner}]--
 	}
 	p.load[to]++
+	p.owned[owned{to, owner}]++
 }
 
 // target is the least loaded eligible instance other than current, ties to the lowest name.
 // Eligible: ready (its agent will act on the placement), not draining (it would give the tenant
-// straight back), and below its capacity. Least load, not least load/capacity: a big instance
-// fills up with everyone else, and the rule stays easy to predict.
-func (p *planner) target(current string) (string, bool) {
-	best, found := "", false
+// straight back), below its capacity, and holding fewer of owner's tenants than the share
+// allows. Least load, not least load/capacity: a big instance fills up with everyone else, and
+// the rule stays easy to predict. atShare tells, when there is none, that some instance had
+// room but not for owner.
+func (p *planner) target(current, owner string) (best string, found, atShare bool) {
 	for _, in := range p.instances {
 		if in.Name == current || !in.Ready || in.Draining {
 			continue
@@ -173,10 +214,14 @@ func (p *planner) target(current string) (string, bool) {
 		if l >= in.Capacity {
 			continue
 		}
+		if p.owned[owned{in.Name, owner}] >= p.share.Limit(in.Capacity) {
+			atShare = true
+			continue
+		}
 		// Strictly less: instances are by name, so a tie keeps the lower name.
 		if !found || l < p.load[best] {
 			best, found = in.Name, true
 		}
 	}
-	return best, found
+	return best, found, atShare && !found
 }

@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
 
 func ready(name string, capacity int) Instance {
@@ -17,6 +20,12 @@ func on(ns, instance string) Tenant { return Tenant{Namespace: ns, Instance: ins
 
 func pinned(ns, instance string) Tenant {
 	return Tenant{Namespace: ns, Instance: instance, Pinned: true}
+}
+
+// of gives t an owner.
+func of(owner string, t Tenant) Tenant {
+	t.Owner = owner
+	return t
 }
 
 func TestDecide(t *testing.T) {
@@ -257,18 +266,234 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Decide(tc.instances, tc.tenants)
+			got := Decide(tc.instances, tc.tenants, 1)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Decide() =\n%+v\nwant\n%+v", got, tc.want)
 			}
-			checkInvariants(t, tc.instances, tc.tenants, got)
+			checkInvariants(t, tc.instances, tc.tenants, 1, got)
 		})
 	}
 }
 
+func TestShareLimit(t *testing.T) {
+	tests := []struct {
+		share    Share
+		capacity int
+		want     int
+	}{
+		{0.5, 0, 0},
+		{0.5, 1, 1}, // rounded down it would be 0: a capacity-1 instance would take nobody
+		{0.5, 2, 1},
+		{0.5, 3, 1}, // down, so the share is never exceeded
+		{0.5, 4, 2},
+		{0.5, 1000, 500},
+		{0.29, 100, 29}, // 0.29*100 is 28.999999999999996 in floating point
+		{0.002, 1000, 2},
+		{0.001, 10, 1},
+		{1, 7, 7},
+		{0, 7, 1},
+	}
+	for _, tc := range tests {
+		if got := tc.share.Limit(tc.capacity); got != tc.want {
+			t.Errorf("Share(%v).Limit(%d) = %d, want %d", tc.share, tc.capacity, got, tc.want)
+		}
+	}
+}
+
+func TestDecideOwnerShare(t *testing.T) {
+	tests := []struct {
+		name      string
+		instances []Instance
+		tenants   []Tenant
+		share     Share
+		want      Plan
+	}{
+		{
+			name:      "an owner's namespaces spread across instances",
+			instances: []Instance{ready("a", 4), ready("b", 4)},
+			// Least load alone would put 1, 3 and 4 on a, which is emptier.
+			tenants: []Tenant{on("other1", "b"), on("other2", "b"),
+				of("acme", on("acme1", "")), of("acme", on("acme2", "")), of("acme", on("acme3", "")), of("acme", on("acme4", ""))},
+			share: 0.5,
+			want: Plan{Moves: []Move{
+				{Namespace: "acme1", To: "a", Reason: ReasonUnplaced},
+				{Namespace: "acme2", To: "a", Reason: ReasonUnplaced},
+				{Namespace: "acme3", To: "b", Reason: ReasonUnplaced},
+				{Namespace: "acme4", To: "b", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name:      "an owner at its share is stuck while other owners are still placed",
+			instances: []Instance{ready("a", 4), ready("b", 4)},
+			tenants: []Tenant{of("acme", on("acme1", "a")), of("acme", on("acme2", "a")), of("acme", on("acme3", "b")),
+				of("acme", pinned("acme4", "b")), of("acme", on("acme5", "")), on("bob", ""), of("carol", on("carol1", ""))},
+			share: 0.5,
+			want: Plan{
+				Moves: []Move{
+					{Namespace: "bob", To: "a", Reason: ReasonUnplaced},
+					{Namespace: "carol1", To: "b", Reason: ReasonUnplaced},
+				},
+				Stuck: []Stuck{{Namespace: "acme5", Reason: ReasonUnplaced, Owner: "acme"}},
+			},
+		},
+		{
+			name:      "full instances: stuck for capacity, not for the share",
+			instances: []Instance{ready("a", 2)},
+			tenants:   []Tenant{on("x", "a"), on("y", "a"), of("acme", on("acme1", ""))},
+			share:     0.5,
+			want:      Plan{Stuck: []Stuck{{Namespace: "acme1", Reason: ReasonUnplaced}}},
+		},
+		{
+			name:      "no owner: each namespace is its own",
+			instances: []Instance{ready("a", 2)},
+			tenants:   []Tenant{on("t1", ""), on("t2", "")},
+			share:     0.5,
+			want: Plan{Moves: []Move{
+				{Namespace: "t1", To: "a", Reason: ReasonUnplaced},
+				{Namespace: "t2", To: "a", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name:      "an owner named like a namespace shares with it",
+			instances: []Instance{ready("a", 2)},
+			tenants:   []Tenant{on("acme", "a"), of("acme", on("t1", ""))},
+			share:     0.5,
+			want:      Plan{Stuck: []Stuck{{Namespace: "t1", Reason: ReasonUnplaced, Owner: "acme"}}},
+		},
+		{
+			name:      "capacity 1 at 0.5: one tenant of the owner per instance",
+			instances: []Instance{ready("a", 1), ready("b", 1), ready("c", 1)},
+			tenants:   []Tenant{of("acme", on("acme1", "")), of("acme", on("acme2", "")), of("acme", on("acme3", ""))},
+			share:     0.5,
+			want: Plan{Moves: []Move{
+				{Namespace: "acme1", To: "a", Reason: ReasonUnplaced},
+				{Namespace: "acme2", To: "b", Reason: ReasonUnplaced},
+				{Namespace: "acme3", To: "c", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name:      "a lowered share moves nobody: the owner only gets no more",
+			instances: []Instance{ready("a", 4), ready("b", 4)},
+			tenants: []Tenant{of("acme", on("acme1", "a")), of("acme", on("acme2", "a")), of("acme", on("acme3", "a")),
+				of("acme", on("acme4", ""))},
+			share: 0.25,
+			want: Plan{Moves: []Move{
+				{Namespace: "acme4", To: "b", Reason: ReasonUnplaced},
+			}},
+		},
+		{
+			name: "moves off a draining instance keep to the share too",
+			instances: []Instance{
+				{Name: "d", Capacity: 10, Ready: true, Draining: true},
+				ready("a", 4), ready("b", 4),
+			},
+			tenants: []Tenant{of("acme", on("acme1", "a")), of("acme", on("acme2", "a")), of("acme", on("acme3", "b")),
+				of("acme", on("acme4", "b")), of("acme", on("acme5", "d")), on("other", "d")},
+			share: 0.5,
+			want: Plan{
+				Moves: []Move{{Namespace: "other", From: "d", To: "a", Reason: ReasonDraining}},
+				Stuck: []Stuck{{Namespace: "acme5", Instance: "d", Reason: ReasonDraining, Owner: "acme"}},
+			},
+		},
+		{
+			name:      "over capacity: the excess moves only where its owner is under its share",
+			instances: []Instance{ready("a", 2), ready("b", 4)},
+			tenants: []Tenant{of("acme", on("acme1", "a")), of("acme", on("acme2", "a")), of("acme", on("acme3", "a")),
+				of("acme", on("acme4", "b")), of("acme", on("acme5", "b"))},
+			share: 0.5,
+			want:  Plan{Stuck: []Stuck{{Namespace: "acme3", Instance: "a", Reason: ReasonOverCapacity, Owner: "acme"}}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Decide(tc.instances, tc.tenants, tc.share)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Decide() =\n%+v\nwant\n%+v", got, tc.want)
+			}
+			checkInvariants(t, tc.instances, tc.tenants, tc.share, got)
+		})
+	}
+}
+
+// Provisioned namespaces count toward the owner of the namespace of their claim: whoever can
+// claim in one namespace gets no more of the fleet than that namespace's owner.
+func TestDecideProvisionedNamespacesCountTowardTheClaimsOwner(t *testing.T) {
+	labels := map[string]map[string]string{
+		"team":  {managedv1alpha1.LabelTenantOwner: "acme"},
+		"dev-1": provisionedFor("team"),
+		"dev-2": provisionedFor("team"),
+		"dev-3": provisionedFor("team"),
+		"solo":  nil,
+		"own-1": provisionedFor("solo"),
+	}
+	var tenants []Tenant
+	for _, ns := range []string{"team", "dev-1", "dev-2", "dev-3", "solo", "own-1"} {
+		tenants = append(tenants, of(OwnerOf(ns, func(n string) map[string]string { return labels[n] }), on(ns, "")))
+	}
+	got := Decide([]Instance{ready("a", 4), ready("b", 4)}, tenants, 0.25)
+	want := Plan{
+		Moves: []Move{
+			{Namespace: "dev-1", To: "a", Reason: ReasonUnplaced},
+			{Namespace: "dev-2", To: "b", Reason: ReasonUnplaced},
+			{Namespace: "own-1", To: "a", Reason: ReasonUnplaced},
+			{Namespace: "solo", To: "b", Reason: ReasonUnplaced},
+		},
+		Stuck: []Stuck{
+			{Namespace: "dev-3", Reason: ReasonUnplaced, Owner: "acme"},
+			{Namespace: "team", Reason: ReasonUnplaced, Owner: "acme"},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Decide() =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func provisionedFor(claimNamespace string) map[string]string {
+	return map[string]string{appstudiov1alpha1.LabelProvisionedTarget: "dt", appstudiov1alpha1.LabelProvisionedClaimNamespace: claimNamespace}
+}
+
+func TestOwnerOf(t *testing.T) {
+	labels := map[string]map[string]string{
+		"labelled":   {managedv1alpha1.LabelTenantOwner: "acme"},
+		"plain":      {"team": "x"},
+		"made":       provisionedFor("labelled"),
+		"made-plain": provisionedFor("plain"),
+		"made-twice": provisionedFor("made"),
+		"made-owned": {appstudiov1alpha1.LabelProvisionedTarget: "dt", appstudiov1alpha1.LabelProvisionedClaimNamespace: "labelled",
+			managedv1alpha1.LabelTenantOwner: "admin-says"},
+		"claim-only":   {appstudiov1alpha1.LabelProvisionedClaimNamespace: "labelled"}, // not the provisioner's: no target label
+		"loop-a":       provisionedFor("loop-b"),
+		"loop-b":       provisionedFor("loop-a"),
+		"self":         provisionedFor("self"),
+		"made-unknown": provisionedFor("unknown"),
+	}
+	tests := map[string]string{
+		"labelled":     "acme",
+		"plain":        "plain",
+		"unknown":      "unknown",
+		"made":         "acme",
+		"made-plain":   "plain",
+		"made-twice":   "acme",
+		"made-owned":   "admin-says",
+		"claim-only":   "claim-only",
+		"self":         "self",
+		"made-unknown": "unknown",
+	}
+	for ns, want := range tests {
+		if got := OwnerOf(ns, func(n string) map[string]string { return labels[n] }); got != want {
+			t.Errorf("OwnerOf(%q) = %q, want %q", ns, got, want)
+		}
+	}
+	// A loop of hand-written labels ends, somewhere on the loop.
+	if got := OwnerOf("loop-a", func(n string) map[string]string { return labels[n] }); got != "loop-a" && got != "loop-b" {
+		t.Errorf("OwnerOf(loop-a) = %q", got)
+	}
+}
+
 // checkInvariants holds for every plan: no move to the tenant's own instance (rule 9), targets
-// are eligible, both lists are ordered by namespace, and no tenant appears twice.
-func checkInvariants(t *testing.T, instances []Instance, tenants []Tenant, p Plan) {
+// are eligible, both lists are ordered by namespace, no tenant appears twice, and no move
+// takes an owner over its share of the target.
+func checkInvariants(t *testing.T, instances []Instance, tenants []Tenant, share Share, p Plan) {
 	t.Helper()
 	byName := map[string]Instance{}
 	for _, in := range instances {
@@ -308,7 +533,30 @@ func checkInvariants(t *testing.T, instances []Instance, tenants []Tenant, p Pla
 			t.Errorf("move %+v puts %q over capacity: %d > %d", m, m.To, load[m.To], byName[m.To].Capacity)
 		}
 	}
+	owners := map[string]string{}
+	owned := map[[2]string]int{}
+	for _, tn := range tenants {
+		owners[tn.Namespace] = tn.owner()
+		if tn.Instance != "" {
+			owned[[2]string{tn.Instance, tn.owner()}]++
+		}
+	}
+	for _, m := range p.Moves {
+		if m.From != "" {
+			owned[[2]string{m.From, owners[m.Namespace]}]--
+		}
+		owned[[2]string{m.To, owners[m.Namespace]}]++
+	}
+	for _, m := range p.Moves {
+		key := [2]string{m.To, owners[m.Namespace]}
+		if limit := share.Limit(byName[m.To].Capacity); owned[key] > limit {
+			t.Errorf("move %+v puts owner %q over its share of %q: %d > %d", m, key[1], m.To, owned[key], limit)
+		}
+	}
 }
+
+// fleetShare is the owner share of fleet: owner o can have one tenant on each instance.
+const fleetShare = 0.1
 
 // fleet is a mixed case touching every rule, for the mutation and determinism tests.
 func fleet() ([]Instance, []Tenant) {
@@ -318,11 +566,13 @@ func fleet() ([]Instance, []Tenant) {
 		ready("a", 2),
 		{Name: "n", Capacity: 10},
 		ready("b", 4),
+		ready("e", 10),
 	}
 	tenants := []Tenant{
 		on("t09", ""), on("t01", "a"), on("t02", "a"), on("t03", "a"), pinned("t04", "a"),
 		on("t05", "d"), pinned("t06", "d"), on("t07", "gone"), pinned("t08", "gone"),
 		on("t10", "n"), on("t11", ""), on("t12", ""), on("t13", "c"), on("t14", ""),
+		of("o", on("t15", "")), of("o", on("t16", "b")), of("o", on("t17", "")), of("o", on("t18", "")), of("o", on("t19", "")),
 	}
 	return instances, tenants
 }
@@ -330,7 +580,7 @@ func fleet() ([]Instance, []Tenant) {
 func TestDecideDoesNotMutateInput(t *testing.T) {
 	instances, tenants := fleet()
 	wantInstances, wantTenants := slices.Clone(instances), slices.Clone(tenants)
-	Decide(instances, tenants)
+	Decide(instances, tenants, fleetShare)
 	if !reflect.DeepEqual(instances, wantInstances) {
 		t.Errorf("instances changed: %+v, was %+v", instances, wantInstances)
 	}
@@ -341,12 +591,15 @@ func TestDecideDoesNotMutateInput(t *testing.T) {
 
 func TestDecideIsDeterministic(t *testing.T) {
 	instances, tenants := fleet()
-	want := Decide(instances, tenants)
+	want := Decide(instances, tenants, fleetShare)
 	if len(want.Moves) == 0 || len(want.Stuck) == 0 {
 		t.Fatalf("fleet should give both moves and stuck tenants: %+v", want)
 	}
-	checkInvariants(t, instances, tenants, want)
-	if got := Decide(instances, tenants); !reflect.DeepEqual(got, want) {
+	checkInvariants(t, instances, tenants, fleetShare, want)
+	if !slices.ContainsFunc(want.Stuck, func(s Stuck) bool { return s.Owner != "" }) {
+		t.Fatalf("fleet should give a tenant stuck for its owner's share: %+v", want)
+	}
+	if got := Decide(instances, tenants, fleetShare); !reflect.DeepEqual(got, want) {
 		t.Fatalf("second Decide() = %+v, first %+v", got, want)
 	}
 	// Nor does the input order matter.
@@ -355,7 +608,7 @@ func TestDecideIsDeterministic(t *testing.T) {
 		is, ts := slices.Clone(instances), slices.Clone(tenants)
 		r.Shuffle(len(is), func(i, j int) { is[i], is[j] = is[j], is[i] })
 		r.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
-		if got := Decide(is, ts); !reflect.DeepEqual(got, want) {
+		if got := Decide(is, ts, fleetShare); !reflect.DeepEqual(got, want) {
 			t.Fatalf("shuffle %d: Decide() = %+v, want %+v", i, got, want)
 		}
 	}
@@ -365,7 +618,7 @@ func TestDecideIsDeterministic(t *testing.T) {
 // short of the tenants still stuck.
 func TestDecideAppliedPlanIsStable(t *testing.T) {
 	instances, tenants := fleet()
-	p := Decide(instances, tenants)
+	p := Decide(instances, tenants, fleetShare)
 	to := map[string]string{}
 	for _, m := range p.Moves {
 		to[m.Namespace] = m.To
@@ -376,7 +629,7 @@ func TestDecideAppliedPlanIsStable(t *testing.T) {
 			applied[i].Instance = dst
 		}
 	}
-	again := Decide(instances, applied)
+	again := Decide(instances, applied, fleetShare)
 	if len(again.Moves) != 0 {
 		t.Errorf("after applying, Decide() still moves: %+v", again.Moves)
 	}
@@ -401,7 +654,7 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		Decide(instances, tenants)
+		Decide(instances, tenants, fleetShare)
 	}
 }
 

@@ -16,6 +16,18 @@ const (
 	ProvisionerNamespace Provisioner = "managed-gitops.redhat.com/namespace"
 )
 
+// Labels the namespace provisioner puts on every namespace it makes (besides others of its own):
+// the server and the placement read them, so they are part of the contract, not only the
+// provisioner's bookkeeping. Only the provisioner may write a namespace carrying them
+// (artifacts/admission-policy), and tenants write no namespace.
+const (
+	// LabelProvisionedTarget is the name of the DeploymentTarget the namespace serves: the mark
+	// of a namespace the provisioner made.
+	LabelProvisionedTarget = "namespace.provisioner.managed-gitops.redhat.com/target"
+	// LabelProvisionedClaimNamespace is the namespace of the claim the namespace was made for.
+	LabelProvisionedClaimNamespace = "namespace.provisioner.managed-gitops.redhat.com/claim-namespace"
+)
+
 // ReclaimPolicy is what happens to a DeploymentTarget when its claim is deleted.
 type ReclaimPolicy string
 

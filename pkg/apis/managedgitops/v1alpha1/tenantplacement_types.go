@@ -4,6 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// LabelTenantOwner on a namespace names the owner its tenancy counts against: the placement
+// keeps each owner's tenants to a share of every instance's capacity (the agent's
+// --placement-max-owner-share), so that one owner's namespaces cannot take the whole fleet.
+// Set by admins (tenants cannot write namespaces). A namespace without it that the namespace
+// provisioner made has the owner of the namespace of the claim it was made for; any other is
+// its own owner.
+const LabelTenantOwner = "managed-gitops.redhat.com/tenant-owner"
+
 // +genclient
 // +genclient:nonNamespaced
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

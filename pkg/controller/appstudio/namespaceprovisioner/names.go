@@ -30,10 +30,10 @@ const Finalizer = prefix + "finalizer"
 // the unit, "claim namespace/target name", which is the controller's key; LabelTarget is on
 // every namespace the provisioner made (a label selector for a filtered informer).
 const (
-	LabelClaimNamespace = prefix + "claim-namespace"
+	LabelClaimNamespace = appstudiov1alpha1.LabelProvisionedClaimNamespace
 	LabelClaimName      = prefix + "claim-name" // only when the claim's name is a valid label value
 	LabelClaimUID       = prefix + "claim-uid"
-	LabelTarget         = prefix + "target"
+	LabelTarget         = appstudiov1alpha1.LabelProvisionedTarget
 	// LabelRetained marks a namespace and Secret kept when their target was deleted under a
 	// Retain reclaim policy: nothing of this provisioner touches them again.
 	LabelRetained = prefix + "retained"

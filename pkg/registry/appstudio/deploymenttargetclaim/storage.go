@@ -11,8 +11,10 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
@@ -32,11 +34,15 @@ func NewREST(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*
 
 // LimitedREST is the storage of deploymenttargetclaims with a limit on the claims of a
 // namespace: each claim may make a namespace (or a SpaceRequest), and without a limit one
-// tenant could take the cluster's and the fleet's capacity.
+// tenant could take the cluster's and the fleet's capacity. It also refuses claims in the
+// namespaces the namespace provisioner made: their tenant holds edit there, which may create
+// claims, and each of those could make a namespace with its own limit of claims, and so on
+// without end.
 type LimitedREST struct {
 	*store.REST
 	classes      rest.Getter
 	defaultLimit int64
+	namespaces   corelisters.NamespaceLister
 }
 
 // WithLimit wraps claims, the claims' storage, so that a claim is created (by a create or by
@@ -48,15 +54,49 @@ type LimitedREST struct {
 //
 // One count for every class keeps the rule simple and still bounds both: the claims of a class
 // in a namespace never exceed that class's limit, and those of every class the largest limit.
-func WithLimit(claims *store.REST, classes rest.Getter, defaultLimit int64) *LimitedREST {
-	return &LimitedREST{REST: claims, classes: classes, defaultLimit: defaultLimit}
+//
+// namespaces, the server's cache of the host cluster's namespaces, tells which the provisioner
+// made (appstudiov1alpha1.LabelProvisionedTarget); nil (a server without the core API, in
+// tests) refuses none.
+func WithLimit(claims *store.REST, classes rest.Getter, defaultLimit int64, namespaces corelisters.NamespaceLister) *LimitedREST {
+	return &LimitedREST{REST: claims, classes: classes, defaultLimit: defaultLimit, namespaces: namespaces}
 }
 
 // Create implements rest.Creater.
 func (r *LimitedREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	options *metav1.CreateOptions) (runtime.Object, error) {
-	out, err := r.REST.Create(storage.WithCountLimit(ctx, r.limit), obj, createValidation, options)
+	out, err := r.REST.Create(storage.WithCountLimit(ctx, r.limit), obj, r.notInProvisioned(createValidation), options)
 	return out, r.refusal(ctx, obj, err)
+}
+
+// notInProvisioned adds to validate, which the generic store runs on every create (by a
+// create, dry run included, or by server-side apply), the refusal of a claim in a namespace
+// the namespace provisioner made. A namespace the cache does not hold is not one: the
+// provisioner's namespaces exist, and reach the cache, before their tenant has a token there.
+func (r *LimitedREST) notInProvisioned(validate rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	return func(ctx context.Context, obj runtime.Object) error {
+		namespace, _ := genericapirequest.NamespaceFrom(ctx)
+		if r.namespaces != nil && namespace != "" {
+			ns, err := r.namespaces.Get(namespace)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			if ns != nil && ns.Labels[appstudiov1alpha1.LabelProvisionedTarget] != "" {
+				name := ""
+				if claim, ok := obj.(*appstudio.DeploymentTargetClaim); ok {
+					name = claim.Name
+				}
+				parent := ns.Labels[appstudiov1alpha1.LabelProvisionedClaimNamespace]
+				return apierrors.NewForbidden(appstudio.Resource("deploymenttargetclaims"), name, fmt.Errorf(
+					"namespace %s was made by the namespace provisioner for a claim in namespace %s, and takes no claims: each would "+
+						"make another namespace, beyond the limit of claims of %s; make the claim in %s", namespace, parent, parent, parent))
+			}
+		}
+		if validate == nil {
+			return nil
+		}
+		return validate(ctx, obj)
+	}
 }
 
 // Update implements rest.Updater: server-side apply creates a missing claim through it.
@@ -68,7 +108,8 @@ func (r *LimitedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 		claim = obj
 		return r.limit(ctx, obj)
 	}
-	out, created, err := r.REST.Update(storage.WithCountLimit(ctx, limit), name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	out, created, err := r.REST.Update(storage.WithCountLimit(ctx, limit), name, objInfo, r.notInProvisioned(createValidation),
+		updateValidation, forceAllowCreate, options)
 	return out, created, r.refusal(ctx, claim, err)
 }
 
