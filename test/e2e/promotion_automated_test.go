@@ -128,6 +128,27 @@ var _ = Describe("Automated promotion", Ordered, func() {
 		Expect(prod.Generation).To(Equal(int64(2)), "prod was pointed at shop-1 and shop-3 only, never at the superseded shop-2")
 	})
 
+	It("marks the Environments a cycle or a missing parent keeps out of automated promotion", func(ctx context.Context) {
+		createEnvironment(ctx, ns, "orphan", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, "nowhere")
+		graphCondition := func(env string) func(g Gomega, ctx context.Context) {
+			return func(g Gomega, ctx context.Context) {
+				e, err := gitops.AppStudioV1alpha1().Environments(ns).Get(ctx, env, metav1.GetOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(e.Status.Conditions).To(ContainElement(And(HaveField("Type", "PromotionGraphValid"), HaveField("Status", metav1.ConditionFalse),
+					HaveField("Reason", "ParentNotFound"), HaveField("Message", "Environment orphan has parentEnvironment nowhere, which does not exist"))))
+			}
+		}
+		Eventually(graphCondition("orphan")).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		By("mending the graph resolves it")
+		createEnvironment(ctx, ns, "nowhere", appstudiov1alpha1.DeploymentStrategyManual, "")
+		Eventually(func(g Gomega, ctx context.Context) {
+			e, err := gitops.AppStudioV1alpha1().Environments(ns).Get(ctx, "orphan", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(e.Status.Conditions).To(ContainElement(And(HaveField("Type", "PromotionGraphValid"), HaveField("Status", metav1.ConditionTrue),
+				HaveField("Reason", "ParentNotFoundResolved"))))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	})
+
 	It("refuses a walk that starts in a cycle, naming the Environments", func(ctx context.Context) {
 		createEnvironment(ctx, ns, "loop-a", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, "loop-b")
 		createEnvironment(ctx, ns, "loop-b", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, "loop-a")
@@ -137,12 +158,18 @@ var _ = Describe("Automated promotion", Ordered, func() {
 				AutomatedPromotion: appstudiov1alpha1.AutomatedPromotionConfiguration{InitialEnvironment: "loop-a"}},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		msg := "Environments loop-a, loop-b are each other's parents (a cycle): none can be promoted into automatically"
+		Eventually(func(g Gomega, ctx context.Context) {
+			e, err := gitops.AppStudioV1alpha1().Environments(ns).Get(ctx, "loop-b", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(e.Status.Conditions).To(ContainElement(And(HaveField("Type", "PromotionGraphValid"), HaveField("Reason", "Cycle"),
+				HaveField("Message", msg))))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
 			r, err := gitops.AppStudioV1alpha1().PromotionRuns(ns).Get(ctx, "from-the-loop", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(r.Status.CompletionResult).To(Equal(appstudiov1alpha1.PromotionRunCompleteResultFailure))
-			g.Expect(r.Status.Conditions).To(ContainElement(HaveField("Message",
-				"Environments loop-a, loop-b are each other's parents (a cycle): none can be promoted into automatically")))
+			g.Expect(r.Status.Conditions).To(ContainElement(HaveField("Message", msg)))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 })

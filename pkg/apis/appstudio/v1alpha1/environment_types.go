@@ -32,6 +32,10 @@ const (
 const (
 	EnvironmentConditionErrorOccurred = "ErrorOccurred"
 	EnvironmentConditionReconciled    = "Reconciled"
+	// EnvironmentConditionPromotionGraphValid is False while the Environment cannot be promoted
+	// into automatically: it, or an Environment above it, is in a cycle of parents or names a
+	// parent that does not exist (reasons Cycle, ParentNotFound).
+	EnvironmentConditionPromotionGraphValid = "PromotionGraphValid"
 
 	EnvironmentReasonErrorOccurred                 = "ErrorOccurred"
 	EnvironmentReasonDeploymentTargetClaimNotFound = "DeploymentTargetClaimNotFound"

@@ -21,6 +21,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -30,6 +31,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
@@ -127,7 +129,7 @@ func New(
 
 	// Status writes, the controller's own among them, leave the generation alone and need no
 	// second look.
-	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.Enqueue)); err != nil {
+	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.onEnvironment)); err != nil {
 		return nil, err
 	}
 	if err := c.Watch(claims.Informer(), framework.OnChange(c.onClaim)); err != nil {
@@ -184,6 +186,25 @@ func secretOfTarget(obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{t.Namespace + "/" + t.Spec.KubernetesClusterCredentials.ClusterCredentialsSecret}, nil
+}
+
+// onEnvironment queues the Environment and the others of its namespace: a change of parent
+// may break or mend the promotion graph of those below it.
+func (c *Controller) onEnvironment(obj interface{}) {
+	env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment)
+	if !ok {
+		return
+	}
+	c.Enqueue(obj)
+	others, err := c.environments.Environments(env.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, o := range others {
+		if o.Name != env.Name {
+			c.Enqueue(o)
+		}
+	}
 }
 
 func (c *Controller) onClaim(obj interface{}) {
@@ -266,6 +287,13 @@ func (c *Controller) observe(ctx context.Context, key, namespace, name string) (
 	if s.env == nil {
 		c.sources.release(key)
 		return s, nil
+	}
+	envs, err := c.environments.Environments(namespace).List(labels.Everything())
+	if err != nil {
+		return s, err
+	}
+	if problem, broken := promotiongraph.New(promotiongraph.FromEnvironments(envs)).Broken(name); broken {
+		s.graphProblem = &problem
 	}
 
 	secretName := ""

@@ -9,6 +9,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/targetindex"
 )
 
@@ -73,6 +74,9 @@ type state struct {
 	// managedEnvironment and copy are the objects of the Environment's name, nil when missing.
 	managedEnvironment *managedv1alpha1.GitOpsDeploymentManagedEnvironment
 	copy               *corev1.Secret
+	// graphProblem is what keeps the Environment out of automated promotion (a cycle of
+	// parents, a missing parent, above it or at it), nil for none.
+	graphProblem *promotiongraph.Problem
 }
 
 // problem is why the Environment cannot be reconciled: the Reconciled condition's reason and
@@ -110,6 +114,21 @@ type plan struct {
 // an Environment that now deploys into its own namespace, a copy no longer used), and
 // ManagedEnvironment and copy go with the Environment.
 func planEnvironment(s state, now metav1.Time) plan {
+	p := planCluster(s, now)
+	if s.env != nil {
+		base := p.conditions
+		if base == nil {
+			base = s.env.Status.Conditions
+		}
+		if conds := graphConditions(base, s.graphProblem, now); conds != nil {
+			p.conditions = conds
+		}
+	}
+	return p
+}
+
+// planCluster is planEnvironment's part about the cluster the Environment deploys to.
+func planCluster(s state, now metav1.Time) plan {
 	var p plan
 	env := s.env
 	if env == nil {
@@ -361,6 +380,29 @@ func resolvedConditions(conds []metav1.Condition, now metav1.Time) []metav1.Cond
 		changed = true
 	}
 	if !changed {
+		return nil
+	}
+	return out
+}
+
+// graphConditions is conds with the PromotionGraphValid condition reporting problem: False with
+// the problem's kind and message; once the problem is gone, True with the reason
+// "<kind>Resolved". Like the other conditions, it is not added to an Environment that never had
+// a problem. Nil when nothing changes.
+func graphConditions(conds []metav1.Condition, problem *promotiongraph.Problem, now metav1.Time) []metav1.Condition {
+	out := append([]metav1.Condition(nil), conds...)
+	cur := meta.FindStatusCondition(out, appstudiov1alpha1.EnvironmentConditionPromotionGraphValid)
+	switch {
+	case problem != nil:
+		meta.SetStatusCondition(&out, metav1.Condition{Type: appstudiov1alpha1.EnvironmentConditionPromotionGraphValid,
+			Status: metav1.ConditionFalse, Reason: string(problem.Kind), Message: problem.Message(), LastTransitionTime: now})
+	case cur != nil && cur.Status == metav1.ConditionFalse:
+		meta.SetStatusCondition(&out, metav1.Condition{Type: appstudiov1alpha1.EnvironmentConditionPromotionGraphValid,
+			Status: metav1.ConditionTrue, Reason: cur.Reason + appstudiov1alpha1.EnvironmentReasonResolvedSuffix, LastTransitionTime: now})
+	default:
+		return nil
+	}
+	if apiequality.Semantic.DeepEqual(out, conds) {
 		return nil
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
 )
 
 const ns = "tenant"
@@ -517,4 +518,41 @@ func describe(p plan) string {
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	return string(b)
+}
+
+// The promotion graph's condition sits beside the cluster's: set when the Environment cannot be
+// promoted into automatically, resolved when it can again, never added otherwise.
+func TestPromotionGraphCondition(t *testing.T) {
+	missing := &promotiongraph.Problem{Kind: promotiongraph.ParentNotFound, Environments: []string{"staging"}, Parent: "qa"}
+	cycle := &promotiongraph.Problem{Kind: promotiongraph.Cycle, Environments: []string{"prod", "staging"}}
+	graphCond := func(status metav1.ConditionStatus, reason, msg string, at metav1.Time) metav1.Condition {
+		return metav1.Condition{Type: "PromotionGraphValid", Status: status, Reason: reason, Message: msg, LastTransitionTime: at}
+	}
+	reconciled := metav1.Condition{Type: "Reconciled", Status: "True", Reason: "SecretNotFoundResolved", LastTransitionTime: earlier}
+	for _, tc := range []struct {
+		name    string
+		have    []metav1.Condition
+		problem *promotiongraph.Problem
+		want    []metav1.Condition // nil: the status is left as it is
+	}{
+		{name: "no problem, none before: nothing added"},
+		{name: "a missing parent", problem: missing,
+			want: []metav1.Condition{graphCond("False", "ParentNotFound", "Environment staging has parentEnvironment qa, which does not exist", now)}},
+		{name: "beside the cluster's conditions", have: []metav1.Condition{reconciled}, problem: cycle,
+			want: []metav1.Condition{reconciled, graphCond("False", "Cycle",
+				"Environments prod, staging are each other's parents (a cycle): none can be promoted into automatically", now)}},
+		{name: "already reported", problem: missing,
+			have: []metav1.Condition{graphCond("False", "ParentNotFound", "Environment staging has parentEnvironment qa, which does not exist", earlier)}},
+		{name: "mended", have: []metav1.Condition{graphCond("False", "Cycle", "...", earlier)},
+			want: []metav1.Condition{graphCond("True", "CycleResolved", "", now)}},
+		{name: "resolved stays resolved", have: []metav1.Condition{graphCond("True", "CycleResolved", "", earlier)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := environmentWith(func(e *appstudiov1alpha1.Environment) { e.Status.Conditions = tc.have })
+			p := planEnvironment(state{namespace: ns, name: env.Name, env: env, graphProblem: tc.problem}, now)
+			if !reflect.DeepEqual(p.conditions, tc.want) {
+				t.Errorf("conditions\n%+v\nwant\n%+v", p.conditions, tc.want)
+			}
+		})
+	}
 }
