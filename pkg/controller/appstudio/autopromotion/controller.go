@@ -35,6 +35,7 @@ const (
 	EventPromotionStarted = "AutomatedPromotionStarted"
 	EventGraphInvalid     = "PromotionGraphInvalid"
 	EventCreateFailed     = "FailedCreate"
+	EventRunNameTaken     = "RunNameTaken"
 )
 
 // byApplication indexes Snapshots by "namespace/application".
@@ -51,7 +52,14 @@ type Controller struct {
 	snapshotIndex cache.Indexer
 	environments  appstudiolisters.EnvironmentLister
 	runs          appstudiolisters.PromotionRunLister
+
+	// since is how old a Snapshot listed at start may be and still be promoted.
+	since time.Time
 }
+
+// startGrace is how long before the controller started a Snapshot listed at start may have been
+// created and still be promoted: one that arrived while no agent ran.
+const startGrace = 5 * time.Minute
 
 // New wires the controller into the informers.
 func New(snapshots appstudioinformers.SnapshotInformer, environments appstudioinformers.EnvironmentInformer,
@@ -61,6 +69,7 @@ func New(snapshots appstudioinformers.SnapshotInformer, environments appstudioin
 		gitops: gitops, recorder: recorder,
 		snapshots: snapshots.Lister(), snapshotIndex: snapshots.Informer().GetIndexer(),
 		environments: environments.Lister(), runs: runs.Lister(),
+		since: time.Now().Add(-startGrace),
 	}
 	c.Controller = framework.NewController(Name, c.sync)
 	if err := snapshots.Informer().AddIndexers(cache.Indexers{byApplication: func(obj interface{}) ([]string, error) {
@@ -72,48 +81,25 @@ func New(snapshots appstudioinformers.SnapshotInformer, environments appstudioin
 	}}); err != nil {
 		return nil, err
 	}
-	// A Snapshot's status changes often (tests, releases) and its spec never (application-api
-	// makes it immutable): only new ones matter. A deletion promotes nothing.
-	if err := c.Watch(snapshots.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: c.Enqueue}); err != nil {
-		return nil, err
-	}
-	// A change of the graph may make new roots: each application's newest Snapshot is looked at.
-	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.onEnvironment)); err != nil {
-		return nil, err
-	}
-	// A run of ours deleted by hand is made again while its Snapshot is the newest.
-	if err := c.Watch(runs.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.onRunDeleted}); err != nil {
+	// A new Snapshot is what starts a promotion: adds alone. A Snapshot's status changes often
+	// (tests, releases) and its spec never. Neither a change of the graph, nor a run deleted (to
+	// cancel it), nor the newest Snapshot deleted sends an existing Snapshot on its way.
+	if err := c.Watch(snapshots.Informer(), cache.ResourceEventHandlerDetailedFuncs{AddFunc: c.onSnapshotAdded}); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Controller) onEnvironment(obj interface{}) {
-	env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment)
-	if !ok {
+// onSnapshotAdded queues a new Snapshot. The Snapshots an informer lists when it starts are
+// new only if created shortly before (while no agent ran, or across a change of leader): the
+// others were there before this agent and were promoted then, or predate automated promotion,
+// and an upgrade or a restart must not send an old Snapshot to production.
+func (c *Controller) onSnapshotAdded(obj interface{}, isInInitialList bool) {
+	s, ok := obj.(*appstudiov1alpha1.Snapshot)
+	if !ok || (isInInitialList && s.CreationTimestamp.Time.Before(c.since)) {
 		return
 	}
-	snapshots, err := c.snapshots.Snapshots(env.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	byApp := map[string][]*appstudiov1alpha1.Snapshot{}
-	for _, s := range snapshots {
-		byApp[s.Spec.Application] = append(byApp[s.Spec.Application], s)
-	}
-	for _, list := range byApp {
-		if newest := Newest(list); newest != nil {
-			c.Enqueue(newest)
-		}
-	}
-}
-
-func (c *Controller) onRunDeleted(obj interface{}) {
-	run, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.PromotionRun)
-	if !ok || run.Annotations[AnnotationSnapshot] == "" {
-		return
-	}
-	c.Add(run.Namespace + "/" + run.Annotations[AnnotationSnapshot])
+	c.Enqueue(obj)
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -139,9 +125,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	existing := map[string]bool{}
 	for _, env := range graph.Roots() {
-		run := RunName(snapshot.Name, env)
-		if _, err := c.runs.PromotionRuns(namespace).Get(run); err == nil {
-			existing[run] = true
+		name := RunName(snapshot.Name, env)
+		run, err := framework.OrNil(c.runs.PromotionRuns(namespace).Get(name))
+		if err != nil {
+			return err
+		}
+		if run == nil {
+			continue
+		}
+		existing[name] = true
+		if run.Annotations[AnnotationSnapshot] != snapshot.Name || run.Annotations[AnnotationEnvironment] != env {
+			c.recorder.Eventf(snapshot, corev1.EventTypeWarning, EventRunNameTaken,
+				"PromotionRun %s, which would promote Snapshot %s automatically from Environment %s, exists and is not that promotion", name, snapshot.Name, env)
 		}
 	}
 	promoted, err := c.promoted(namespace, snapshot.Spec.Application)

@@ -73,18 +73,18 @@ func TestANewSnapshotStartsAtTheRoots(t *testing.T) {
 		environment("sandbox", appstudiov1alpha1.DeploymentStrategyManual, ""),
 		snapshot("s1", 0))
 	f.sync("team/s1")
-	if got := f.runs(); len(got) != 1 || !got["s1-dev-auto"] {
-		t.Fatalf("runs = %v, want s1-dev-auto alone", got)
+	if got := f.runs(); len(got) != 1 || !got["s1.dev-auto"] {
+		t.Fatalf("runs = %v, want s1.dev-auto alone", got)
 	}
-	run, _ := f.gitops.AppStudioV1alpha1().PromotionRuns("team").Get(f.ctx, "s1-dev-auto", metav1.GetOptions{})
+	run, _ := f.gitops.AppStudioV1alpha1().PromotionRuns("team").Get(f.ctx, "s1.dev-auto", metav1.GetOptions{})
 	if run.Spec.AutomatedPromotion.InitialEnvironment != "dev" || run.Spec.Snapshot != "s1" {
 		t.Errorf("run spec = %+v", run.Spec)
 	}
-	controllertest.ExpectEvents(t, f.events, "Normal AutomatedPromotionStarted Promoting Snapshot s1 automatically from Environment dev: PromotionRun s1-dev-auto")
+	controllertest.ExpectEvents(t, f.events, "Normal AutomatedPromotionStarted Promoting Snapshot s1 automatically from Environment dev: PromotionRun s1.dev-auto")
 
 	// Again, once the cache has the run: nothing more.
 	controllertest.Eventually(t, f.ctx, "the run in the cache", func() bool {
-		_, err := f.c.runs.PromotionRuns("team").Get("s1-dev-auto")
+		_, err := f.c.runs.PromotionRuns("team").Get("s1.dev-auto")
 		return err == nil
 	})
 	f.sync("team/s1")
@@ -98,7 +98,7 @@ func TestDeletingTheNewestSnapshotPromotesNoOlderOne(t *testing.T) {
 		snapshot("s1", 0), snapshot("s2", time.Second))
 	f.sync("team/s1")
 	f.sync("team/s2")
-	if got := f.runs(); len(got) != 1 || !got["s2-dev-auto"] {
+	if got := f.runs(); len(got) != 1 || !got["s2.dev-auto"] {
 		t.Fatalf("runs = %v, want the newest's alone", got)
 	}
 	if err := f.gitops.AppStudioV1alpha1().Snapshots("team").Delete(f.ctx, "s2", metav1.DeleteOptions{}); err != nil {
@@ -106,11 +106,37 @@ func TestDeletingTheNewestSnapshotPromotesNoOlderOne(t *testing.T) {
 	}
 	controllertest.Eventually(t, f.ctx, "s2 out of the cache and its run in", func() bool {
 		_, gone := f.c.snapshots.Snapshots("team").Get("s2")
-		_, run := f.c.runs.PromotionRuns("team").Get("s2-dev-auto")
+		_, run := f.c.runs.PromotionRuns("team").Get("s2.dev-auto")
 		return gone != nil && run == nil
 	})
 	f.sync("team/s1")
-	if got := f.runs(); got["s1-dev-auto"] {
+	if got := f.runs(); got["s1.dev-auto"] {
 		t.Fatalf("the older Snapshot was promoted after the newest was deleted: %v", got)
 	}
+}
+
+// What the informer lists at start is promoted only if it is recent: an upgrade or a restart
+// sends no old Snapshot to production.
+func TestSnapshotsListedAtStart(t *testing.T) {
+	old, recent := snapshot("old", 0), snapshot("recent", 0)
+	recent.CreationTimestamp = metav1.Now()
+	f := newFixture(t, environment("dev", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ""), old, recent)
+	queued := controllertest.Drain(t, f.ctx, f.c.Controller)
+	if len(queued) != 1 || queued[0] != "team/recent" {
+		t.Fatalf("queued %v, want team/recent alone", queued)
+	}
+	// A Snapshot created afterwards is new, whatever its age says.
+	late := snapshot("late", 0)
+	if _, err := f.gitops.AppStudioV1alpha1().Snapshots("team").Create(f.ctx, late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, f.ctx, "the new Snapshot queued", func() bool { return f.c.Queue.Len() == 1 })
+}
+
+func TestARunNameTakenIsTold(t *testing.T) {
+	f := newFixture(t, environment("dev", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ""), snapshot("s1", 0),
+		&appstudiov1alpha1.PromotionRun{ObjectMeta: metav1.ObjectMeta{Name: RunName("s1", "dev"), Namespace: "team"}})
+	f.sync("team/s1")
+	controllertest.ExpectEvents(t, f.events,
+		"Warning RunNameTaken PromotionRun s1.dev-auto, which would promote Snapshot s1 automatically from Environment dev, exists and is not that promotion")
 }

@@ -23,9 +23,10 @@ const (
 )
 
 // RunName is the name of the PromotionRun that promotes snapshot automatically from the root
-// Environment env: fixed, so that creating it twice is harmless (AlreadyExists).
+// Environment env: fixed, so that creating it twice is harmless (AlreadyExists), and one per
+// Snapshot and Environment: an Environment's name has no dot, so the last one separates them.
 func RunName(snapshot, env string) string {
-	name := strings.ToLower(snapshot + "-" + env + "-auto")
+	name := strings.ToLower(snapshot + "." + env + "-auto")
 	if len(name) > 253 {
 		sum := sha256.Sum256([]byte(snapshot + "/" + env))
 		name = "automated-promotion-" + hex.EncodeToString(sum[:])
@@ -62,7 +63,7 @@ type Plan struct {
 // Application, unless its run exists (by name: runs holds the namespace's runs by name).
 //
 // Only the newest: of a burst of Snapshots, the last supersedes the others before they
-// start. And never one older than a Snapshot of its Application already promoted so
+// start (Snapshots of the same second are told apart by name, the best there is). And never one older than a Snapshot of its Application already promoted so
 // (promoted is the newest such Snapshot's creation time, nil if none): deleting the newest
 // Snapshot must not send the one before it to production. A run deleted by hand is made again while its
 // Snapshot is the newest: the graph says the roots run the newest.

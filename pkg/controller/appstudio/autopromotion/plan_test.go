@@ -111,8 +111,11 @@ func TestDecide(t *testing.T) {
 }
 
 func TestRunName(t *testing.T) {
-	if got := RunName("Shop-1", "dev"); got != "shop-1-dev-auto" {
+	if got := RunName("Shop-1", "dev"); got != "shop-1.dev-auto" {
 		t.Errorf("RunName = %q", got)
+	}
+	if RunName("a-b", "c") == RunName("a", "b-c") {
+		t.Error("two Snapshot and Environment pairs share a name")
 	}
 	long := RunName(strings.Repeat("s", 250), "dev")
 	if len(long) > 253 || long == RunName(strings.Repeat("s", 250), "prod") {

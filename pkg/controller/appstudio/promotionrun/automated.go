@@ -41,14 +41,9 @@ func planAutomated(s state, now metav1.Time) plan {
 	st := run.Status.DeepCopy()
 	write, fail := p.writers(run, st, now)
 
-	if newer := newerAutomated(run, s.siblings); newer != nil {
+	if newer := newerAutomated(run, s.siblings, s.snapshotCreated); newer != nil {
 		msg := msgSuperseded(newer.Name, newer.Spec.Snapshot)
-		var events []event
-		for i := range st.EnvironmentStatus {
-			if e := &st.EnvironmentStatus[i]; e.Status == appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress {
-				events = append(events, step{e: e}.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msg, now)...)
-			}
-		}
+		events := stopSteps(st, msg, now)
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
 		setErrorCondition(st, msg, now)
 		return write(append(events, event{corev1.EventTypeWarning, EventSuperseded, msg})...)
@@ -78,15 +73,38 @@ func planAutomated(s state, now metav1.Time) plan {
 	// unreadable is the first step that waits on an unreadable pointing record (reportWaiting).
 	var unreadable step
 	waitingOnDeployments := len(walk.Active) > 0
+	// A problem that keeps a step from going on (its Snapshot deleted, its binding's name
+	// taken) is reported and waited on, as for a manual run, but only for a timeout: an
+	// unattended run must not hold its application's manual runs for ever.
+	stuck := func(reason, problem string) plan {
+		if since, ok := reportedSince(st, problem); ok {
+			if deadline := since.Add(Timeout); now.Time.Before(deadline) {
+				p.recheckAfter = deadline.Sub(now.Time)
+			} else {
+				msg := problem + " " + msgTimedOut
+				events := stopSteps(st, msg, now)
+				st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
+				setErrorCondition(st, msg, now)
+				p.writes, p.recheckAfter = nil, 0
+				return write(append(events, event{corev1.EventTypeWarning, EventPromotionFailed, msg})...)
+			}
+		} else {
+			p.recheckAfter = Timeout
+		}
+		recheck := p.recheckAfter
+		pl := fail(reason, problem, problem)
+		pl.recheckAfter = recheck
+		return pl
+	}
 	for _, env := range walk.Active {
 		t := s.targets[env]
 		binding, w, problem, reason := bindingFor(run, s.snapshot, env, t)
 		if problem != "" {
-			return fail(reason, problem, problem)
+			return stuck(reason, problem)
 		}
 		sp := stepInto(run, s.snapshot, env, numbers[env], binding, w, t, st, now)
 		if sp.problem != "" {
-			return fail(sp.problemReason, sp.problem, sp.problem)
+			return stuck(sp.problemReason, sp.problem)
 		}
 		p.writes = append(p.writes, sp.write)
 		active = append(active, sp.binding)
@@ -120,6 +138,8 @@ func planAutomated(s state, now metav1.Time) plan {
 	case after.Done && after.Failed:
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
 		msg := failedStepMessage(st)
+		// The level's other steps stop where they are: the run no longer follows them.
+		events = append(events, stopSteps(st, "Stopped: "+msg, now)...)
 		setErrorCondition(st, msg, now)
 		p.recheckAfter = 0
 		events = append(events, event{corev1.EventTypeWarning, EventPromotionFailed, msg})
@@ -160,6 +180,28 @@ func stepResults(st *appstudiov1alpha1.PromotionRunStatus) map[string]promotiong
 	return results
 }
 
+// stopSteps fails the steps still in progress with msg, and returns their Events.
+func stopSteps(st *appstudiov1alpha1.PromotionRunStatus, msg string, now metav1.Time) []event {
+	var events []event
+	for i := range st.EnvironmentStatus {
+		if e := &st.EnvironmentStatus[i]; e.Status == appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress {
+			events = append(events, step{e: e}.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msg, now)...)
+		}
+	}
+	return events
+}
+
+// reportedSince is when st's ErrorOccurred condition began reporting message, if it does.
+func reportedSince(st *appstudiov1alpha1.PromotionRunStatus, message string) (metav1.Time, bool) {
+	for _, c := range st.Conditions {
+		if c.Type == appstudiov1alpha1.PromotionRunConditionErrorOccurred && c.Status == appstudiov1alpha1.PromotionRunConditionStatusTrue &&
+			c.Message == message && c.LastTransitionTime != nil {
+			return *c.LastTransitionTime, true
+		}
+	}
+	return metav1.Time{}, false
+}
+
 // failedStepMessage says which step failed and why.
 func failedStepMessage(st *appstudiov1alpha1.PromotionRunStatus) string {
 	for _, e := range st.EnvironmentStatus {
@@ -175,16 +217,35 @@ func isAutomated(run *appstudiov1alpha1.PromotionRun) bool {
 	return run.Spec.AutomatedPromotion.InitialEnvironment != ""
 }
 
-// newerAutomated is an automated PromotionRun of run's application, of another Snapshot,
-// created after run (the newest such), or nil.
-func newerAutomated(run *appstudiov1alpha1.PromotionRun, siblings []*appstudiov1alpha1.PromotionRun) *appstudiov1alpha1.PromotionRun {
+// newerAutomated is the automated PromotionRun, of run's application and initial Environment,
+// that promotes a newer Snapshot than run's (the newest such), or nil. Newer is the Snapshot's
+// age (snapshotCreated; a Snapshot gone is unknown and supersedes nothing), not the run's: a run
+// made late for an older Snapshot must not stop the newest. Snapshots of the same second are
+// told apart by their runs' order. Runs from other initial Environments walk other trees and
+// are left alone.
+func newerAutomated(run *appstudiov1alpha1.PromotionRun, siblings []*appstudiov1alpha1.PromotionRun,
+	snapshotCreated map[string]metav1.Time) *appstudiov1alpha1.PromotionRun {
+	if _, ok := snapshotCreated[run.Spec.Snapshot]; !ok {
+		return nil
+	}
+	newer := func(a, b *appstudiov1alpha1.PromotionRun) bool { // a's Snapshot is newer than b's
+		ta, tb := snapshotCreated[a.Spec.Snapshot], snapshotCreated[b.Spec.Snapshot]
+		if !ta.Equal(&tb) {
+			return tb.Before(&ta)
+		}
+		return createdBefore(b, a)
+	}
 	var newest *appstudiov1alpha1.PromotionRun
 	for _, o := range siblings {
-		if o.Namespace != run.Namespace || o.Spec.Application != run.Spec.Application || o.Name == run.Name ||
-			!isAutomated(o) || o.Spec.Snapshot == run.Spec.Snapshot || !createdBefore(run, o) {
+		if o.Namespace != run.Namespace || o.Spec.Application != run.Spec.Application || o.Name == run.Name || !isAutomated(o) ||
+			o.Spec.AutomatedPromotion.InitialEnvironment != run.Spec.AutomatedPromotion.InitialEnvironment ||
+			o.Spec.Snapshot == run.Spec.Snapshot {
 			continue
 		}
-		if newest == nil || createdBefore(newest, o) {
+		if _, known := snapshotCreated[o.Spec.Snapshot]; !known || !newer(o, run) {
+			continue
+		}
+		if newest == nil || newer(o, newest) {
 			newest = o
 		}
 	}

@@ -153,9 +153,49 @@ func TestPlanAutomated(t *testing.T) {
 		s: state{run: automatedRun(withSteps("dev:S:1", "staging:P:2")), snapshot: snapshot("api"), graph: chain,
 			siblings: []*appstudiov1alpha1.PromotionRun{automatedRun(func(r *appstudiov1alpha1.PromotionRun) {
 				r.Name, r.Spec.Snapshot, r.CreationTimestamp = "snap-3-dev-auto", "snap-3", now
-			})}},
+			})}, snapshotCreated: map[string]metav1.Time{"snap-2": earlier, "snap-3": started}},
 		wantState: "Complete", wantResult: "Failure", wantSteps: []string{"dev:Success:1", "staging:Failed:2"},
 		wantEvents: []string{"StepEnded", "Superseded"}, wantError: msgSuperseded("snap-3-dev-auto", "snap-3"),
+	}, {
+		name: "a run made later for an older Snapshot supersedes nothing",
+		s: state{run: automatedRun(withSteps("dev:S:1", "staging:P:2")), snapshot: snapshot("api"), graph: chain,
+			targets: map[string]target{"staging": deployedTarget("staging", false)},
+			siblings: []*appstudiov1alpha1.PromotionRun{automatedRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Name, r.Spec.Snapshot, r.CreationTimestamp = "snap-1-dev-auto", "snap-1", now
+			})}, snapshotCreated: map[string]metav1.Time{"snap-1": earlier, "snap-2": started}},
+		wantState: "Waiting", wantSteps: []string{"dev:Success:1", "staging:In Progress:2"},
+	}, {
+		name: "a newer Snapshot's run from another initial Environment walks another tree: no supersession",
+		s: state{run: automatedRun(withSteps("dev:S:1", "staging:P:2")), snapshot: snapshot("api"), graph: chain,
+			targets: map[string]target{"staging": deployedTarget("staging", false)},
+			siblings: []*appstudiov1alpha1.PromotionRun{automatedRun(func(r *appstudiov1alpha1.PromotionRun) {
+				r.Name, r.Spec.Snapshot, r.CreationTimestamp = "snap-3-hotfix", "snap-3", now
+				r.Spec.AutomatedPromotion.InitialEnvironment = "hotfix"
+			})}, snapshotCreated: map[string]metav1.Time{"snap-2": earlier, "snap-3": started}},
+		wantState: "Waiting", wantSteps: []string{"dev:Success:1", "staging:In Progress:2"},
+	}, {
+		name: "a failed step stops the rest of its level",
+		s: state{run: automatedRun(withSteps("dev:S:1", "eu:P:2", "us:P:2")), snapshot: snapshot("api"), graph: fork,
+			targets: map[string]target{"eu": deployedTarget("eu", false), "us": deployedTarget("us", false)}},
+		at:        metav1.NewTime(started.Add(Timeout)),
+		wantState: "Complete", wantResult: "Failure", wantSteps: []string{"dev:Success:1", "eu:Failed:2", "us:Failed:2"},
+		wantEvents: []string{"StepEnded", "StepEnded", "PromotionFailed"},
+		wantError:  "Step 2 (Environment eu) failed: " + msgTimedOut,
+	}, {
+		name: "a problem is waited on, for a timeout",
+		s: state{run: automatedRun(withSteps("dev:S:1", "staging:P:2")), graph: chain,
+			targets: map[string]target{"staging": deployedTarget("staging", false)}},
+		wantSteps: []string{"dev:Success:1", "staging:In Progress:2"}, wantState: "Active",
+		wantEvents: []string{"SnapshotNotFound"}, wantError: msgSnapshotMissing("snap-2", "app-staging-binding"),
+	}, {
+		name: "a problem reported for a timeout ends the run",
+		s: state{run: automatedRun(withSteps("dev:S:1", "staging:P:2"), func(r *appstudiov1alpha1.PromotionRun) {
+			r.Status.Conditions = errorCondition(msgSnapshotMissing("snap-2", "app-staging-binding"), started)
+		}), graph: chain, targets: map[string]target{"staging": deployedTarget("staging", false)}},
+		at:        metav1.NewTime(started.Add(Timeout)),
+		wantState: "Complete", wantResult: "Failure", wantSteps: []string{"dev:Success:1", "staging:Failed:2"},
+		wantEvents: []string{"StepEnded", "PromotionFailed"},
+		wantError:  msgSnapshotMissing("snap-2", "app-staging-binding") + " " + msgTimedOut,
 	}, {
 		name: "a run of the same Snapshot from another root goes side by side",
 		s: state{run: automatedRun(), snapshot: snapshot("api"), graph: chain, targets: map[string]target{"dev": {}},

@@ -348,6 +348,22 @@ func (c *Controller) observeAutomated(s state) (state, error) {
 		return s, err
 	}
 	s.graph = promotiongraph.New(promotiongraph.FromEnvironments(envs))
+	s.snapshotCreated = map[string]metav1.Time{}
+	for _, r := range append([]*appstudiov1alpha1.PromotionRun{s.run}, s.siblings...) {
+		if !isAutomated(r) {
+			continue
+		}
+		if _, seen := s.snapshotCreated[r.Spec.Snapshot]; seen {
+			continue
+		}
+		snap, err := framework.OrNil(c.snapshots.Snapshots(r.Namespace).Get(r.Spec.Snapshot))
+		if err != nil {
+			return s, err
+		}
+		if snap != nil {
+			s.snapshotCreated[r.Spec.Snapshot] = snap.CreationTimestamp
+		}
+	}
 	walk := promotiongraph.Next(s.graph, s.run.Spec.AutomatedPromotion.InitialEnvironment, stepResults(&s.run.Status))
 	s.targets = map[string]target{}
 	for _, env := range walk.Active {
@@ -432,7 +448,10 @@ func (c *Controller) writeBinding(ctx context.Context, run *appstudiov1alpha1.Pr
 		if apierrors.IsAlreadyExists(err) {
 			// The cache has yet to show it; its add event brings the run back, whichever
 			// application and Environment it binds.
+			// An automated run's index follows its status, which says nothing of this step
+			// yet: look again soon rather than wait for the event.
 			klog.V(2).InfoS("binding exists already", "promotionRun", klog.KObj(run), "binding", w.createBinding.Name)
+			c.Queue.AddAfter(run.Namespace+"/"+run.Name, time.Second)
 			return true, nil
 		}
 		if err != nil {

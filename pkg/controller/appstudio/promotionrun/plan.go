@@ -139,6 +139,9 @@ type state struct {
 	// walk's current level (the ones above are done with), by name.
 	graph   *promotiongraph.Graph
 	targets map[string]target
+	// snapshotCreated holds the creation times of the Snapshots of run's automated siblings and
+	// of run's own, by name; a Snapshot that is gone is missing.
+	snapshotCreated map[string]metav1.Time
 }
 
 // event is a Kubernetes Event to record on the PromotionRun once its status is written.
