@@ -141,8 +141,11 @@ func fails(user, stdin string, args ...string) string {
 
 // deleteAllDeployments deletes every GitOpsDeployment of ns and waits until they are gone,
 // finalizers and all, so that the agent and Argo CD carry no backlog of a spec into the next.
+// The SnapshotEnvironmentBindings go first: their controller would make their GitOpsDeployments
+// again.
 func deleteAllDeployments(ctx context.Context, ns string) {
 	GinkgoHelper()
+	Expect(gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
 	client := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns)
 	Expect(client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
 	Eventually(func(g Gomega, ctx context.Context) {

@@ -29,11 +29,6 @@ var _ = Describe("Automated promotion", Ordered, func() {
 		ns = fmt.Sprintf("e2e-autopromo-%d", time.Now().UnixNano()%100000)
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
-		// First (cleanups run last first): the bindings, whose controller would make their
-		// GitOpsDeployments again.
-		DeferCleanup(func(ctx context.Context) {
-			Expect(gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})).To(Succeed())
-		})
 		player = startAppServicePlayer(ctx, ns)
 		studio := gitops.AppStudioV1alpha1()
 		_, err := studio.Applications(ns).Create(ctx, &appstudiov1alpha1.Application{
