@@ -585,10 +585,44 @@ EOF
 	if [[ -n "${3:-}" ]]; then echo "  cluster: $3"; fi
 }
 
+# tenant_secrets_role SERVICEACCOUNT is the ClusterRole, and its binding, that let an identity
+# of gitops-service delete its own binding of gitops-service-tenant-secrets-reader in a tenant
+# namespace it stops serving, as artifacts/agent/rbac.yaml gives instance main's agent
+# (gitops-agent-main-tenant-secrets).
+tenant_secrets_role() {
+	cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: $1-tenant-secrets
+rules:
+  - apiGroups: ["rbac.authorization.k8s.io"]
+    resources: ["rolebindings"]
+    resourceNames: ["gitops-service-tenant-secrets-reader-$1"]
+    verbs: ["delete"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: $1-tenant-secrets
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: $1-tenant-secrets
+subjects:
+  - kind: ServiceAccount
+    name: $1
+    namespace: gitops-service
+EOF
+}
+
 # bind_local_agent gives the stack's one agent process, gitops-agent, the rights of the three
 # identities it plays: instance main's agent, the AppStudio controllers and the namespace
-# provisioner.
+# provisioner. It reads the tenants' Secrets in the namespaces any of the three serves, through
+# one binding of its own in each (gitops-service-tenant-secrets-reader-gitops-agent).
 bind_local_agent() {
+	tenant_secrets_role gitops-agent
 	local sa="  - kind: ServiceAccount
     name: gitops-agent
     namespace: gitops-service"
@@ -745,6 +779,8 @@ EOF
 		done
 	} | sed -e "s/gitops-service-argocd/${ENGINE_NAMESPACE}/g" -e "s/name: gitops-agent-main$/name: gitops-agent-engine/" |
 		"${KUBECTL[@]}" apply -f - >/dev/null
+	# The tenants' Secrets it reads, in the tenants its instance keeps, are on the stack's cluster.
+	tenant_secrets_role gitops-agent-engine | "${KUBECTL[@]}" apply -f - >/dev/null
 
 	local api_token
 	api_token="$("${KUBECTL[@]}" -n "${ENGINE_NAMESPACE}" create token argocd-application-controller --duration 48h)"

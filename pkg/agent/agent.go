@@ -50,12 +50,9 @@ import (
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -71,6 +68,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	"github.com/gitops-service/gitops-service/pkg/controller/tenancy"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenantsecrets"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -216,9 +214,9 @@ type Agent struct {
 	argoKubeInformers informers.SharedInformerFactory
 	factories         []informerFactory
 	synced            []cache.InformerSynced
-	// tenantSecretFactories watch the Secrets of one type each, in every namespace; the
-	// controllers that need Secrets of a type share its informer (tenantSecrets).
-	tenantSecretFactories map[string]informers.SharedInformerFactory
+	// tenantSecrets watch the tenants' Secrets in the namespaces the controllers serve, and
+	// nowhere else: each controller that reads them says which namespaces it serves.
+	tenantSecrets *tenantsecrets.Set
 
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
@@ -279,7 +277,7 @@ func New(cfg Config) (*Agent, error) {
 		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
 		argoInformers:            argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
 		argoKubeInformers:        informers.NewSharedInformerFactoryWithOptions(cfg.ArgoKube, 0, informers.WithNamespace(cfg.ArgoNamespace)),
-		tenantSecretFactories:    map[string]informers.SharedInformerFactory{},
+		tenantSecrets:            tenantsecrets.New(cfg.Kube),
 		events:                   framework.NewEvents(cfg.Kube),
 		leaderElection:           cfg.LeaderElection,
 	}
@@ -320,8 +318,25 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// setupArgoCD wires the controllers that drive the Argo CD instance (ArgoCDControllers).
+// setupArgoCD wires the controllers that drive the Argo CD instance (ArgoCDControllers). They
+// read the Secrets of the tenants the instance keeps (until it has released them, for the
+// Applications retired on the way out need their credentials), or, alone, of the namespaces
+// that have ManagedEnvironments or repository credentials, the kinds that name Secrets.
 func (a *Agent) setupArgoCD() error {
+	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
+	if a.tenants != nil {
+		// A TenantPlacement is named after its tenant's namespace.
+		nameOf := func(obj interface{}) string {
+			key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			return key
+		}
+		if err := a.tenantSecrets.ServeWhile(managed.TenantPlacements().Informer(), nameOf, a.tenants.Keeps); err != nil {
+			return err
+		}
+	} else if err := a.tenantSecrets.ServeWhereAny(managed.GitOpsDeploymentManagedEnvironments().Informer(),
+		managed.GitOpsDeploymentRepositoryCredentials().Informer()); err != nil {
+		return err
+	}
 	if err := a.setupDeployments(); err != nil {
 		return err
 	}
@@ -348,7 +363,12 @@ type packagedController struct {
 func (a *Agent) setupAppStudioEnvironments() error {
 	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
 	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
-	secrets := a.tenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType)
+	secrets := a.secretsOf(managedv1alpha1.ManagedEnvironmentSecretType)
+	// An Environment reads Secrets in its own namespace only: its own credentials, its
+	// DeploymentTarget's and its copy.
+	if err := a.tenantSecrets.ServeWhereAny(appstudio.Environments().Informer()); err != nil {
+		return err
+	}
 	envs, err := environment.New(appstudio.Environments(), appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
 		managed.GitOpsDeploymentManagedEnvironments(), secrets, a.gitops, a.kube, a.events.Recorder)
 	if err != nil {
@@ -357,7 +377,7 @@ func (a *Agent) setupAppStudioEnvironments() error {
 	envs.RecordPanicsOn(a.events.Recorder, appstudio.Environments().Informer().GetStore())
 	a.appStudio = append(a.appStudio, packagedController{Controller: envs.Controller, run: envs.Run})
 	return a.addInformers(appstudio.Environments().Informer(), appstudio.DeploymentTargetClaims().Informer(),
-		appstudio.DeploymentTargets().Informer(), managed.GitOpsDeploymentManagedEnvironments().Informer(), secrets.Informer())
+		appstudio.DeploymentTargets().Informer(), managed.GitOpsDeploymentManagedEnvironments().Informer())
 }
 
 // setupBindings wires the controller that generates the GitOpsDeployments of
@@ -439,6 +459,18 @@ func (a *Agent) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The tenants' Secrets are watched from the first event of what the controllers serve, so
+	// that their caches fill with the others.
+	secretsCtx, stopSecrets := context.WithCancel(ctx)
+	secretsDone := make(chan struct{})
+	go func() {
+		defer close(secretsDone)
+		a.tenantSecrets.Run(secretsCtx)
+	}()
+	defer func() {
+		stopSecrets()
+		<-secretsDone
+	}()
 	for _, f := range a.factories {
 		f.Start(ctx.Done())
 		defer f.Shutdown()
@@ -522,17 +554,12 @@ func (a *Agent) runControllers(ctx context.Context, runs []packagedController) {
 	wg.Wait()
 }
 
-// tenantSecrets is the informer of the Secrets of one type in every namespace (the agent serves
-// them all; the field selector keeps every other Secret out of its memory, and a Secret that
-// changes to or from the type arrives as an add or a delete).
-func (a *Agent) tenantSecrets(secretType string) coreinformers.SecretInformer {
-	factory, ok := a.tenantSecretFactories[secretType]
-	if !ok {
-		factory = informers.NewSharedInformerFactoryWithOptions(a.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("type", secretType).String()
-		}))
-		a.tenantSecretFactories[secretType] = factory
-		a.factories = append(a.factories, factory)
-	}
-	return factory.Core().V1().Secrets()
+// secretsOf are the tenants' Secrets of one type, in the namespaces the controllers serve (a
+// field selector keeps every other Secret out of memory, and a Secret that changes to or from
+// the type arrives as an add or a delete). Every controller must see them synced before it
+// starts.
+func (a *Agent) secretsOf(secretType string) *tenantsecrets.Secrets {
+	secrets := a.tenantSecrets.Of(secretType)
+	a.synced = append(a.synced, secrets.HasSynced)
+	return secrets
 }

@@ -57,7 +57,12 @@ func (a *Agent) setupNamespaceProvisioner(cfg NamespaceProvisioner) error {
 	}))
 	a.factories = append(a.factories, factory)
 	namespaces := factory.Core().V1().Namespaces()
-	secrets := a.tenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType)
+	secrets := a.secretsOf(managedv1alpha1.ManagedEnvironmentSecretType)
+	// The kubeconfig Secret of a claim's target is in the claim's namespace, and stays there as
+	// long as the target.
+	if err := a.tenantSecrets.ServeWhereAny(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer()); err != nil {
+		return err
+	}
 	provisioner, err := namespaceprovisioner.New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
 		appstudio.DeploymentTargetClasses(), namespaces, secrets, a.gitops, a.kube, a.events.Recorder, cfg.Server, cfg.CA)
 	if err != nil {
@@ -66,7 +71,7 @@ func (a *Agent) setupNamespaceProvisioner(cfg NamespaceProvisioner) error {
 	a.appStudio = append(a.appStudio, packagedController{Controller: provisioner.Controller, run: provisioner.Run})
 	a.preflight = append(a.preflight, func(ctx context.Context) error { return namespaceprovisioner.CheckAccess(ctx, a.kube) })
 	return a.addInformers(appstudio.DeploymentTargetClaims().Informer(), appstudio.DeploymentTargets().Informer(),
-		appstudio.DeploymentTargetClasses().Informer(), namespaces.Informer(), secrets.Informer())
+		appstudio.DeploymentTargetClasses().Informer(), namespaces.Informer())
 }
 
 // setupDevSandboxProvisioner wires the appstudio.redhat.com/devsandbox provisioner. Its

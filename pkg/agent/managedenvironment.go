@@ -14,7 +14,7 @@ import (
 func (a *Agent) setupEnvironments() error {
 	managed := a.gitopsInformers.ManagedGitops().V1alpha1()
 	envs := managed.GitOpsDeploymentManagedEnvironments()
-	secrets := a.tenantSecrets(managedv1alpha1.ManagedEnvironmentSecretType)
+	secrets := a.secretsOf(managedv1alpha1.ManagedEnvironmentSecretType)
 	ctl, err := managedenvironment.New(envs, secrets, managed.GitOpsDeployments(), a.argoKubeInformers.Core().V1().Secrets(),
 		a.argoInformers.Argoproj().V1alpha1().Applications(), a.argoNamespace, a.gitops, a.kube, a.argoKube, a.ops, a.events.Recorder)
 	if err != nil {
@@ -25,5 +25,5 @@ func (a *Agent) setupEnvironments() error {
 	}
 	ctl.RecordPanicsOn(a.events.Recorder, envs.Informer().GetStore())
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
-	return a.addInformers(envs.Informer(), secrets.Informer())
+	return a.addInformers(envs.Informer())
 }

@@ -11,7 +11,7 @@ import (
 // ConfigMaps it reads).
 func (a *Agent) setupRepositoryCredentials() error {
 	creds := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentRepositoryCredentials()
-	credSecrets := a.tenantSecrets(managedv1alpha1.RepositoryCredentialSecretType)
+	credSecrets := a.secretsOf(managedv1alpha1.RepositoryCredentialSecretType)
 	argoSecrets, argoConfigMaps := a.argoKubeInformers.Core().V1().Secrets(), a.argoKubeInformers.Core().V1().ConfigMaps()
 	ctl, err := repositorycredential.New(creds, credSecrets, argoSecrets, argoConfigMaps, a.argoNamespace, a.gitops, a.kube, a.argoKube, a.events.Recorder)
 	if err != nil {
@@ -22,5 +22,5 @@ func (a *Agent) setupRepositoryCredentials() error {
 	}
 	ctl.RecordPanicsOn(a.events.Recorder, creds.Informer().GetStore())
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run})
-	return a.addInformers(creds.Informer(), credSecrets.Informer(), argoConfigMaps.Informer())
+	return a.addInformers(creds.Informer(), argoConfigMaps.Informer())
 }

@@ -18,6 +18,7 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/namespaceprovisioner"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenantsecrets"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 )
@@ -38,6 +39,7 @@ func kubeAs(user string) kubernetes.Interface {
 var _ = Describe("the service's identities", Ordered, func() {
 	const (
 		provisioner = "system:serviceaccount:gitops-service:gitops-namespace-provisioner"
+		controllers = "system:serviceaccount:gitops-service:gitops-controllers"
 		argoCD      = "system:serviceaccount:gitops-service-argocd:argocd-application-controller"
 		// The stack's one agent process plays instance main's agent, the AppStudio controllers
 		// and the provisioner (hack/local-up.sh): it holds the Secret rights of the three.
@@ -50,6 +52,7 @@ var _ = Describe("the service's identities", Ordered, func() {
 		instanceA         = "e2e-ida-" + suffix
 		instanceB         = "e2e-idb-" + suffix
 		agentA            = fleetidentity.DefaultAgentUserPrefix + instanceA
+		agentASA          = strings.TrimPrefix(agentA, "system:serviceaccount:gitops-service:")
 		tenant, tenantOfA string
 		provisionedNS     string
 		as                = func(user string, args ...string) []string { return append([]string{"--as", user}, args...) }
@@ -97,11 +100,20 @@ var _ = Describe("the service's identities", Ordered, func() {
 			})
 		}
 		By("instance A's agent gets the rights every instance's agent has, as artifacts/agent-deploy tells an admin to give")
-		for _, role := range []string{"gitops-agent", "gitops-agent-deployers"} {
+		// Its own copy of gitops-agent-main-tenant-secrets: the delete of its own binding of the
+		// tenant Secrets' reader role.
+		ownRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: agentASA + "-tenant-secrets"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"rolebindings"},
+				ResourceNames: []string{tenantsecrets.BindingName(agentASA)}, Verbs: []string{"delete"}}}}
+		_, err := kube.RbacV1().ClusterRoles().Create(ctx, ownRole, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().ClusterRoles().Delete(ctx, ownRole.Name, metav1.DeleteOptions{})
+		})
+		for _, role := range []string{"gitops-agent", "gitops-agent-deployers", ownRole.Name} {
 			binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role + "-" + instanceA},
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: strings.TrimPrefix(agentA, "system:serviceaccount:gitops-service:"),
-					Namespace: "gitops-service"}}}
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: agentASA, Namespace: "gitops-service"}}}
 			_, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(func(ctx context.Context) {
@@ -146,10 +158,11 @@ var _ = Describe("the service's identities", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		for _, user := range []string{provisioner, stackAgent} {
 			By(user)
-			// An update, as the controllers write (they hold no patch on Secrets).
-			secrets := kubeAs(user).CoreV1().Secrets(tenant)
-			own, err := secrets.Get(ctx, "tenants-own", metav1.GetOptions{})
+			// An update, as the controllers write (they hold no patch on Secrets), of the Secret
+			// as read by the admin: neither reads the Secrets of a namespace it does not serve.
+			own, err := kube.CoreV1().Secrets(tenant).Get(ctx, "tenants-own", metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
+			secrets := kubeAs(user).CoreV1().Secrets(tenant)
 			own.Labels = map[string]string{"appstudio.openshift.io/environment-secret": "x"}
 			_, err = secrets.Update(ctx, own, metav1.UpdateOptions{})
 			Expect(err).To(MatchError(ContainSubstring("may change or delete only Secrets they labelled as theirs")))
@@ -217,6 +230,77 @@ var _ = Describe("the service's identities", Ordered, func() {
 		Expect(refusedTo(provisioner, "-n", tenant, "create", "token", namespaceprovisioner.ServiceAccountName)).
 			To(ContainSubstring("request tokens only in namespaces the namespace provisioner made"))
 		Expect(must("admin", as(provisioner, "-n", provisionedNS, "create", "token", namespaceprovisioner.ServiceAccountName)...)).NotTo(BeEmpty())
+	})
+
+	It("keeps the service's identities out of the Secrets of kube-system, of the service, and of the tenants they do not serve", func(ctx context.Context) {
+		for _, user := range []string{agentA, controllers, provisioner, stackAgent} {
+			By(user)
+			for _, ns := range []string{"kube-system", "gitops-service"} {
+				Expect(refusedTo(user, "-n", ns, "get", "secrets")).To(ContainSubstring("forbidden"))
+			}
+			Expect(refusedTo(user, "get", "secrets", "--all-namespaces")).To(ContainSubstring("forbidden"))
+			Expect(refusedTo(user, "-n", tenant, "get", "secrets")).To(ContainSubstring("forbidden"))
+
+			By(user + " binding the tenant Secrets' reader to itself outside a tenant namespace")
+			sa := strings.TrimPrefix(user, "system:serviceaccount:gitops-service:")
+			for _, ns := range []string{"kube-system", "gitops-service", "default"} {
+				Expect(refusedTo(user, "-n", ns, "create", "rolebinding", tenantsecrets.BindingName(sa), "--clusterrole", tenantsecrets.ReaderRole,
+					"--serviceaccount", "gitops-service:"+sa)).To(ContainSubstring("bind only a tenant namespace's deployer"))
+			}
+		}
+
+		By("the reader bound in a tenant namespace only to the requester itself, under its own name")
+		Expect(refusedTo(agentA, "-n", tenantOfA, "create", "rolebinding", tenantsecrets.BindingName(agentASA), "--clusterrole", tenantsecrets.ReaderRole,
+			"--user", "alice")).To(ContainSubstring("bind only a tenant namespace's deployer"))
+		Expect(refusedTo(agentA, "-n", tenantOfA, "create", "rolebinding", tenantsecrets.BindingName(agentASA), "--clusterrole", tenantsecrets.ReaderRole,
+			"--serviceaccount", "gitops-service:gitops-controllers")).To(ContainSubstring("bind only a tenant namespace's deployer"))
+		Expect(refusedTo(agentA, "-n", tenantOfA, "create", "rolebinding", tenantsecrets.BindingName(agentASA), "--clusterrole", tenantsecrets.ReaderRole,
+			"--serviceaccount", "gitops-service:"+agentASA, "--serviceaccount", "gitops-service:gitops-controllers")).
+			To(ContainSubstring("bind only a tenant namespace's deployer"))
+		Expect(refusedTo(agentA, "-n", tenantOfA, "create", "rolebinding", "e2e-reader", "--clusterrole", tenantsecrets.ReaderRole,
+			"--serviceaccount", "gitops-service:"+agentASA)).To(ContainSubstring("bind only a tenant namespace's deployer"))
+		must("admin", as(agentA, "-n", tenantOfA, "create", "rolebinding", tenantsecrets.BindingName(agentASA), "--clusterrole", tenantsecrets.ReaderRole,
+			"--serviceaccount", "gitops-service:"+agentASA)...)
+		Eventually(func() error {
+			_, _, err := run("admin", "", as(agentA, "-n", tenantOfA, "get", "secrets")...)
+			return err
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Expect(refusedTo(agentA, "-n", tenant, "get", "secrets")).To(ContainSubstring("forbidden"))
+		By("and deleted by it, its own binding only")
+		Expect(refusedTo(agentA, "-n", tenantOfA, "delete", "rolebinding", tenantsecrets.BindingName("gitops-controllers"))).
+			To(ContainSubstring("forbidden"))
+		must("admin", as(agentA, "-n", tenantOfA, "delete", "rolebinding", tenantsecrets.BindingName(agentASA))...)
+
+		By("the stack's agent reads the Secrets of a tenant it serves, through the binding it made itself")
+		served := "e2e-identities-served-" + suffix
+		createNamespace(ctx, served)
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.CoreV1().Namespaces().Delete(ctx, served, metav1.DeleteOptions{})
+		})
+		// Pinned on the stack's instance main, whose agent the stack's agent process is.
+		_, err := gitops.ManagedGitopsV1alpha1().TenantPlacements().Create(ctx, &managedv1alpha1.TenantPlacement{
+			ObjectMeta: metav1.ObjectMeta{Name: served},
+			Spec:       managedv1alpha1.TenantPlacementSpec{Instance: "main", Pinned: true},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = gitops.ManagedGitopsV1alpha1().TenantPlacements().Delete(ctx, served, metav1.DeleteOptions{})
+		})
+		_, err = gitops.ManagedGitopsV1alpha1().GitOpsDeploymentManagedEnvironments(served).Create(ctx, &managedv1alpha1.GitOpsDeploymentManagedEnvironment{
+			ObjectMeta: metav1.ObjectMeta{Name: "env"},
+			Spec:       managedv1alpha1.ManagedEnvironmentSpec{APIURL: "https://127.0.0.1:1", ClusterCredentialsSecret: "creds"},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega, ctx context.Context) {
+			rb, err := kube.RbacV1().RoleBindings(served).Get(ctx, tenantsecrets.BindingName("gitops-agent"), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(rb.RoleRef.Name).To(Equal(tenantsecrets.ReaderRole))
+			g.Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "gitops-agent", Namespace: "gitops-service"}}))
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+		Eventually(func() error {
+			_, _, err := run("admin", "", as(stackAgent, "-n", served, "get", "secrets")...)
+			return err
+		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
 	It("keeps Argo CD's application-controller out of the control plane's Secrets and off the nodes", func() {

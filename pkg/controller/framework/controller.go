@@ -111,10 +111,16 @@ func (c *Controller) Handler() cache.ResourceEventHandler {
 	}
 }
 
+// EventSource is what Watch needs of an informer: a cache.SharedInformer, or several informers
+// seen as one (the per-namespace Secret informers of pkg/controller/tenantsecrets).
+type EventSource interface {
+	AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+}
+
 // Watch adds handler to the informer inf. Run starts no worker before each handler added this
 // way has been given the objects its informer first listed, so that the first reconciles see
 // every key those adds queue.
-func (c *Controller) Watch(inf cache.SharedInformer, handler cache.ResourceEventHandler) error {
+func (c *Controller) Watch(inf EventSource, handler cache.ResourceEventHandler) error {
 	reg, err := inf.AddEventHandler(handler)
 	if err != nil {
 		return err

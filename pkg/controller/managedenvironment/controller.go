@@ -113,7 +113,7 @@ type Controller struct {
 // environment a deployment names. The informers are shared with the other Argo CD controllers.
 func New(
 	envs managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
-	credentialSecrets coreinformers.SecretInformer,
+	credentialSecrets framework.Secrets,
 	deployments managedinformers.GitOpsDeploymentInformer,
 	argoSecrets coreinformers.SecretInformer,
 	applications argoinformers.ApplicationInformer,
@@ -163,7 +163,7 @@ func New(
 	}
 
 	// A referenced Secret that comes, changes or goes queues the environments that name it.
-	if err := e.Watch(credentialSecrets.Informer(), e.EnqueueUsers(envInformer.GetIndexer(), byCredentialsSecret)); err != nil {
+	if err := e.Watch(credentialSecrets, e.EnqueueUsers(envInformer.GetIndexer(), byCredentialsSecret)); err != nil {
 		return nil, err
 	}
 

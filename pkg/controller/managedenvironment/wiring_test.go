@@ -14,6 +14,7 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
@@ -35,7 +36,7 @@ func TestNewReconcilesFromInformers(t *testing.T) {
 	argoKube := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("argocd"))
 	argoInformers := argoinformers.NewSharedInformerFactory(argofake.NewSimpleClientset(), 0)
 	managed := gitopsInformers.ManagedGitops().V1alpha1()
-	c, err := New(managed.GitOpsDeploymentManagedEnvironments(), tenantSecrets.Core().V1().Secrets(), managed.GitOpsDeployments(),
+	c, err := New(managed.GitOpsDeploymentManagedEnvironments(), framework.SecretInformer(tenantSecrets.Core().V1().Secrets()), managed.GitOpsDeployments(),
 		argoKube.Core().V1().Secrets(), argoInformers.Argoproj().V1alpha1().Applications(), "argocd", gitops, kube, kube,
 		operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10))
 	if err != nil {

@@ -110,7 +110,7 @@ type checkedOutcome struct {
 // other Argo CD controllers.
 func New(
 	creds managedinformers.GitOpsDeploymentRepositoryCredentialInformer,
-	credentialSecrets coreinformers.SecretInformer,
+	credentialSecrets framework.Secrets,
 	argoSecrets coreinformers.SecretInformer,
 	argoConfigMaps coreinformers.ConfigMapInformer,
 	argoNamespace string,
@@ -145,7 +145,7 @@ func New(
 	}
 
 	// A referenced Secret that comes, changes or goes queues the credentials that name it.
-	if err := c.Watch(credentialSecrets.Informer(), c.EnqueueUsers(credInformer.GetIndexer(), bySecret)); err != nil {
+	if err := c.Watch(credentialSecrets, c.EnqueueUsers(credInformer.GetIndexer(), bySecret)); err != nil {
 		return nil, err
 	}
 

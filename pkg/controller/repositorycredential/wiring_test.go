@@ -13,6 +13,7 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -33,7 +34,7 @@ func TestNewReconcilesFromInformers(t *testing.T) {
 	tenantSecrets := informers.NewSharedInformerFactory(kube, 0)
 	argoKube := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("argocd"))
 	rec := record.NewFakeRecorder(10)
-	c, err := New(gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentRepositoryCredentials(), tenantSecrets.Core().V1().Secrets(),
+	c, err := New(gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentRepositoryCredentials(), framework.SecretInformer(tenantSecrets.Core().V1().Secrets()),
 		argoKube.Core().V1().Secrets(), argoKube.Core().V1().ConfigMaps(), "argocd", gitops, kube, kube, rec)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -95,7 +94,7 @@ func New(
 	claims appstudioinformers.DeploymentTargetClaimInformer,
 	targets appstudioinformers.DeploymentTargetInformer,
 	managedEnvironments managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
-	secrets coreinformers.SecretInformer,
+	secrets framework.Secrets,
 	gitops versioned.Interface,
 	kube kubernetes.Interface,
 	recorder record.EventRecorder,
@@ -160,7 +159,7 @@ func New(
 	}); err != nil {
 		return nil, err
 	}
-	if err := c.Watch(secrets.Informer(), framework.OnChange(c.onSecret)); err != nil {
+	if err := c.Watch(secrets, framework.OnChange(c.onSecret)); err != nil {
 		return nil, err
 	}
 	return c, nil

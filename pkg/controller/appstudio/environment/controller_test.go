@@ -22,6 +22,7 @@ import (
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -51,7 +52,7 @@ func newFixture(t *testing.T, gitopsObjs, kubeObjs []runtime.Object) *fixture {
 	appstudio := gitopsInformers.AppStudio().V1alpha1()
 	var err error
 	f.c, err = New(appstudio.Environments(), appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(),
-		gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments(), kubeInformers.Core().V1().Secrets(),
+		gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments(), framework.SecretInformer(kubeInformers.Core().V1().Secrets()),
 		f.gitops, f.kube, f.events)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/provisioning"
+	"github.com/gitops-service/gitops-service/pkg/controller/tenantsecrets"
 )
 
 // requiredAccess are the rights without which the provisioner cannot work, in every
@@ -36,9 +37,9 @@ var requiredAccess = []authorizationv1.ResourceAttributes{
 	{Verb: "get", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Name: RoleBindingName},
 	{Verb: "delete", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Name: RoleBindingName},
 	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "edit"},
-	{Verb: "get", Resource: "secrets"},
-	{Verb: "list", Resource: "secrets"},
-	{Verb: "watch", Resource: "secrets"},
+	// Secrets are read only in the namespaces the provisioner serves, through a binding of the
+	// reader role that it makes there (pkg/controller/tenantsecrets).
+	{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: tenantsecrets.ReaderRole},
 	{Verb: "create", Resource: "secrets"},
 	{Verb: "update", Resource: "secrets"},
 	{Verb: "delete", Resource: "secrets"},

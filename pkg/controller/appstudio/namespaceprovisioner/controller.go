@@ -109,7 +109,7 @@ func New(
 	targets appstudioinformers.DeploymentTargetInformer,
 	classes appstudioinformers.DeploymentTargetClassInformer,
 	namespaces coreinformers.NamespaceInformer,
-	secrets coreinformers.SecretInformer,
+	secrets framework.Secrets,
 	gitops versioned.Interface,
 	kube kubernetes.Interface,
 	recorder record.EventRecorder,
@@ -142,14 +142,14 @@ func New(
 		return nil, err
 	}
 	for _, h := range []struct {
-		inf cache.SharedIndexInformer
+		inf framework.EventSource
 		f   func(interface{})
 	}{
 		{claims.Informer(), c.onClaim},
 		{targets.Informer(), c.onTarget},
 		{classes.Informer(), c.onClass},
 		{namespaces.Informer(), c.onLabelled},
-		{secrets.Informer(), c.onLabelled},
+		{secrets, c.onLabelled},
 	} {
 		if err := c.Watch(h.inf, framework.OnChange(h.f)); err != nil {
 			return nil, err

@@ -35,6 +35,7 @@ import (
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
@@ -107,7 +108,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	appstudio := f.gf.AppStudio().V1alpha1()
 	var err error
 	f.c, err = New(appstudio.DeploymentTargetClaims(), appstudio.DeploymentTargets(), appstudio.DeploymentTargetClasses(),
-		f.kf.Core().V1().Namespaces(), f.sf.Core().V1().Secrets(), f.gitops, f.kube, f.events, server, f.ca)
+		f.kf.Core().V1().Namespaces(), framework.SecretInformer(f.sf.Core().V1().Secrets()), f.gitops, f.kube, f.events, server, f.ca)
 	if err != nil {
 		t.Fatal(err)
 	}
