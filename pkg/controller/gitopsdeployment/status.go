@@ -149,7 +149,7 @@ func mirrorConditions(conds []managedv1alpha1.GitOpsDeploymentCondition, argo []
 	for _, t := range types {
 		typ := managedv1alpha1.GitOpsDeploymentConditionType(t)
 		present[typ] = true
-		msg := strings.Join(messages[t], "; ")
+		msg := joinMessages(messages[t])
 		if t == argov1alpha1.ApplicationConditionExcludedResourceWarning && excludesSecrets(messages[t]) {
 			msg += ". " + secretsExcludedHint
 		}
@@ -165,6 +165,18 @@ func mirrorConditions(conds []managedv1alpha1.GitOpsDeploymentCondition, argo []
 			managedv1alpha1.GitOpsDeploymentReasonType(string(c.Type)+managedv1alpha1.GitOpsDeploymentReasonResolvedSuffix), "", now)
 	}
 	return conds
+}
+
+// maxJoinedMessages is how many of Argo CD's conditions of one type a GitOpsDeployment's
+// condition quotes: a path of a thousand Secrets must not make a status of a megabyte.
+const maxJoinedMessages = 10
+
+// joinMessages quotes the first maxJoinedMessages messages and counts the rest.
+func joinMessages(messages []string) string {
+	if len(messages) <= maxJoinedMessages {
+		return strings.Join(messages, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(messages[:maxJoinedMessages], "; "), len(messages)-maxJoinedMessages)
 }
 
 // secretsExcludedHint tells a tenant what to do with a Secret Argo CD left out. The service's

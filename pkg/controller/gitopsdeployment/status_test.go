@@ -2,6 +2,8 @@ package gitopsdeployment
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,6 +176,22 @@ func TestExcludedResourcesInOneCondition(t *testing.T) {
 		argo: []argov1alpha1.ApplicationCondition{excluded("/Secret db"), excluded("/Secret api"),
 			{Type: argov1alpha1.ApplicationConditionComparisonError, Message: "unrelated"}},
 		want: "Resource /Secret db is excluded in the settings; Resource /Secret api is excluded in the settings. " + secretsExcludedHint,
+	}, {
+		name: "many: the first ten quoted, the rest counted",
+		argo: func() []argov1alpha1.ApplicationCondition {
+			var conds []argov1alpha1.ApplicationCondition
+			for i := 0; i < 12; i++ {
+				conds = append(conds, excluded(fmt.Sprintf("example.com/Widget w%d", i)))
+			}
+			return conds
+		}(),
+		want: func() string {
+			var msgs []string
+			for i := 0; i < 10; i++ {
+				msgs = append(msgs, fmt.Sprintf("Resource example.com/Widget w%d is excluded in the settings", i))
+			}
+			return strings.Join(msgs, "; ") + "; and 2 more"
+		}(),
 	}, {
 		// A custom kind named Secret in a group is not a core Secret.
 		name: "a Secret kind of another group",
