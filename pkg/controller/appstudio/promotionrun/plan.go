@@ -193,7 +193,7 @@ func planPromotion(s state, now metav1.Time) plan {
 	if run == nil || run.Status.State == appstudiov1alpha1.PromotionRunStateComplete {
 		return p
 	}
-	if run.Spec.AutomatedPromotion.InitialEnvironment != "" {
+	if isAutomated(run) {
 		return planAutomated(s, now)
 	}
 	st := run.Status.DeepCopy()
