@@ -40,6 +40,7 @@ kube::codegen::gen_openapi \
 	--output-dir "${ROOT}/pkg/generated/openapi" \
 	--output-pkg "${MODULE}/pkg/generated/openapi" \
 	--extra-pkgs "k8s.io/api/core/v1" \
+	--extra-pkgs "k8s.io/api/batch/v1" \
 	--extra-pkgs "k8s.io/apimachinery/pkg/api/resource" \
 	"${REPORT_ARGS[@]}" \
 	--boilerplate "${BOILERPLATE}" \
@@ -48,7 +49,7 @@ kube::codegen::gen_openapi \
 kube::codegen::gen_client \
 	--with-watch \
 	--with-applyconfig \
-	--applyconfig-externals "k8s.io/api/core/v1.ResourceRequirements:k8s.io/client-go/applyconfigurations/core/v1,k8s.io/api/core/v1.ResourceClaim:k8s.io/client-go/applyconfigurations/core/v1" \
+	--applyconfig-externals "k8s.io/api/core/v1.ResourceRequirements:k8s.io/client-go/applyconfigurations/core/v1,k8s.io/api/core/v1.ResourceClaim:k8s.io/client-go/applyconfigurations/core/v1,k8s.io/api/batch/v1.JobTemplateSpec:k8s.io/client-go/applyconfigurations/batch/v1" \
 	--output-dir "${ROOT}/pkg/generated" \
 	--output-pkg "${MODULE}/pkg/generated" \
 	--boilerplate "${BOILERPLATE}" \

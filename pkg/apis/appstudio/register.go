@@ -35,6 +35,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Application{}, &ApplicationList{},
 		&Component{}, &ComponentList{},
 		&ComponentDetectionQuery{}, &ComponentDetectionQueryList{},
+		&PromotionGate{}, &PromotionGateList{},
+		&PromotionApproval{}, &PromotionApprovalList{},
+		&EnvironmentHold{}, &EnvironmentHoldList{},
 	)
 	return nil
 }

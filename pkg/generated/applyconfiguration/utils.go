@@ -42,6 +42,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.ApplicationSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ApplicationStatus"):
 		return &appstudiov1alpha1.ApplicationStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApprovalGate"):
+		return &appstudiov1alpha1.ApprovalGateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AutomatedPromotionConfiguration"):
 		return &appstudiov1alpha1.AutomatedPromotionConfigurationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BindingComponent"):
@@ -54,6 +56,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.BindingComponentStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BindingStatusGitOpsDeployment"):
 		return &appstudiov1alpha1.BindingStatusGitOpsDeploymentApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ChangeWindow"):
+		return &appstudiov1alpha1.ChangeWindowApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Component"):
 		return &appstudiov1alpha1.ComponentApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ComponentDetectionDescription"):
@@ -98,6 +102,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.EnvironmentApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvironmentConfiguration"):
 		return &appstudiov1alpha1.EnvironmentConfigurationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EnvironmentHold"):
+		return &appstudiov1alpha1.EnvironmentHoldApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EnvironmentHoldSpec"):
+		return &appstudiov1alpha1.EnvironmentHoldSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvironmentSpec"):
 		return &appstudiov1alpha1.EnvironmentSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvironmentStatus"):
@@ -106,6 +114,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.EnvironmentTargetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvVarPair"):
 		return &appstudiov1alpha1.EnvVarPairApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Freeze"):
+		return &appstudiov1alpha1.FreezeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GatedPromotion"):
+		return &appstudiov1alpha1.GatedPromotionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GitOpsStatus"):
 		return &appstudiov1alpha1.GitOpsStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GitSource"):
@@ -118,6 +130,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.NamespaceNetworkPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NamespaceProvisionerParameters"):
 		return &appstudiov1alpha1.NamespaceProvisionerParametersApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PromotionApproval"):
+		return &appstudiov1alpha1.PromotionApprovalApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PromotionApprovalSpec"):
+		return &appstudiov1alpha1.PromotionApprovalSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PromotionGate"):
+		return &appstudiov1alpha1.PromotionGateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PromotionGateSpec"):
+		return &appstudiov1alpha1.PromotionGateSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PromotionGateStatus"):
+		return &appstudiov1alpha1.PromotionGateStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PromotionRun"):
 		return &appstudiov1alpha1.PromotionRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PromotionRunCondition"):
@@ -146,6 +168,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appstudiov1alpha1.SnapshotStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("UnstableEnvironmentConfiguration"):
 		return &appstudiov1alpha1.UnstableEnvironmentConfigurationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Verification"):
+		return &appstudiov1alpha1.VerificationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("VerificationStatus"):
+		return &appstudiov1alpha1.VerificationStatusApplyConfiguration{}
 
 		// Group=managed-gitops.redhat.com, Version=v1alpha1
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ApplicationDestination"):

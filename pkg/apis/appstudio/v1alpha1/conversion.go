@@ -18,6 +18,7 @@ var SelectableFields = map[string][]string{
 	"DeploymentTargetClaim":      {"spec.deploymentTargetClassName", "spec.targetName", "status.phase"},
 	"DeploymentTargetClass":      {"spec.provisioner"},
 	"Component":                  {"spec.application"},
+	"PromotionApproval":          {"spec.promotionRun", "spec.environment", "spec.decision", "spec.username"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

@@ -35,6 +35,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Application{}, &ApplicationList{},
 		&Component{}, &ComponentList{},
 		&ComponentDetectionQuery{}, &ComponentDetectionQueryList{},
+		&PromotionGate{}, &PromotionGateList{},
+		&PromotionApproval{}, &PromotionApprovalList{},
+		&EnvironmentHold{}, &EnvironmentHoldList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -88,6 +88,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ApprovalGate)(nil), (*appstudio.ApprovalGate)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ApprovalGate_To_appstudio_ApprovalGate(a.(*ApprovalGate), b.(*appstudio.ApprovalGate), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ApprovalGate)(nil), (*ApprovalGate)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ApprovalGate_To_v1alpha1_ApprovalGate(a.(*appstudio.ApprovalGate), b.(*ApprovalGate), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*AutomatedPromotionConfiguration)(nil), (*appstudio.AutomatedPromotionConfiguration)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_AutomatedPromotionConfiguration_To_appstudio_AutomatedPromotionConfiguration(a.(*AutomatedPromotionConfiguration), b.(*appstudio.AutomatedPromotionConfiguration), scope)
 	}); err != nil {
@@ -145,6 +155,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*appstudio.BindingStatusGitOpsDeployment)(nil), (*BindingStatusGitOpsDeployment)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStatusGitOpsDeployment(a.(*appstudio.BindingStatusGitOpsDeployment), b.(*BindingStatusGitOpsDeployment), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ChangeWindow)(nil), (*appstudio.ChangeWindow)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ChangeWindow_To_appstudio_ChangeWindow(a.(*ChangeWindow), b.(*appstudio.ChangeWindow), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.ChangeWindow)(nil), (*ChangeWindow)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_ChangeWindow_To_v1alpha1_ChangeWindow(a.(*appstudio.ChangeWindow), b.(*ChangeWindow), scope)
 	}); err != nil {
 		return err
 	}
@@ -438,6 +458,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*EnvironmentHold)(nil), (*appstudio.EnvironmentHold)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EnvironmentHold_To_appstudio_EnvironmentHold(a.(*EnvironmentHold), b.(*appstudio.EnvironmentHold), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.EnvironmentHold)(nil), (*EnvironmentHold)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_EnvironmentHold_To_v1alpha1_EnvironmentHold(a.(*appstudio.EnvironmentHold), b.(*EnvironmentHold), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EnvironmentHoldList)(nil), (*appstudio.EnvironmentHoldList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EnvironmentHoldList_To_appstudio_EnvironmentHoldList(a.(*EnvironmentHoldList), b.(*appstudio.EnvironmentHoldList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.EnvironmentHoldList)(nil), (*EnvironmentHoldList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_EnvironmentHoldList_To_v1alpha1_EnvironmentHoldList(a.(*appstudio.EnvironmentHoldList), b.(*EnvironmentHoldList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EnvironmentHoldSpec)(nil), (*appstudio.EnvironmentHoldSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EnvironmentHoldSpec_To_appstudio_EnvironmentHoldSpec(a.(*EnvironmentHoldSpec), b.(*appstudio.EnvironmentHoldSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.EnvironmentHoldSpec)(nil), (*EnvironmentHoldSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_EnvironmentHoldSpec_To_v1alpha1_EnvironmentHoldSpec(a.(*appstudio.EnvironmentHoldSpec), b.(*EnvironmentHoldSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*EnvironmentList)(nil), (*appstudio.EnvironmentList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_EnvironmentList_To_appstudio_EnvironmentList(a.(*EnvironmentList), b.(*appstudio.EnvironmentList), scope)
 	}); err != nil {
@@ -475,6 +525,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*appstudio.EnvironmentTarget)(nil), (*EnvironmentTarget)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(a.(*appstudio.EnvironmentTarget), b.(*EnvironmentTarget), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Freeze)(nil), (*appstudio.Freeze)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_Freeze_To_appstudio_Freeze(a.(*Freeze), b.(*appstudio.Freeze), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.Freeze)(nil), (*Freeze)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_Freeze_To_v1alpha1_Freeze(a.(*appstudio.Freeze), b.(*Freeze), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*GatedPromotion)(nil), (*appstudio.GatedPromotion)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion(a.(*GatedPromotion), b.(*appstudio.GatedPromotion), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.GatedPromotion)(nil), (*GatedPromotion)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_GatedPromotion_To_v1alpha1_GatedPromotion(a.(*appstudio.GatedPromotion), b.(*GatedPromotion), scope)
 	}); err != nil {
 		return err
 	}
@@ -535,6 +605,76 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*appstudio.NamespaceProvisionerParameters)(nil), (*NamespaceProvisionerParameters)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_appstudio_NamespaceProvisionerParameters_To_v1alpha1_NamespaceProvisionerParameters(a.(*appstudio.NamespaceProvisionerParameters), b.(*NamespaceProvisionerParameters), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionApproval)(nil), (*appstudio.PromotionApproval)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionApproval_To_appstudio_PromotionApproval(a.(*PromotionApproval), b.(*appstudio.PromotionApproval), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionApproval)(nil), (*PromotionApproval)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionApproval_To_v1alpha1_PromotionApproval(a.(*appstudio.PromotionApproval), b.(*PromotionApproval), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionApprovalList)(nil), (*appstudio.PromotionApprovalList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionApprovalList_To_appstudio_PromotionApprovalList(a.(*PromotionApprovalList), b.(*appstudio.PromotionApprovalList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionApprovalList)(nil), (*PromotionApprovalList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionApprovalList_To_v1alpha1_PromotionApprovalList(a.(*appstudio.PromotionApprovalList), b.(*PromotionApprovalList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionApprovalSpec)(nil), (*appstudio.PromotionApprovalSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(a.(*PromotionApprovalSpec), b.(*appstudio.PromotionApprovalSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionApprovalSpec)(nil), (*PromotionApprovalSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec(a.(*appstudio.PromotionApprovalSpec), b.(*PromotionApprovalSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionGate)(nil), (*appstudio.PromotionGate)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionGate_To_appstudio_PromotionGate(a.(*PromotionGate), b.(*appstudio.PromotionGate), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionGate)(nil), (*PromotionGate)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionGate_To_v1alpha1_PromotionGate(a.(*appstudio.PromotionGate), b.(*PromotionGate), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionGateList)(nil), (*appstudio.PromotionGateList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionGateList_To_appstudio_PromotionGateList(a.(*PromotionGateList), b.(*appstudio.PromotionGateList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionGateList)(nil), (*PromotionGateList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionGateList_To_v1alpha1_PromotionGateList(a.(*appstudio.PromotionGateList), b.(*PromotionGateList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionGateSpec)(nil), (*appstudio.PromotionGateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionGateSpec_To_appstudio_PromotionGateSpec(a.(*PromotionGateSpec), b.(*appstudio.PromotionGateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionGateSpec)(nil), (*PromotionGateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionGateSpec_To_v1alpha1_PromotionGateSpec(a.(*appstudio.PromotionGateSpec), b.(*PromotionGateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PromotionGateStatus)(nil), (*appstudio.PromotionGateStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PromotionGateStatus_To_appstudio_PromotionGateStatus(a.(*PromotionGateStatus), b.(*appstudio.PromotionGateStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.PromotionGateStatus)(nil), (*PromotionGateStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_PromotionGateStatus_To_v1alpha1_PromotionGateStatus(a.(*appstudio.PromotionGateStatus), b.(*PromotionGateStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -708,6 +848,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*Verification)(nil), (*appstudio.Verification)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_Verification_To_appstudio_Verification(a.(*Verification), b.(*appstudio.Verification), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.Verification)(nil), (*Verification)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_Verification_To_v1alpha1_Verification(a.(*appstudio.Verification), b.(*Verification), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*VerificationStatus)(nil), (*appstudio.VerificationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_VerificationStatus_To_appstudio_VerificationStatus(a.(*VerificationStatus), b.(*appstudio.VerificationStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*appstudio.VerificationStatus)(nil), (*VerificationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_appstudio_VerificationStatus_To_v1alpha1_VerificationStatus(a.(*appstudio.VerificationStatus), b.(*VerificationStatus), scope)
+	}); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -843,6 +1003,26 @@ func autoConvert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(in *a
 // Convert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus is an autogenerated conversion function.
 func Convert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(in *appstudio.ApplicationStatus, out *ApplicationStatus, s conversion.Scope) error {
 	return autoConvert_appstudio_ApplicationStatus_To_v1alpha1_ApplicationStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_ApprovalGate_To_appstudio_ApprovalGate(in *ApprovalGate, out *appstudio.ApprovalGate, s conversion.Scope) error {
+	out.Required = in.Required
+	return nil
+}
+
+// Convert_v1alpha1_ApprovalGate_To_appstudio_ApprovalGate is an autogenerated conversion function.
+func Convert_v1alpha1_ApprovalGate_To_appstudio_ApprovalGate(in *ApprovalGate, out *appstudio.ApprovalGate, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ApprovalGate_To_appstudio_ApprovalGate(in, out, s)
+}
+
+func autoConvert_appstudio_ApprovalGate_To_v1alpha1_ApprovalGate(in *appstudio.ApprovalGate, out *ApprovalGate, s conversion.Scope) error {
+	out.Required = in.Required
+	return nil
+}
+
+// Convert_appstudio_ApprovalGate_To_v1alpha1_ApprovalGate is an autogenerated conversion function.
+func Convert_appstudio_ApprovalGate_To_v1alpha1_ApprovalGate(in *appstudio.ApprovalGate, out *ApprovalGate, s conversion.Scope) error {
+	return autoConvert_appstudio_ApprovalGate_To_v1alpha1_ApprovalGate(in, out, s)
 }
 
 func autoConvert_v1alpha1_AutomatedPromotionConfiguration_To_appstudio_AutomatedPromotionConfiguration(in *AutomatedPromotionConfiguration, out *appstudio.AutomatedPromotionConfiguration, s conversion.Scope) error {
@@ -997,6 +1177,34 @@ func autoConvert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStat
 // Convert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStatusGitOpsDeployment is an autogenerated conversion function.
 func Convert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStatusGitOpsDeployment(in *appstudio.BindingStatusGitOpsDeployment, out *BindingStatusGitOpsDeployment, s conversion.Scope) error {
 	return autoConvert_appstudio_BindingStatusGitOpsDeployment_To_v1alpha1_BindingStatusGitOpsDeployment(in, out, s)
+}
+
+func autoConvert_v1alpha1_ChangeWindow_To_appstudio_ChangeWindow(in *ChangeWindow, out *appstudio.ChangeWindow, s conversion.Scope) error {
+	out.Name = in.Name
+	out.Type = appstudio.ChangeWindowType(in.Type)
+	out.Schedule = in.Schedule
+	out.Duration = in.Duration
+	out.TimeZone = in.TimeZone
+	return nil
+}
+
+// Convert_v1alpha1_ChangeWindow_To_appstudio_ChangeWindow is an autogenerated conversion function.
+func Convert_v1alpha1_ChangeWindow_To_appstudio_ChangeWindow(in *ChangeWindow, out *appstudio.ChangeWindow, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ChangeWindow_To_appstudio_ChangeWindow(in, out, s)
+}
+
+func autoConvert_appstudio_ChangeWindow_To_v1alpha1_ChangeWindow(in *appstudio.ChangeWindow, out *ChangeWindow, s conversion.Scope) error {
+	out.Name = in.Name
+	out.Type = ChangeWindowType(in.Type)
+	out.Schedule = in.Schedule
+	out.Duration = in.Duration
+	out.TimeZone = in.TimeZone
+	return nil
+}
+
+// Convert_appstudio_ChangeWindow_To_v1alpha1_ChangeWindow is an autogenerated conversion function.
+func Convert_appstudio_ChangeWindow_To_v1alpha1_ChangeWindow(in *appstudio.ChangeWindow, out *ChangeWindow, s conversion.Scope) error {
+	return autoConvert_appstudio_ChangeWindow_To_v1alpha1_ChangeWindow(in, out, s)
 }
 
 func autoConvert_v1alpha1_Component_To_appstudio_Component(in *Component, out *appstudio.Component, s conversion.Scope) error {
@@ -1765,6 +1973,78 @@ func Convert_appstudio_EnvironmentConfiguration_To_v1alpha1_EnvironmentConfigura
 	return autoConvert_appstudio_EnvironmentConfiguration_To_v1alpha1_EnvironmentConfiguration(in, out, s)
 }
 
+func autoConvert_v1alpha1_EnvironmentHold_To_appstudio_EnvironmentHold(in *EnvironmentHold, out *appstudio.EnvironmentHold, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_EnvironmentHoldSpec_To_appstudio_EnvironmentHoldSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_EnvironmentHold_To_appstudio_EnvironmentHold is an autogenerated conversion function.
+func Convert_v1alpha1_EnvironmentHold_To_appstudio_EnvironmentHold(in *EnvironmentHold, out *appstudio.EnvironmentHold, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EnvironmentHold_To_appstudio_EnvironmentHold(in, out, s)
+}
+
+func autoConvert_appstudio_EnvironmentHold_To_v1alpha1_EnvironmentHold(in *appstudio.EnvironmentHold, out *EnvironmentHold, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_appstudio_EnvironmentHoldSpec_To_v1alpha1_EnvironmentHoldSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_EnvironmentHold_To_v1alpha1_EnvironmentHold is an autogenerated conversion function.
+func Convert_appstudio_EnvironmentHold_To_v1alpha1_EnvironmentHold(in *appstudio.EnvironmentHold, out *EnvironmentHold, s conversion.Scope) error {
+	return autoConvert_appstudio_EnvironmentHold_To_v1alpha1_EnvironmentHold(in, out, s)
+}
+
+func autoConvert_v1alpha1_EnvironmentHoldList_To_appstudio_EnvironmentHoldList(in *EnvironmentHoldList, out *appstudio.EnvironmentHoldList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]appstudio.EnvironmentHold)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_EnvironmentHoldList_To_appstudio_EnvironmentHoldList is an autogenerated conversion function.
+func Convert_v1alpha1_EnvironmentHoldList_To_appstudio_EnvironmentHoldList(in *EnvironmentHoldList, out *appstudio.EnvironmentHoldList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EnvironmentHoldList_To_appstudio_EnvironmentHoldList(in, out, s)
+}
+
+func autoConvert_appstudio_EnvironmentHoldList_To_v1alpha1_EnvironmentHoldList(in *appstudio.EnvironmentHoldList, out *EnvironmentHoldList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]EnvironmentHold)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_appstudio_EnvironmentHoldList_To_v1alpha1_EnvironmentHoldList is an autogenerated conversion function.
+func Convert_appstudio_EnvironmentHoldList_To_v1alpha1_EnvironmentHoldList(in *appstudio.EnvironmentHoldList, out *EnvironmentHoldList, s conversion.Scope) error {
+	return autoConvert_appstudio_EnvironmentHoldList_To_v1alpha1_EnvironmentHoldList(in, out, s)
+}
+
+func autoConvert_v1alpha1_EnvironmentHoldSpec_To_appstudio_EnvironmentHoldSpec(in *EnvironmentHoldSpec, out *appstudio.EnvironmentHoldSpec, s conversion.Scope) error {
+	out.Reason = in.Reason
+	out.Snapshot = in.Snapshot
+	out.PromotionRun = in.PromotionRun
+	return nil
+}
+
+// Convert_v1alpha1_EnvironmentHoldSpec_To_appstudio_EnvironmentHoldSpec is an autogenerated conversion function.
+func Convert_v1alpha1_EnvironmentHoldSpec_To_appstudio_EnvironmentHoldSpec(in *EnvironmentHoldSpec, out *appstudio.EnvironmentHoldSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EnvironmentHoldSpec_To_appstudio_EnvironmentHoldSpec(in, out, s)
+}
+
+func autoConvert_appstudio_EnvironmentHoldSpec_To_v1alpha1_EnvironmentHoldSpec(in *appstudio.EnvironmentHoldSpec, out *EnvironmentHoldSpec, s conversion.Scope) error {
+	out.Reason = in.Reason
+	out.Snapshot = in.Snapshot
+	out.PromotionRun = in.PromotionRun
+	return nil
+}
+
+// Convert_appstudio_EnvironmentHoldSpec_To_v1alpha1_EnvironmentHoldSpec is an autogenerated conversion function.
+func Convert_appstudio_EnvironmentHoldSpec_To_v1alpha1_EnvironmentHoldSpec(in *appstudio.EnvironmentHoldSpec, out *EnvironmentHoldSpec, s conversion.Scope) error {
+	return autoConvert_appstudio_EnvironmentHoldSpec_To_v1alpha1_EnvironmentHoldSpec(in, out, s)
+}
+
 func autoConvert_v1alpha1_EnvironmentList_To_appstudio_EnvironmentList(in *EnvironmentList, out *appstudio.EnvironmentList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
 	out.Items = *(*[]appstudio.Environment)(unsafe.Pointer(&in.Items))
@@ -1865,6 +2145,70 @@ func autoConvert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(in *a
 // Convert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget is an autogenerated conversion function.
 func Convert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(in *appstudio.EnvironmentTarget, out *EnvironmentTarget, s conversion.Scope) error {
 	return autoConvert_appstudio_EnvironmentTarget_To_v1alpha1_EnvironmentTarget(in, out, s)
+}
+
+func autoConvert_v1alpha1_Freeze_To_appstudio_Freeze(in *Freeze, out *appstudio.Freeze, s conversion.Scope) error {
+	out.Name = in.Name
+	out.Reason = in.Reason
+	out.Until = in.Until
+	return nil
+}
+
+// Convert_v1alpha1_Freeze_To_appstudio_Freeze is an autogenerated conversion function.
+func Convert_v1alpha1_Freeze_To_appstudio_Freeze(in *Freeze, out *appstudio.Freeze, s conversion.Scope) error {
+	return autoConvert_v1alpha1_Freeze_To_appstudio_Freeze(in, out, s)
+}
+
+func autoConvert_appstudio_Freeze_To_v1alpha1_Freeze(in *appstudio.Freeze, out *Freeze, s conversion.Scope) error {
+	out.Name = in.Name
+	out.Reason = in.Reason
+	out.Until = in.Until
+	return nil
+}
+
+// Convert_appstudio_Freeze_To_v1alpha1_Freeze is an autogenerated conversion function.
+func Convert_appstudio_Freeze_To_v1alpha1_Freeze(in *appstudio.Freeze, out *Freeze, s conversion.Scope) error {
+	return autoConvert_appstudio_Freeze_To_v1alpha1_Freeze(in, out, s)
+}
+
+func autoConvert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion(in *GatedPromotion, out *appstudio.GatedPromotion, s conversion.Scope) error {
+	out.PromotionRun = in.PromotionRun
+	out.Snapshot = in.Snapshot
+	out.Phase = appstudio.GatePhase(in.Phase)
+	out.Message = in.Message
+	out.PreviousSnapshot = in.PreviousSnapshot
+	out.EnteredTime = (*v1.Time)(unsafe.Pointer(in.EnteredTime))
+	out.HealthyTime = (*v1.Time)(unsafe.Pointer(in.HealthyTime))
+	out.Approvers = *(*[]string)(unsafe.Pointer(&in.Approvers))
+	out.Override = in.Override
+	out.Verification = (*appstudio.VerificationStatus)(unsafe.Pointer(in.Verification))
+	out.CompletionTime = (*v1.Time)(unsafe.Pointer(in.CompletionTime))
+	return nil
+}
+
+// Convert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion is an autogenerated conversion function.
+func Convert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion(in *GatedPromotion, out *appstudio.GatedPromotion, s conversion.Scope) error {
+	return autoConvert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion(in, out, s)
+}
+
+func autoConvert_appstudio_GatedPromotion_To_v1alpha1_GatedPromotion(in *appstudio.GatedPromotion, out *GatedPromotion, s conversion.Scope) error {
+	out.PromotionRun = in.PromotionRun
+	out.Snapshot = in.Snapshot
+	out.Phase = GatePhase(in.Phase)
+	out.Message = in.Message
+	out.PreviousSnapshot = in.PreviousSnapshot
+	out.EnteredTime = (*v1.Time)(unsafe.Pointer(in.EnteredTime))
+	out.HealthyTime = (*v1.Time)(unsafe.Pointer(in.HealthyTime))
+	out.Approvers = *(*[]string)(unsafe.Pointer(&in.Approvers))
+	out.Override = in.Override
+	out.Verification = (*VerificationStatus)(unsafe.Pointer(in.Verification))
+	out.CompletionTime = (*v1.Time)(unsafe.Pointer(in.CompletionTime))
+	return nil
+}
+
+// Convert_appstudio_GatedPromotion_To_v1alpha1_GatedPromotion is an autogenerated conversion function.
+func Convert_appstudio_GatedPromotion_To_v1alpha1_GatedPromotion(in *appstudio.GatedPromotion, out *GatedPromotion, s conversion.Scope) error {
+	return autoConvert_appstudio_GatedPromotion_To_v1alpha1_GatedPromotion(in, out, s)
 }
 
 func autoConvert_v1alpha1_GitOpsStatus_To_appstudio_GitOpsStatus(in *GitOpsStatus, out *appstudio.GitOpsStatus, s conversion.Scope) error {
@@ -2031,6 +2375,188 @@ func autoConvert_appstudio_NamespaceProvisionerParameters_To_v1alpha1_NamespaceP
 // Convert_appstudio_NamespaceProvisionerParameters_To_v1alpha1_NamespaceProvisionerParameters is an autogenerated conversion function.
 func Convert_appstudio_NamespaceProvisionerParameters_To_v1alpha1_NamespaceProvisionerParameters(in *appstudio.NamespaceProvisionerParameters, out *NamespaceProvisionerParameters, s conversion.Scope) error {
 	return autoConvert_appstudio_NamespaceProvisionerParameters_To_v1alpha1_NamespaceProvisionerParameters(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionApproval_To_appstudio_PromotionApproval(in *PromotionApproval, out *appstudio.PromotionApproval, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_PromotionApproval_To_appstudio_PromotionApproval is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionApproval_To_appstudio_PromotionApproval(in *PromotionApproval, out *appstudio.PromotionApproval, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionApproval_To_appstudio_PromotionApproval(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionApproval_To_v1alpha1_PromotionApproval(in *appstudio.PromotionApproval, out *PromotionApproval, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_PromotionApproval_To_v1alpha1_PromotionApproval is an autogenerated conversion function.
+func Convert_appstudio_PromotionApproval_To_v1alpha1_PromotionApproval(in *appstudio.PromotionApproval, out *PromotionApproval, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionApproval_To_v1alpha1_PromotionApproval(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionApprovalList_To_appstudio_PromotionApprovalList(in *PromotionApprovalList, out *appstudio.PromotionApprovalList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]appstudio.PromotionApproval)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_PromotionApprovalList_To_appstudio_PromotionApprovalList is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionApprovalList_To_appstudio_PromotionApprovalList(in *PromotionApprovalList, out *appstudio.PromotionApprovalList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionApprovalList_To_appstudio_PromotionApprovalList(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionApprovalList_To_v1alpha1_PromotionApprovalList(in *appstudio.PromotionApprovalList, out *PromotionApprovalList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]PromotionApproval)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_appstudio_PromotionApprovalList_To_v1alpha1_PromotionApprovalList is an autogenerated conversion function.
+func Convert_appstudio_PromotionApprovalList_To_v1alpha1_PromotionApprovalList(in *appstudio.PromotionApprovalList, out *PromotionApprovalList, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionApprovalList_To_v1alpha1_PromotionApprovalList(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(in *PromotionApprovalSpec, out *appstudio.PromotionApprovalSpec, s conversion.Scope) error {
+	out.PromotionRun = in.PromotionRun
+	out.Environment = in.Environment
+	out.Decision = appstudio.ApprovalDecision(in.Decision)
+	out.Comment = in.Comment
+	out.Username = in.Username
+	out.UID = in.UID
+	out.Groups = *(*[]string)(unsafe.Pointer(&in.Groups))
+	return nil
+}
+
+// Convert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(in *PromotionApprovalSpec, out *appstudio.PromotionApprovalSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec(in *appstudio.PromotionApprovalSpec, out *PromotionApprovalSpec, s conversion.Scope) error {
+	out.PromotionRun = in.PromotionRun
+	out.Environment = in.Environment
+	out.Decision = ApprovalDecision(in.Decision)
+	out.Comment = in.Comment
+	out.Username = in.Username
+	out.UID = in.UID
+	out.Groups = *(*[]string)(unsafe.Pointer(&in.Groups))
+	return nil
+}
+
+// Convert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec is an autogenerated conversion function.
+func Convert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec(in *appstudio.PromotionApprovalSpec, out *PromotionApprovalSpec, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionGate_To_appstudio_PromotionGate(in *PromotionGate, out *appstudio.PromotionGate, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_PromotionGateSpec_To_appstudio_PromotionGateSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_PromotionGateStatus_To_appstudio_PromotionGateStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_PromotionGate_To_appstudio_PromotionGate is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionGate_To_appstudio_PromotionGate(in *PromotionGate, out *appstudio.PromotionGate, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionGate_To_appstudio_PromotionGate(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionGate_To_v1alpha1_PromotionGate(in *appstudio.PromotionGate, out *PromotionGate, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_appstudio_PromotionGateSpec_To_v1alpha1_PromotionGateSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_appstudio_PromotionGateStatus_To_v1alpha1_PromotionGateStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_appstudio_PromotionGate_To_v1alpha1_PromotionGate is an autogenerated conversion function.
+func Convert_appstudio_PromotionGate_To_v1alpha1_PromotionGate(in *appstudio.PromotionGate, out *PromotionGate, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionGate_To_v1alpha1_PromotionGate(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionGateList_To_appstudio_PromotionGateList(in *PromotionGateList, out *appstudio.PromotionGateList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]appstudio.PromotionGate)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_PromotionGateList_To_appstudio_PromotionGateList is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionGateList_To_appstudio_PromotionGateList(in *PromotionGateList, out *appstudio.PromotionGateList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionGateList_To_appstudio_PromotionGateList(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionGateList_To_v1alpha1_PromotionGateList(in *appstudio.PromotionGateList, out *PromotionGateList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]PromotionGate)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_appstudio_PromotionGateList_To_v1alpha1_PromotionGateList is an autogenerated conversion function.
+func Convert_appstudio_PromotionGateList_To_v1alpha1_PromotionGateList(in *appstudio.PromotionGateList, out *PromotionGateList, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionGateList_To_v1alpha1_PromotionGateList(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionGateSpec_To_appstudio_PromotionGateSpec(in *PromotionGateSpec, out *appstudio.PromotionGateSpec, s conversion.Scope) error {
+	out.Approvals = (*appstudio.ApprovalGate)(unsafe.Pointer(in.Approvals))
+	out.ChangeWindows = *(*[]appstudio.ChangeWindow)(unsafe.Pointer(&in.ChangeWindows))
+	out.Freezes = *(*[]appstudio.Freeze)(unsafe.Pointer(&in.Freezes))
+	out.SoakTime = (*v1.Duration)(unsafe.Pointer(in.SoakTime))
+	out.Verification = (*appstudio.Verification)(unsafe.Pointer(in.Verification))
+	return nil
+}
+
+// Convert_v1alpha1_PromotionGateSpec_To_appstudio_PromotionGateSpec is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionGateSpec_To_appstudio_PromotionGateSpec(in *PromotionGateSpec, out *appstudio.PromotionGateSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionGateSpec_To_appstudio_PromotionGateSpec(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionGateSpec_To_v1alpha1_PromotionGateSpec(in *appstudio.PromotionGateSpec, out *PromotionGateSpec, s conversion.Scope) error {
+	out.Approvals = (*ApprovalGate)(unsafe.Pointer(in.Approvals))
+	out.ChangeWindows = *(*[]ChangeWindow)(unsafe.Pointer(&in.ChangeWindows))
+	out.Freezes = *(*[]Freeze)(unsafe.Pointer(&in.Freezes))
+	out.SoakTime = (*v1.Duration)(unsafe.Pointer(in.SoakTime))
+	out.Verification = (*Verification)(unsafe.Pointer(in.Verification))
+	return nil
+}
+
+// Convert_appstudio_PromotionGateSpec_To_v1alpha1_PromotionGateSpec is an autogenerated conversion function.
+func Convert_appstudio_PromotionGateSpec_To_v1alpha1_PromotionGateSpec(in *appstudio.PromotionGateSpec, out *PromotionGateSpec, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionGateSpec_To_v1alpha1_PromotionGateSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_PromotionGateStatus_To_appstudio_PromotionGateStatus(in *PromotionGateStatus, out *appstudio.PromotionGateStatus, s conversion.Scope) error {
+	out.Promotions = *(*[]appstudio.GatedPromotion)(unsafe.Pointer(&in.Promotions))
+	return nil
+}
+
+// Convert_v1alpha1_PromotionGateStatus_To_appstudio_PromotionGateStatus is an autogenerated conversion function.
+func Convert_v1alpha1_PromotionGateStatus_To_appstudio_PromotionGateStatus(in *PromotionGateStatus, out *appstudio.PromotionGateStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PromotionGateStatus_To_appstudio_PromotionGateStatus(in, out, s)
+}
+
+func autoConvert_appstudio_PromotionGateStatus_To_v1alpha1_PromotionGateStatus(in *appstudio.PromotionGateStatus, out *PromotionGateStatus, s conversion.Scope) error {
+	out.Promotions = *(*[]GatedPromotion)(unsafe.Pointer(&in.Promotions))
+	return nil
+}
+
+// Convert_appstudio_PromotionGateStatus_To_v1alpha1_PromotionGateStatus is an autogenerated conversion function.
+func Convert_appstudio_PromotionGateStatus_To_v1alpha1_PromotionGateStatus(in *appstudio.PromotionGateStatus, out *PromotionGateStatus, s conversion.Scope) error {
+	return autoConvert_appstudio_PromotionGateStatus_To_v1alpha1_PromotionGateStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_PromotionRun_To_appstudio_PromotionRun(in *PromotionRun, out *appstudio.PromotionRun, s conversion.Scope) error {
@@ -2497,4 +3023,54 @@ func autoConvert_appstudio_UnstableEnvironmentConfiguration_To_v1alpha1_Unstable
 // Convert_appstudio_UnstableEnvironmentConfiguration_To_v1alpha1_UnstableEnvironmentConfiguration is an autogenerated conversion function.
 func Convert_appstudio_UnstableEnvironmentConfiguration_To_v1alpha1_UnstableEnvironmentConfiguration(in *appstudio.UnstableEnvironmentConfiguration, out *UnstableEnvironmentConfiguration, s conversion.Scope) error {
 	return autoConvert_appstudio_UnstableEnvironmentConfiguration_To_v1alpha1_UnstableEnvironmentConfiguration(in, out, s)
+}
+
+func autoConvert_v1alpha1_Verification_To_appstudio_Verification(in *Verification, out *appstudio.Verification, s conversion.Scope) error {
+	out.JobTemplate = in.JobTemplate
+	out.Timeout = (*v1.Duration)(unsafe.Pointer(in.Timeout))
+	return nil
+}
+
+// Convert_v1alpha1_Verification_To_appstudio_Verification is an autogenerated conversion function.
+func Convert_v1alpha1_Verification_To_appstudio_Verification(in *Verification, out *appstudio.Verification, s conversion.Scope) error {
+	return autoConvert_v1alpha1_Verification_To_appstudio_Verification(in, out, s)
+}
+
+func autoConvert_appstudio_Verification_To_v1alpha1_Verification(in *appstudio.Verification, out *Verification, s conversion.Scope) error {
+	out.JobTemplate = in.JobTemplate
+	out.Timeout = (*v1.Duration)(unsafe.Pointer(in.Timeout))
+	return nil
+}
+
+// Convert_appstudio_Verification_To_v1alpha1_Verification is an autogenerated conversion function.
+func Convert_appstudio_Verification_To_v1alpha1_Verification(in *appstudio.Verification, out *Verification, s conversion.Scope) error {
+	return autoConvert_appstudio_Verification_To_v1alpha1_Verification(in, out, s)
+}
+
+func autoConvert_v1alpha1_VerificationStatus_To_appstudio_VerificationStatus(in *VerificationStatus, out *appstudio.VerificationStatus, s conversion.Scope) error {
+	out.Job = in.Job
+	out.Namespace = in.Namespace
+	out.Logs = in.Logs
+	out.StartTime = in.StartTime
+	out.Result = in.Result
+	return nil
+}
+
+// Convert_v1alpha1_VerificationStatus_To_appstudio_VerificationStatus is an autogenerated conversion function.
+func Convert_v1alpha1_VerificationStatus_To_appstudio_VerificationStatus(in *VerificationStatus, out *appstudio.VerificationStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_VerificationStatus_To_appstudio_VerificationStatus(in, out, s)
+}
+
+func autoConvert_appstudio_VerificationStatus_To_v1alpha1_VerificationStatus(in *appstudio.VerificationStatus, out *VerificationStatus, s conversion.Scope) error {
+	out.Job = in.Job
+	out.Namespace = in.Namespace
+	out.Logs = in.Logs
+	out.StartTime = in.StartTime
+	out.Result = in.Result
+	return nil
+}
+
+// Convert_appstudio_VerificationStatus_To_v1alpha1_VerificationStatus is an autogenerated conversion function.
+func Convert_appstudio_VerificationStatus_To_v1alpha1_VerificationStatus(in *appstudio.VerificationStatus, out *VerificationStatus, s conversion.Scope) error {
+	return autoConvert_appstudio_VerificationStatus_To_v1alpha1_VerificationStatus(in, out, s)
 }

@@ -68,6 +68,12 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().DeploymentTargetClasses().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("environments"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().Environments().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("environmentholds"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().EnvironmentHolds().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("promotionapprovals"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().PromotionApprovals().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("promotiongates"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().PromotionGates().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("promotionruns"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.AppStudio().V1alpha1().PromotionRuns().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("snapshots"):

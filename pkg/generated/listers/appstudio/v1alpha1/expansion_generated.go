@@ -70,6 +70,30 @@ type EnvironmentListerExpansion interface{}
 // EnvironmentNamespaceLister.
 type EnvironmentNamespaceListerExpansion interface{}
 
+// EnvironmentHoldListerExpansion allows custom methods to be added to
+// EnvironmentHoldLister.
+type EnvironmentHoldListerExpansion interface{}
+
+// EnvironmentHoldNamespaceListerExpansion allows custom methods to be added to
+// EnvironmentHoldNamespaceLister.
+type EnvironmentHoldNamespaceListerExpansion interface{}
+
+// PromotionApprovalListerExpansion allows custom methods to be added to
+// PromotionApprovalLister.
+type PromotionApprovalListerExpansion interface{}
+
+// PromotionApprovalNamespaceListerExpansion allows custom methods to be added to
+// PromotionApprovalNamespaceLister.
+type PromotionApprovalNamespaceListerExpansion interface{}
+
+// PromotionGateListerExpansion allows custom methods to be added to
+// PromotionGateLister.
+type PromotionGateListerExpansion interface{}
+
+// PromotionGateNamespaceListerExpansion allows custom methods to be added to
+// PromotionGateNamespaceLister.
+type PromotionGateNamespaceListerExpansion interface{}
+
 // PromotionRunListerExpansion allows custom methods to be added to
 // PromotionRunLister.
 type PromotionRunListerExpansion interface{}

@@ -38,6 +38,12 @@ type Interface interface {
 	DeploymentTargetClasses() DeploymentTargetClassInformer
 	// Environments returns a EnvironmentInformer.
 	Environments() EnvironmentInformer
+	// EnvironmentHolds returns a EnvironmentHoldInformer.
+	EnvironmentHolds() EnvironmentHoldInformer
+	// PromotionApprovals returns a PromotionApprovalInformer.
+	PromotionApprovals() PromotionApprovalInformer
+	// PromotionGates returns a PromotionGateInformer.
+	PromotionGates() PromotionGateInformer
 	// PromotionRuns returns a PromotionRunInformer.
 	PromotionRuns() PromotionRunInformer
 	// Snapshots returns a SnapshotInformer.
@@ -90,6 +96,21 @@ func (v *version) DeploymentTargetClasses() DeploymentTargetClassInformer {
 // Environments returns a EnvironmentInformer.
 func (v *version) Environments() EnvironmentInformer {
 	return &environmentInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// EnvironmentHolds returns a EnvironmentHoldInformer.
+func (v *version) EnvironmentHolds() EnvironmentHoldInformer {
+	return &environmentHoldInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// PromotionApprovals returns a PromotionApprovalInformer.
+func (v *version) PromotionApprovals() PromotionApprovalInformer {
+	return &promotionApprovalInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// PromotionGates returns a PromotionGateInformer.
+func (v *version) PromotionGates() PromotionGateInformer {
+	return &promotionGateInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // PromotionRuns returns a PromotionRunInformer.

@@ -35,6 +35,9 @@ type AppStudioV1alpha1Interface interface {
 	DeploymentTargetClaimsGetter
 	DeploymentTargetClassesGetter
 	EnvironmentsGetter
+	EnvironmentHoldsGetter
+	PromotionApprovalsGetter
+	PromotionGatesGetter
 	PromotionRunsGetter
 	SnapshotsGetter
 	SnapshotEnvironmentBindingsGetter
@@ -71,6 +74,18 @@ func (c *AppStudioV1alpha1Client) DeploymentTargetClasses() DeploymentTargetClas
 
 func (c *AppStudioV1alpha1Client) Environments(namespace string) EnvironmentInterface {
 	return newEnvironments(c, namespace)
+}
+
+func (c *AppStudioV1alpha1Client) EnvironmentHolds(namespace string) EnvironmentHoldInterface {
+	return newEnvironmentHolds(c, namespace)
+}
+
+func (c *AppStudioV1alpha1Client) PromotionApprovals(namespace string) PromotionApprovalInterface {
+	return newPromotionApprovals(c, namespace)
+}
+
+func (c *AppStudioV1alpha1Client) PromotionGates(namespace string) PromotionGateInterface {
+	return newPromotionGates(c, namespace)
 }
 
 func (c *AppStudioV1alpha1Client) PromotionRuns(namespace string) PromotionRunInterface {

@@ -32,6 +32,12 @@ type DeploymentTargetClassExpansion interface{}
 
 type EnvironmentExpansion interface{}
 
+type EnvironmentHoldExpansion interface{}
+
+type PromotionApprovalExpansion interface{}
+
+type PromotionGateExpansion interface{}
+
 type PromotionRunExpansion interface{}
 
 type SnapshotExpansion interface{}

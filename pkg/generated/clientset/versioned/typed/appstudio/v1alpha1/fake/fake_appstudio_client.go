@@ -56,6 +56,18 @@ func (c *FakeAppStudioV1alpha1) Environments(namespace string) v1alpha1.Environm
 	return &FakeEnvironments{c, namespace}
 }
 
+func (c *FakeAppStudioV1alpha1) EnvironmentHolds(namespace string) v1alpha1.EnvironmentHoldInterface {
+	return &FakeEnvironmentHolds{c, namespace}
+}
+
+func (c *FakeAppStudioV1alpha1) PromotionApprovals(namespace string) v1alpha1.PromotionApprovalInterface {
+	return &FakePromotionApprovals{c, namespace}
+}
+
+func (c *FakeAppStudioV1alpha1) PromotionGates(namespace string) v1alpha1.PromotionGateInterface {
+	return &FakePromotionGates{c, namespace}
+}
+
 func (c *FakeAppStudioV1alpha1) PromotionRuns(namespace string) v1alpha1.PromotionRunInterface {
 	return &FakePromotionRuns{c, namespace}
 }
