@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -28,6 +30,8 @@ type fixture struct {
 	t      *testing.T
 	ctx    context.Context
 	gitops *fake.Clientset
+	// kube holds the verification Jobs the controller creates as a namespace's deployer.
+	kube   *kubefake.Clientset
 	events *record.FakeRecorder
 	c      *Controller
 	clock  time.Time
@@ -41,14 +45,28 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	factory := externalversions.NewSharedInformerFactory(f.gitops, 0)
 	appstudio := factory.AppStudio().V1alpha1()
 	var err error
+	f.kube = kubefake.NewSimpleClientset()
+	gates := Gates{Gates: appstudio.PromotionGates(), Holds: appstudio.EnvironmentHolds(), Approvals: appstudio.PromotionApprovals(),
+		Jobs: fakeJobs{f.kube}}
 	f.c, err = New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(), appstudio.Environments(),
-		factory.ManagedGitops().V1alpha1().GitOpsDeployments(), f.gitops, f.events)
+		factory.ManagedGitops().V1alpha1().GitOpsDeployments(), gates, f.gitops, f.events)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.c.now = func() time.Time { return f.clock }
 	controllertest.StartInformers(t, ctx, factory)
 	return f
+}
+
+// fakeJobs are the deployers' Jobs in a fake clientset: one identity for every namespace.
+type fakeJobs struct{ kube *kubefake.Clientset }
+
+func (j fakeJobs) Get(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+	return j.kube.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (j fakeJobs) Create(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
+	return j.kube.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
 }
 
 // eventually waits for cond, which reads the caches.
