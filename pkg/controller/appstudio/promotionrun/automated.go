@@ -105,6 +105,11 @@ func planAutomated(s state, now metav1.Time) plan {
 			return stuck(reason, problem)
 		}
 		gp := openGate(run, t.gates)
+		if done, evs := gp.ended(&p, run, s.snapshot, binding, st, env, numbers[env], now); done {
+			events = append(events, evs...)
+			waitingOnDeployments = false
+			continue
+		}
 		entering := w.createBinding != nil || binding.Spec.Snapshot != run.Spec.Snapshot
 		if held, evs := gp.atEntry(&p, run, t, binding, entering, st, env, numbers[env], now); held {
 			events = append(events, evs...)

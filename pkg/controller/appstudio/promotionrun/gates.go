@@ -61,7 +61,8 @@ func openGate(run *appstudiov1alpha1.PromotionRun, g gates) *gatePass {
 	gp := &gatePass{g: g, entry: appstudiov1alpha1.GatedPromotion{PromotionRun: run.Name, Snapshot: run.Spec.Snapshot,
 		Phase: appstudiov1alpha1.GatePhaseWaiting}}
 	if g.gate != nil {
-		if e, ok := promotiongate.EntryOf(g.gate.Status, run.Name); ok {
+		// An entry that ended before the run was created is of an earlier run of that name.
+		if e, ok := promotiongate.EntryOf(g.gate.Status, run.Name); ok && (e.CompletionTime == nil || !e.CompletionTime.Before(&run.CreationTimestamp)) {
 			gp.was, gp.entry = &e, *e.DeepCopy()
 		}
 	}
@@ -224,19 +225,32 @@ func (gp *gatePass) rollBack(p *plan, run *appstudiov1alpha1.PromotionRun, snaps
 	return append(events, event{corev1.EventTypeWarning, EventRolledBack, msg})
 }
 
+// ended replays how the step's passage through the gate ended, when the gate's status says
+// it did but the run's status does not (the pass that ended it stopped before it wrote the
+// run's): the step is not entered again (a rolled back Environment would be pointed at the
+// Snapshot once more), its ending is carried out again and written.
+func (gp *gatePass) ended(p *plan, run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot,
+	binding *appstudiov1alpha1.SnapshotEnvironmentBinding, st *appstudiov1alpha1.PromotionRunStatus, env string, number int32,
+	now metav1.Time) (bool, []event) {
+	if gp.was == nil || !promotiongate.Final(gp.was.Phase) {
+		return false, nil
+	}
+	e, _ := startStep(st, env, number, now)
+	sp := step{e: e}
+	switch gp.entry.Phase {
+	case appstudiov1alpha1.GatePhaseRolledBack:
+		return true, gp.rollBack(p, run, snapshot, binding, sp, env, gp.entry.Message, now)
+	case appstudiov1alpha1.GatePhasePassed:
+		return true, sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded+"; "+gp.entry.Message, now)
+	}
+	return true, sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, gp.entry.Message, now)
+}
+
 // atExit decides a deployed step at its Environment's exit gates (soak time, verification),
 // or replays how its passage ended. handled is false when the gates have nothing to say: the
 // step then ends as an ungated one does.
 func (gp *gatePass) atExit(p *plan, run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot,
 	binding *appstudiov1alpha1.SnapshotEnvironmentBinding, t target, sp step, env string, now metav1.Time) (handled bool, events []event) {
-	switch gp.entry.Phase {
-	case appstudiov1alpha1.GatePhaseRolledBack:
-		return true, gp.rollBack(p, run, snapshot, binding, sp, env, gp.entry.Message, now)
-	case appstudiov1alpha1.GatePhasePassed:
-		return true, sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded, now)
-	case appstudiov1alpha1.GatePhaseRejected, appstudiov1alpha1.GatePhaseStopped:
-		return true, sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, gp.entry.Message, now)
-	}
 	if !promotiongate.HasExitGates(gp.g.gate) || (sp.waiting != "" && gp.entry.HealthyTime == nil) {
 		return false, nil
 	}
