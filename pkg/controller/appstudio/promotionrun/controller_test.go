@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongate"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
@@ -522,5 +523,72 @@ func (f *fixture) expectNothingDone() {
 	f.expectEvents()
 	if n := f.c.Queue.Len(); n != 0 {
 		f.t.Errorf("%d keys queued", n)
+	}
+}
+
+// TestVerificationFailureRollsBack carries out a failed verification: the Job created as the
+// deployer, then, once it failed, the binding pointed back, the Environment held, the run failed.
+func TestVerificationFailureRollsBack(t *testing.T) {
+	env := func(name, parent string) *appstudiov1alpha1.Environment {
+		return &appstudiov1alpha1.Environment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appstudiov1alpha1.EnvironmentSpec{DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ParentEnvironment: parent}}
+	}
+	run := automatedRun(withSteps("dev:S:1", "staging:P:2"))
+	b := binding("snap-2", "api")
+	recordPointing(b, nil, snapshot("api"), false)
+	gate := stagingGate(verified, entered())
+	f := newFixture(t, run, env("dev", ""), env("staging", "dev"), snapshot("api"), snap1.DeepCopy(), b,
+		deployment("api", synced, healthy, "new-api"), gate)
+	key := ns + "/" + run.Name
+
+	t.Log("deployed: the verification Job is created as the namespace's deployer, and named in the gate's status")
+	f.sync(run.Name)
+	job, err := f.kube.BatchV1().Jobs(ns).Get(f.ctx, promotiongate.JobName(run.Name, "staging"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no verification Job: %v", err)
+	}
+	if job.Spec.Template.Spec.ServiceAccountName != "gitops-deployer" || job.Annotations[promotiongate.AnnotationSnapshot] != "snap-2" {
+		t.Errorf("job %+v", job)
+	}
+	g, err := f.gitops.AppStudioV1alpha1().PromotionGates(ns).Get(f.ctx, "staging", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := promotiongate.EntryOf(g.Status, run.Name)
+	if e.Verification == nil || e.Verification.Job != job.Name || e.HealthyTime == nil || e.Phase != appstudiov1alpha1.GatePhaseVerifying {
+		t.Fatalf("gate entry %+v", e)
+	}
+	f.expectEvents("Normal VerificationStarted Created verification Job " + job.Name + " in namespace " + ns)
+
+	t.Log("the Job fails: rolled back to snap-1 and held")
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: "True", Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+	if _, err := f.kube.BatchV1().Jobs(ns).UpdateStatus(f.ctx, job, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitQueued(key)
+	f.eventually("the gate's entry in the cache", func() bool {
+		cached, err := f.c.gates.PromotionGates(ns).Get("staging")
+		return err == nil && jsonEqual(cached.Status, g.Status)
+	})
+	f.awaitRunCache(run.Name)
+	f.sync(run.Name)
+	if got := f.binding(b.Name); got.Spec.Snapshot != "snap-1" {
+		t.Errorf("binding at %s, want snap-1", got.Spec.Snapshot)
+	}
+	hold, err := f.gitops.AppStudioV1alpha1().EnvironmentHolds(ns).Get(f.ctx, "staging", metav1.GetOptions{})
+	if err != nil || hold.Spec.Snapshot != "snap-1" || hold.Spec.PromotionRun != run.Name {
+		t.Errorf("hold %+v, %v", hold, err)
+	}
+	r := f.run(run.Name)
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateComplete || r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultFailure ||
+		!strings.Contains(r.Status.EnvironmentStatus[1].DisplayStatus, "rolled back to Snapshot snap-1") {
+		t.Errorf("status %+v", r.Status)
+	}
+	var reasons []string
+	for _, ev := range controllertest.Recorded(f.events) {
+		reasons = append(reasons, strings.SplitN(ev, " ", 3)[1])
+	}
+	if strings.Join(reasons, ",") != "BindingUpdated,EnvironmentHeld,StepEnded,RolledBack,PromotionFailed,RolledBack" {
+		t.Errorf("events %v", reasons)
 	}
 }
