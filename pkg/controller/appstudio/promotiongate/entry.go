@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	// The change windows' time zones, whatever the machine has: the agent's image has none.
+	_ "time/tzdata"
 
 	"github.com/robfig/cron/v3"
 
