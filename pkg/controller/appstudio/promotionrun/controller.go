@@ -292,11 +292,21 @@ func (c *Controller) onEnvironment(obj interface{}) {
 	}
 }
 
-// onNamespaceGate queues the automated runs of a PromotionGate's or EnvironmentHold's
-// namespace that are not Complete.
+// onNamespaceGate queues the runs of a PromotionGate's or EnvironmentHold's namespace that
+// are not Complete.
 func (c *Controller) onNamespaceGate(obj interface{}) {
-	if m, ok := framework.UnwrapTombstone(obj).(metav1.Object); ok {
-		c.enqueueAutomated(m.GetNamespace())
+	m, ok := framework.UnwrapTombstone(obj).(metav1.Object)
+	if !ok {
+		return
+	}
+	runs, err := c.runs.PromotionRuns(m.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, run := range runs {
+		if run.Status.State != appstudiov1alpha1.PromotionRunStateComplete {
+			c.Enqueue(run)
+		}
 	}
 }
 
@@ -392,7 +402,11 @@ func (c *Controller) observe(ctx context.Context, namespace, name string) (state
 		return s, nil
 	}
 	t, err := c.observeTarget(run, env)
+	if err != nil {
+		return s, err
+	}
 	s.binding, s.occupant, s.previous, s.deployments = t.binding, t.occupant, t.previous, t.deployments
+	s.gates, err = c.observeGates(ctx, run, env)
 	return s, err
 }
 

@@ -314,3 +314,91 @@ func TestSupersededStopsGates(t *testing.T) {
 		t.Errorf("entry %+v, want Stopped, superseded, with a completion time", e)
 	}
 }
+
+// TestPlanManualGates: a manual run passes its Environment's gates as an automated step does,
+// but for a hold.
+func TestPlanManualGates(t *testing.T) {
+	manualEntered := func(mutate ...func(*appstudiov1alpha1.GatedPromotion)) appstudiov1alpha1.GatedPromotion {
+		e := entered(mutate...)
+		e.PromotionRun = "promote"
+		return e
+	}
+	for _, tc := range []struct {
+		name       string
+		run        *appstudiov1alpha1.PromotionRun
+		s          func(*state)
+		wantState  appstudiov1alpha1.PromotionRunState
+		wantResult appstudiov1alpha1.PromotionRunCompleteResult
+		wantStep   string
+		wantWrites int
+	}{{
+		name: "waits for approvals: nothing pointed",
+		run:  promotionRun(),
+		s: func(s *state) {
+			s.binding = envBinding("staging", "snap-1")
+			s.gates = gates{gate: stagingGate(twoApprovals, appstudiov1alpha1.GatedPromotion{})}
+		},
+		wantState: "Active", wantStep: "In Progress: Waiting for approvals: 0 of 2",
+	}, {
+		name: "a hold does not keep a person out",
+		run:  promotionRun(),
+		s: func(s *state) {
+			s.binding = envBinding("staging", "snap-1")
+			s.gates = gates{hold: &appstudiov1alpha1.EnvironmentHold{ObjectMeta: metav1.ObjectMeta{Name: "staging"}}}
+		},
+		wantState: "Active", wantStep: "In Progress: ", wantWrites: 1,
+	}, {
+		name: "rejected: the run fails",
+		run:  promotionRun(),
+		s: func(s *state) {
+			s.binding = envBinding("staging", "snap-1")
+			a := approvalBy("bob", "Reject")
+			a.Spec.PromotionRun = "promote"
+			s.gates = gates{gate: stagingGate(twoApprovals, appstudiov1alpha1.GatedPromotion{}), approvals: []*appstudiov1alpha1.PromotionApproval{a}}
+		},
+		wantState: "Complete", wantResult: "Failure", wantStep: "Failed: Rejected by bob: because",
+	}, {
+		name: "deployed behind a soak: it soaks before it succeeds",
+		run:  promotionRun(underway),
+		s: func(s *state) {
+			s.binding = envBinding("staging", "snap-2")
+			s.deployments = deployments(deployment("api", synced, healthy, "new-api"))
+			s.gates = gates{gate: stagingGate(soak30s, manualEntered())}
+		},
+		wantState: "Active", wantStep: "In Progress: Soaking until",
+	}, {
+		name: "Degraded while it soaks: rolled back, the run fails",
+		run:  promotionRun(underway),
+		s: func(s *state) {
+			s.binding = envBinding("staging", "snap-2")
+			s.deployments = deployments(deployment("api", synced, managedv1alpha1.HealthStatusCodeDegraded, "new-api"))
+			s.gates = gates{gate: stagingGate(soak30s, manualEntered(healthySince(now))), rollbackTo: snap1, environment: stagingEnvironment}
+		},
+		wantState: "Complete", wantResult: "Failure", wantStep: "Failed: GitOpsDeployment gd-api became Degraded", wantWrites: 1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := state{run: tc.run, snapshot: snapshot("api")}
+			tc.s(&s)
+			p := planPromotion(s, now)
+			if p.status == nil {
+				t.Fatal("no status written")
+			}
+			if p.status.State != tc.wantState || p.status.CompletionResult != tc.wantResult {
+				t.Errorf("state %q %q, want %q %q", p.status.State, p.status.CompletionResult, tc.wantState, tc.wantResult)
+			}
+			e := p.status.EnvironmentStatus[len(p.status.EnvironmentStatus)-1]
+			if got := fmt.Sprintf("%s: %s", e.Status, e.DisplayStatus); !strings.HasPrefix(got, tc.wantStep) {
+				t.Errorf("step %q, want %q", got, tc.wantStep)
+			}
+			n := 0
+			for _, w := range p.writes {
+				if w.createBinding != nil || w.updateBinding != nil {
+					n++
+				}
+			}
+			if n != tc.wantWrites {
+				t.Errorf("%d binding writes, want %d", n, tc.wantWrites)
+			}
+		})
+	}
+}

@@ -117,7 +117,7 @@ type target struct {
 
 // target is the manual run's Environment.
 func (s state) target() target {
-	return target{binding: s.binding, occupant: s.occupant, previous: s.previous, deployments: s.deployments}
+	return target{binding: s.binding, occupant: s.occupant, previous: s.previous, deployments: s.deployments, gates: s.gates}
 }
 
 // state is what the controller sees of one PromotionRun key.
@@ -137,6 +137,8 @@ type state struct {
 	// deployments are the GitOpsDeployments that binding's status names, by name; one missing
 	// from the cache is absent.
 	deployments map[string]*managedv1alpha1.GitOpsDeployment
+	// gates are the target Environment's gates.
+	gates gates
 
 	// An automated run's: the namespace's Environment graph, and the Environments of the
 	// walk's current level (the ones above are done with), by name.
@@ -230,7 +232,38 @@ func planPromotion(s state, now metav1.Time) plan {
 			return fail(EventBindingChanged, msgBindingChanged(old, binding.Name), msgBindingChanged(old, binding.Name))
 		}
 	}
-	step := stepInto(run, s.snapshot, env, 0, binding, w, s.target(), st, now)
+	// The Environment's gates hold a manual run as an automated one, but for its hold: a hold
+	// keeps automation out, and a manual run is a person's deliberate act.
+	t := s.target()
+	t.gates.hold = nil
+	gp := openGate(run, t.gates)
+	// complete ends the run with the outcome of its one step, ended by its gate.
+	complete := func(events []event) plan {
+		e := st.EnvironmentStatus[len(st.EnvironmentStatus)-1]
+		st.State = appstudiov1alpha1.PromotionRunStateComplete
+		if e.Status == appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess {
+			st.CompletionResult = appstudiov1alpha1.PromotionRunCompleteResultSuccess
+			clearErrorCondition(st, now)
+			return write(append(events, event{corev1.EventTypeNormal, EventPromotionSucceeded, fmt.Sprintf("Promoted Snapshot %s into Environment %s", run.Spec.Snapshot, env)})...)
+		}
+		st.CompletionResult = appstudiov1alpha1.PromotionRunCompleteResultFailure
+		setErrorCondition(st, e.DisplayStatus, now)
+		return write(append(events, event{corev1.EventTypeWarning, EventPromotionFailed, e.DisplayStatus})...)
+	}
+	if done, events := gp.ended(&p, run, s.snapshot, binding, st, env, 0, now); done {
+		return complete(events)
+	}
+	entering := w.createBinding != nil || binding.Spec.Snapshot != run.Spec.Snapshot
+	if held, events := gp.atEntry(&p, run, t, binding, entering, st, env, 0, now); held {
+		if st.PromotionStartTime.IsZero() {
+			st.PromotionStartTime = now
+		}
+		if st.EnvironmentStatus[len(st.EnvironmentStatus)-1].Status == appstudiov1alpha1.PromotionRunEnvironmentStatusFailed {
+			return complete(events)
+		}
+		return write(events...)
+	}
+	step := stepInto(run, s.snapshot, env, 0, binding, w, t, st, now)
 	if step.problem != "" {
 		return fail(step.problemReason, step.problem, step.problem)
 	}
@@ -240,11 +273,24 @@ func planPromotion(s state, now metav1.Time) plan {
 	st.ActiveBindings = []string{step.binding}
 	p.writes = append(p.writes, step.write)
 	events := step.started
-	// The timeout runs from promotionStartTime, as the original's did.
+	if handled, evs := gp.atExit(&p, run, s.snapshot, step.bindingObject, t, step, env, now); handled {
+		events = append(events, evs...)
+		if step.e.Status != appstudiov1alpha1.PromotionRunEnvironmentStatusInProgress {
+			return complete(events)
+		}
+		clearErrorCondition(st, now)
+		return write(events...)
+	}
+	// The timeout runs from promotionStartTime, as the original's did, or from the moment the
+	// Environment's gates let the run in.
 	deadline := st.PromotionStartTime.Add(Timeout)
+	if gp.entry.EnteredTime != nil {
+		deadline = gp.entry.EnteredTime.Add(Timeout)
+	}
 	switch {
 	case !now.Time.Before(deadline):
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
+		gp.set(appstudiov1alpha1.GatePhaseStopped, msgTimedOut, now)
 		events = append(events, step.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msgTimedOut, now)...)
 		setErrorCondition(st, msgTimedOut, now)
 		events = append(events, event{corev1.EventTypeWarning, EventPromotionFailed, msgTimedOut})
@@ -252,15 +298,20 @@ func planPromotion(s state, now metav1.Time) plan {
 		if step.onDeployments {
 			st.State = appstudiov1alpha1.PromotionRunStateWaiting
 		}
+		if gp.gated() {
+			gp.set(appstudiov1alpha1.GatePhaseDeploying, step.waiting, now)
+		}
 		step.e.DisplayStatus = step.waiting
 		events = append(events, reportWaiting(st, step, now)...)
-		p.recheckAfter = deadline.Sub(now.Time)
+		p.later(deadline.Sub(now.Time))
 	default:
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultSuccess
+		gp.set(appstudiov1alpha1.GatePhasePassed, "", now)
 		events = append(events, step.end(appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded, now)...)
 		clearErrorCondition(st, now)
 		events = append(events, event{corev1.EventTypeNormal, EventPromotionSucceeded, fmt.Sprintf("Promoted Snapshot %s into Environment %s", run.Spec.Snapshot, env)})
 	}
+	gp.record(&p)
 	return write(events...)
 }
 
