@@ -562,12 +562,13 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		}
 	}
 	for _, h := range p.holds {
-		_, err := c.gitops.AppStudioV1alpha1().EnvironmentHolds(ns).Create(ctx, h, metav1.CreateOptions{FieldManager: fieldManager})
+		made, err := c.gitops.AppStudioV1alpha1().EnvironmentHolds(ns).Create(ctx, h, metav1.CreateOptions{FieldManager: fieldManager})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating EnvironmentHold %s/%s: %w", ns, h.Name, err)
 		}
 		if err == nil {
 			c.recorder.Eventf(run, corev1.EventTypeWarning, EventHeld, "Environment %s is held on Snapshot %s: EnvironmentHold %s", h.Name, h.Spec.Snapshot, h.Name)
+			c.recorder.Eventf(made, corev1.EventTypeWarning, EventHeld, "Made by the rollback of PromotionRun %s: %s", run.Name, h.Spec.Reason)
 		}
 	}
 	if p.status != nil {

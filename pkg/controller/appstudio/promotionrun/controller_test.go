@@ -588,7 +588,7 @@ func TestVerificationFailureRollsBack(t *testing.T) {
 	for _, ev := range controllertest.Recorded(f.events) {
 		reasons = append(reasons, strings.SplitN(ev, " ", 3)[1])
 	}
-	if strings.Join(reasons, ",") != "BindingUpdated,EnvironmentHeld,StepEnded,RolledBack,PromotionFailed,RolledBack" {
+	if strings.Join(reasons, ",") != "BindingUpdated,EnvironmentHeld,EnvironmentHeld,StepEnded,RolledBack,PromotionFailed,RolledBack" {
 		t.Errorf("events %v", reasons)
 	}
 }
