@@ -41,7 +41,7 @@ func gitopsAs(user string) versioned.Interface {
 // played in the background (appservice_player_test.go), the real Argo CD, and the kubelet
 // played for the verification Jobs (kubelet_player_test.go). staging soaks for 30 s and is
 // verified by a Job; prod takes two approvals. eve edits the namespace; alice and bob edit it and
-// may approve promotions into prod.
+// may approve promotions into prod; dave administers it.
 var _ = Describe("Promotion gates and rollback", Ordered, func() {
 	const (
 		app, component = "shop", "web"
@@ -110,6 +110,7 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 		}
 		bind("editors", "ClusterRole", "edit", "eve", "alice", "bob")
 		bind("prod-approvers", "Role", "prod-approver", "alice", "bob")
+		bind("admins", "ClusterRole", "admin", "dave")
 		Eventually(func(g Gomega) {
 			for _, u := range []string{"eve", "alice", "bob"} {
 				out, _, _ := run("admin", "", "auth", "can-i", "create", "promotionapprovals."+appstudiov1alpha1.GroupName, "-n", ns, "--as", u)
@@ -276,6 +277,7 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 		Eventually(func(g Gomega, ctx context.Context) {
 			r := getRun(g, ctx, snapshot)
 			g.Expect(step(r, "staging").Status).To(Equal(appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess), describe(ctx, r))
+			g.Expect(step(r, "staging").CompletionTime).NotTo(BeNil(), describe(ctx, r))
 			g.Expect(step(r, "staging").CompletionTime.Time.Before(p.HealthyTime.Add(soak))).To(BeFalse(),
 				"staging passed before its soak time: %s", describe(ctx, r))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
@@ -299,6 +301,8 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 		By("the Job succeeding at once does not end the 30 s soak")
 		playJobPods(ctx, ns, job, true)
 		soakEnd := p.HealthyTime.Add(soak)
+		Expect(time.Until(soakEnd)).To(BeNumerically(">", 5*time.Second),
+			"the Job was made or its Pod played too late to see the soak hold after the Job succeeded (healthy at %s)", p.HealthyTime.UTC().Format(time.RFC3339))
 		soakingUntil := regexp.MustCompile(`Soaking until (\S+)`)
 		var sawSoaking string
 		Consistently(func(g Gomega, ctx context.Context) {
@@ -341,6 +345,10 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 		out, _, err = run("admin", "", "auth", "can-i", "approve", "environments/prod", "-n", ns, "--as", "alice")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(strings.TrimSpace(out)).To(Equal("yes"))
+		for _, verb := range []string{"approve", "override"} {
+			out, _, _ = run("admin", "", "auth", "can-i", verb, "environments/prod", "-n", ns, "--as", "dave")
+			Expect(strings.TrimSpace(out)).To(Equal("yes"), "a namespace admin may %s", verb)
+		}
 
 		By("an approval of a run or an Environment that does not exist is invalid")
 		_, err = gitopsAs("alice").AppStudioV1alpha1().PromotionApprovals(ns).Create(ctx, &appstudiov1alpha1.PromotionApproval{
