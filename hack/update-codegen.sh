@@ -42,6 +42,7 @@ kube::codegen::gen_openapi \
 	--extra-pkgs "k8s.io/api/core/v1" \
 	--extra-pkgs "k8s.io/api/batch/v1" \
 	--extra-pkgs "k8s.io/apimachinery/pkg/api/resource" \
+	--extra-pkgs "k8s.io/apimachinery/pkg/util/intstr" \
 	"${REPORT_ARGS[@]}" \
 	--boilerplate "${BOILERPLATE}" \
 	"${ROOT}/pkg/apis"

@@ -89,6 +89,9 @@ type Clients struct {
 	// Dynamic reads and writes the APIs the service has no Go types of (the Dev Sandbox
 	// operator's SpaceRequests); the Dev Sandbox provisioner does not run when nil.
 	Dynamic dynamic.Interface
+	// DeployerJobs creates and reads the verification Jobs of promotion gates as each
+	// namespace's deployer; a gate's verification fails to start when nil.
+	DeployerJobs *deployer.Jobs
 }
 
 // NewEngineClients points the Argo CD clients at an engine cluster, the one cfg reaches.
@@ -117,6 +120,7 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return c, err
 	}
+	c.DeployerJobs = deployer.NewJobs(cfg)
 	c.Kube, err = kubernetes.NewForConfig(cfg)
 	return c, err
 }
@@ -202,6 +206,7 @@ type Agent struct {
 	// argoKube is the client of Argo CD's cluster, for its namespace's Secrets and ConfigMaps.
 	argoKube      kubernetes.Interface
 	dynamic       dynamic.Interface
+	deployerJobs  promotionrun.DeployerJobs
 	argoNamespace string
 	localServer   string
 	// controllerServiceAccount is the application-controller's ServiceAccount (argoNamespace).
@@ -268,6 +273,7 @@ func New(cfg Config) (*Agent, error) {
 		kube:                     cfg.Kube,
 		argoKube:                 cfg.ArgoKube,
 		dynamic:                  cfg.Dynamic,
+		deployerJobs:             deployerJobsOf(cfg.DeployerJobs),
 		argoNamespace:            cfg.ArgoNamespace,
 		localServer:              cfg.LocalServer,
 		controllerServiceAccount: cfg.ControllerServiceAccount,
@@ -403,15 +409,18 @@ func (a *Agent) setupBindings() error {
 func (a *Agent) setupPromotionRuns() error {
 	appstudio := a.gitopsInformers.AppStudio().V1alpha1()
 	deployments := a.gitopsInformers.ManagedGitops().V1alpha1().GitOpsDeployments()
+	gates := promotionrun.Gates{Gates: appstudio.PromotionGates(), Holds: appstudio.EnvironmentHolds(),
+		Approvals: appstudio.PromotionApprovals(), Jobs: a.deployerJobs}
 	runs, err := promotionrun.New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(),
-		appstudio.Environments(), deployments, a.gitops, a.events.Recorder)
+		appstudio.Environments(), deployments, gates, a.gitops, a.events.Recorder)
 	if err != nil {
 		return err
 	}
 	runs.RecordPanicsOn(a.events.Recorder, appstudio.PromotionRuns().Informer().GetStore())
 	a.appStudio = append(a.appStudio, packagedController{Controller: runs.Controller, run: runs.Run})
 	return a.addInformers(appstudio.PromotionRuns().Informer(), appstudio.SnapshotEnvironmentBindings().Informer(),
-		appstudio.Snapshots().Informer(), appstudio.Environments().Informer(), deployments.Informer())
+		appstudio.Snapshots().Informer(), appstudio.Environments().Informer(), deployments.Informer(),
+		gates.Gates.Informer(), gates.Holds.Informer(), gates.Approvals.Informer())
 }
 
 // setupAutoPromotion wires the controller that starts the automated promotion of new Snapshots.
@@ -562,4 +571,12 @@ func (a *Agent) secretsOf(secretType string) *tenantsecrets.Secrets {
 	secrets := a.tenantSecrets.Of(secretType)
 	a.synced = append(a.synced, secrets.HasSynced)
 	return secrets
+}
+
+// deployerJobsOf is jobs as the PromotionRun controller takes it: nil stays a nil interface.
+func deployerJobsOf(jobs *deployer.Jobs) promotionrun.DeployerJobs {
+	if jobs == nil {
+		return nil
+	}
+	return jobs
 }

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -22,6 +23,9 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclaim"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclass"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/environment"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/environmenthold"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionapproval"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotiongate"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshot"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
@@ -81,7 +85,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	if f := c.genericConfig.SharedInformerFactory; f != nil {
 		namespaces = f.Core().V1().Namespaces().Lister()
 	}
-	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, *c.extraConfig, namespaces)
+	// The server's authorizer (the host cluster's RBAC, through SubjectAccessReviews) also
+	// decides who may approve a promotion: the verbs approve and override on the Environment.
+	storage, err := resourceStorage(c.genericConfig.RESTOptionsGetter, *c.extraConfig, namespaces, c.genericConfig.Authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +103,10 @@ func (c CompletedConfig) New() (*Server, error) {
 	return &Server{GenericAPIServer: server}, nil
 }
 
-// resourceStorage builds the storage of every resource, by group and resource name.
-func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, namespaces corelisters.NamespaceLister) (map[string]map[string]rest.Storage, error) {
+// resourceStorage builds the storage of every resource, by group and resource name. authz
+// admits PromotionApprovals (nil: every one).
+func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, namespaces corelisters.NamespaceLister,
+	authz authorizer.Authorizer) (map[string]map[string]rest.Storage, error) {
 	opts, agents := extra.Validation, extra.Agents
 	gitopsStorage, err := resources(map[string]newREST{
 		"gitopsdeployments": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
@@ -126,6 +134,10 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 		"deploymenttargets":           bind(deploymenttarget.NewREST),
 		"deploymenttargetclaims":      bind(deploymenttargetclaim.NewREST),
 		"deploymenttargetclasses":     bind(deploymenttargetclass.NewREST),
+		// Kinds of our own beyond application-api, linked to their Environment by name.
+		"promotiongates":     bind(promotiongate.NewREST),
+		"promotionapprovals": bind(promotionapproval.NewREST),
+		"environmentholds":   bind(environmenthold.NewREST),
 		// application-service's kinds: an APIService owns its whole group/version, so their
 		// CRDs cannot be installed beside this server.
 		"applications":              bind(application.NewREST),
@@ -137,6 +149,8 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 	}
 	appstudioStorage["deploymenttargetclaims"] = deploymenttargetclaim.WithLimit(appstudioStorage["deploymenttargetclaims"].(*store.REST),
 		appstudioStorage["deploymenttargetclasses"].(rest.Getter), extra.MaxClaimsPerNamespace, namespaces)
+	appstudioStorage["promotionapprovals"] = promotionapproval.WithAuthorization(appstudioStorage["promotionapprovals"].(*store.REST),
+		appstudioStorage["promotionruns"].(rest.Getter), appstudioStorage["environments"].(rest.Getter), authz)
 	return map[string]map[string]rest.Storage{gitops.GroupName: gitopsStorage, appstudio.GroupName: appstudioStorage}, nil
 }
 

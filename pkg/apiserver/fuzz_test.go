@@ -166,8 +166,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 34 {
-		tb.Fatalf("%d kinds, want the 17 kinds and 17 lists of both groups: %v", len(kinds), kinds)
+	if len(kinds) != 40 {
+		tb.Fatalf("%d kinds, want the 20 kinds and 20 lists of both groups: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -175,7 +175,7 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 // kindStrategies are the registry's strategies of every kind, by the internal Go type they
 // validate, built as the server builds them.
 func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
-	storage, err := resourceStorage(noStorage{}, ExtraConfig{}, nil)
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{}, nil, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -193,8 +193,8 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 			out[reflect.TypeOf(r.New())] = st.Kind
 		}
 	}
-	if len(out) != 17 {
-		tb.Fatalf("%d kinds with a strategy, want 17", len(out))
+	if len(out) != 20 {
+		tb.Fatalf("%d kinds with a strategy, want 20", len(out))
 	}
 	return out
 }
@@ -256,6 +256,9 @@ var fuzzDecodeSeeds = []string{
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Application","metadata":{"name":"a","namespace":"n"},"spec":{"displayName":"A","gitOpsRepository":{"url":""}},"status":{"conditions":null,"devfile":"x"}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"Component","metadata":{"name":"c","namespace":"n"},"spec":{"componentName":"c","application":"a","source":{"git":{"url":"/x"}},"replicas":-1,"targetPort":1e3,"env":[{"name":"E","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}],"resources":{"limits":{"cpu":"1"},"requests":{"cpu":"2"}},"build-nudges-ref":["c","c"]},"status":{"gitops":{"resourceGenerationSkipped":true},"build-nudged-by":[]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"ComponentDetectionQuery","metadata":{"name":"q","namespace":"n"},"spec":{"git":{"url":"https://e/x"}},"status":{"componentDetected":{"":{"componentStub":{"componentName":"","application":"","replicas":null}},"b":null}}}`,
+	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"PromotionGate","metadata":{"name":"prod","namespace":"n"},"spec":{"approvals":{"required":-1},"changeWindows":[{"name":"w","type":"Allow","schedule":"CRON_TZ=Nowhere 61 * * * *","duration":"-1h","timeZone":"Local"},{"name":"w","schedule":"@every 0s","duration":"1e3h"}],"freezes":[{"name":"f","until":"0000-01-01T00:00:00+01:00"}],"soakTime":"9999999h","verification":{"jobTemplate":{"spec":{"template":{"spec":{"containers":null,"volumes":[{"name":"v","rbd":{"monitors":null,"image":"i"}}],"serviceAccountName":"default"}}}},"timeout":null}},"status":{"promotions":[{"promotionRun":"","phase":"","verification":{"startTime":null}}]}}`,
+	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"PromotionApproval","metadata":{"name":"a","namespace":"n"},"spec":{"promotionRun":"r","environment":"prod","decision":"Override","username":"system:admin","groups":["system:masters",""]}}`,
+	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"EnvironmentHold","metadata":{"name":"prod","namespace":"n"},"spec":{"reason":"\u0000","snapshot":null},"status":{"phase":"x"}}`,
 	`{"apiVersion":"managed-gitops.redhat.com/__internal","kind":"GitOpsDeployment","metadata":{"name":"i"}}`,
 	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"ListOptions","labelSelector":"a=b"}`,
 	`{"apiVersion":"v1","kind":"Status","status":"Failure","code":500}`,

@@ -17,6 +17,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionapproval"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
@@ -63,6 +64,7 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 		return nil, fmt.Errorf("starting the PostgreSQL storage: %w", err)
 	}
 	backend.SetUniqueIndex(appstudio.Resource("snapshotenvironmentbindings"), snapshotenvironmentbinding.UniqueIndex)
+	backend.SetUniqueIndex(appstudio.Resource("promotionapprovals"), promotionapproval.UniqueIndex)
 	exposeStorageMetrics(pool, backend)
 	return &postgresStorage{
 		pool:       pool,

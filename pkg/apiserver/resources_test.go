@@ -25,6 +25,7 @@ import (
 	appstudioapply "github.com/gitops-service/gitops-service/pkg/generated/applyconfiguration/appstudio/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclaim"
+	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionapproval"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
@@ -46,7 +47,7 @@ func (noStorage) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (gene
 // The fields a registry computes for field selectors must be exactly those the served version
 // accepts: one without the other either refuses a documented selector or silently matches nothing.
 func TestSelectableFieldsMatchFieldLabelConversions(t *testing.T) {
-	storage, err := resourceStorage(noStorage{}, ExtraConfig{}, nil)
+	storage, err := resourceStorage(noStorage{}, ExtraConfig{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +180,14 @@ func TestApplicationServiceKinds(t *testing.T) {
 }
 
 // mainREST is the store of a resource's main storage, through the wrappers the server puts
-// around some (the claims' limit); false for a /status subresource.
+// around some (the claims' limit, the approvals' authorization); false for a /status
+// subresource.
 func mainREST(s rest.Storage) (*store.REST, bool) {
-	if l, ok := s.(*deploymenttargetclaim.LimitedREST); ok {
-		return l.REST, true
+	switch w := s.(type) {
+	case *deploymenttargetclaim.LimitedREST:
+		return w.REST, true
+	case *promotionapproval.AuthorizedREST:
+		return w.REST, true
 	}
 	r, ok := s.(*store.REST)
 	return r, ok

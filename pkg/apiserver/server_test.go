@@ -27,12 +27,22 @@ import (
 // admission need a kube-apiserver and are covered by the e2e suite.
 func startServer(t *testing.T, dsn string) *rest.Config {
 	t.Helper()
+	return startServerWith(t, dsn, nil)
+}
+
+// startServerWith is startServer with configure, when set, changing the server's
+// configuration before the server is built (such as its authorizer).
+func startServerWith(t *testing.T, dsn string, configure func(*Config)) *rest.Config {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 
 	o := testOptions(t, dsn)
 	config, cleanup, err := o.Config(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if configure != nil {
+		configure(config)
 	}
 	server, err := config.Complete().New()
 	if err != nil {

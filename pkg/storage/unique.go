@@ -91,7 +91,8 @@ func (b *Backend) whyCreateLost(ctx context.Context, r record) error {
 // otherwise pass. Oldest first, so that of two such rows with one key the older keeps it; the
 // other is reported and stays without, since only a person can decide which binding to keep.
 // Objects that claim no key ("") are read again at every start; there are none among valid
-// SnapshotEnvironmentBindings, the one resource with an index.
+// SnapshotEnvironmentBindings, nor among PromotionApprovals made through an authenticating
+// server (the two resources with an index).
 func (s *Store) fillUniqueKeys(ctx context.Context) error {
 	rows, err := s.b.pool.Query(ctx, `SELECT key, value, mod_rv FROM objects WHERE resource = $1 AND unique_key IS NULL ORDER BY create_rv`,
 		s.resourcePrefix)

@@ -303,6 +303,25 @@ var _ = Describe("the service's identities", Ordered, func() {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
+	It("lets the AppStudio controllers run verification Jobs only as a namespace's deployer, and decide nothing", func() {
+		for _, c := range []struct{ args, want string }{
+			{"impersonate serviceaccounts/gitops-deployer -n " + tenant, "yes"},
+			{"impersonate serviceaccounts/default -n " + tenant, "no"},
+			{"create jobs.batch -n " + tenant, "no"},
+			{"create pods -n " + tenant, "no"},
+			{"update promotiongates.appstudio.redhat.com -n " + tenant + " --subresource=status", "yes"},
+			{"update promotiongates.appstudio.redhat.com -n " + tenant, "no"},
+			{"create environmentholds.appstudio.redhat.com -n " + tenant, "yes"},
+			{"delete environmentholds.appstudio.redhat.com -n " + tenant, "no"},
+			{"list promotionapprovals.appstudio.redhat.com -n " + tenant, "yes"},
+			{"create promotionapprovals.appstudio.redhat.com -n " + tenant, "no"},
+			{"approve environments.appstudio.redhat.com/prod -n " + tenant, "no"},
+		} {
+			out, _, _ := run("admin", "", as(controllers, append([]string{"auth", "can-i"}, strings.Fields(c.args)...)...)...)
+			Expect(strings.TrimSpace(out)).To(Equal(c.want), c.args)
+		}
+	})
+
 	It("keeps Argo CD's application-controller out of the control plane's Secrets and off the nodes", func() {
 		for _, ns := range []string{"kube-system", "gitops-service", tenant} {
 			Expect(refusedTo(argoCD, "-n", ns, "get", "secrets")).To(ContainSubstring("forbidden"))

@@ -47,6 +47,9 @@ var _ = Describe("kubectl", func() {
 			`applications\s+hasapp,ha,app\s+appstudio.redhat.com/v1alpha1\s+true\s+Application\s+\S+\s+gitops`,
 			`components\s+hascmp,hc,comp\s+appstudio.redhat.com/v1alpha1\s+true\s+Component\s+\S+\s+gitops`,
 			`componentdetectionqueries\s+hcdq,compdetection\s+appstudio.redhat.com/v1alpha1\s+true\s+ComponentDetectionQuery\s+\S+\s+gitops`,
+			`promotiongates\s+gate\s+appstudio.redhat.com/v1alpha1\s+true\s+PromotionGate\s+\S+\s+gitops`,
+			`promotionapprovals\s+approval\s+appstudio.redhat.com/v1alpha1\s+true\s+PromotionApproval\s+\S+\s+gitops`,
+			`environmentholds\s+hold\s+appstudio.redhat.com/v1alpha1\s+true\s+EnvironmentHold\s+\S+\s+gitops`,
 		} {
 			Expect(out).To(MatchRegexp(want))
 		}

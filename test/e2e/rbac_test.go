@@ -102,6 +102,22 @@ var _ = Describe("RBAC of the host cluster", func() {
 			{"carol", "list", "snapshotenvironmentbindings.appstudio.redhat.com", "", tenantA, "yes"},
 			{"carol", "create", "snapshotenvironmentbindings.appstudio.redhat.com", "", tenantA, "no"},
 			{"bob", "delete", "environments.appstudio.redhat.com", "", tenantB, "yes"},
+			// Deciding on a promotion: editors create the record, but gitops-apiserver admits it only
+			// from who holds approve (or override) on the Environment, which admin has and view not.
+			{"alice", "approve", "environments.appstudio.redhat.com/prod", "", tenantA, "yes"},
+			{"alice", "override", "environments.appstudio.redhat.com/prod", "", tenantA, "yes"},
+			{"alice", "approve", "environments.appstudio.redhat.com/prod", "", tenantB, "no"},
+			{"carol", "approve", "environments.appstudio.redhat.com/prod", "", tenantA, "no"},
+			{"alice", "create", "promotionapprovals.appstudio.redhat.com", "", tenantA, "yes"},
+			{"alice", "update", "promotionapprovals.appstudio.redhat.com", "", tenantA, "no"},
+			{"alice", "delete", "promotionapprovals.appstudio.redhat.com", "", tenantA, "yes"},
+			{"carol", "create", "promotionapprovals.appstudio.redhat.com", "", tenantA, "no"},
+			{"carol", "list", "promotionapprovals.appstudio.redhat.com", "", tenantA, "yes"},
+			{"alice", "update", "promotiongates.appstudio.redhat.com", "", tenantA, "yes"},
+			{"alice", "update", "promotiongates.appstudio.redhat.com", "status", tenantA, "no"},
+			{"carol", "get", "promotiongates.appstudio.redhat.com", "status", tenantA, "yes"},
+			{"alice", "delete", "environmentholds.appstudio.redhat.com", "", tenantA, "yes"},
+			{"carol", "delete", "environmentholds.appstudio.redhat.com", "", tenantA, "no"},
 		} {
 			args := []string{"auth", "can-i", c.verb, c.resource, "-n", c.namespace}
 			if c.subresource != "" {

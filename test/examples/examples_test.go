@@ -88,6 +88,12 @@ func validate(obj runtime.Object) (field.ErrorList, bool) {
 		return appstudiovalidation.ValidateComponent(o), true
 	case *appstudio.ComponentDetectionQuery:
 		return appstudiovalidation.ValidateComponentDetectionQuery(o), true
+	case *appstudio.PromotionGate:
+		return appstudiovalidation.ValidatePromotionGate(o), true
+	case *appstudio.PromotionApproval:
+		return appstudiovalidation.ValidatePromotionApproval(o), true
+	case *appstudio.EnvironmentHold:
+		return appstudiovalidation.ValidateEnvironmentHold(o), true
 	}
 	return nil, false
 }

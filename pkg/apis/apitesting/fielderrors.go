@@ -17,12 +17,15 @@ type Want struct {
 	Field string
 }
 
-// Required, Invalid, NotSupported, Duplicate and Forbidden expect an error of that type at f.
+// Required, Invalid, NotSupported, Duplicate, Forbidden, TooLong and TooMany expect an error of
+// that type at f.
 func Required(f string) Want     { return Want{field.ErrorTypeRequired, f} }
 func Invalid(f string) Want      { return Want{field.ErrorTypeInvalid, f} }
 func NotSupported(f string) Want { return Want{field.ErrorTypeNotSupported, f} }
 func Duplicate(f string) Want    { return Want{field.ErrorTypeDuplicate, f} }
 func Forbidden(f string) Want    { return Want{field.ErrorTypeForbidden, f} }
+func TooLong(f string) Want      { return Want{field.ErrorTypeTooLong, f} }
+func TooMany(f string) Want      { return Want{field.ErrorTypeTooMany, f} }
 
 // ExpectErrors compares the whole list, so an extra error fails as much as a missing one.
 func ExpectErrors(t testing.TB, errs field.ErrorList, wants ...Want) {

@@ -7,13 +7,16 @@ package deployer
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"golang.org/x/sync/errgroup"
+	batchv1 "k8s.io/api/batch/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/informers"
@@ -22,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -273,3 +277,52 @@ func (d *Deployers) RemoveLegacy(ctx context.Context, namespace string) error {
 // Identity is the ServiceAccount Argo CD impersonates to sync into namespace, as the
 // AppProject's destinationServiceAccounts name it.
 func Identity(namespace string) string { return namespace + ":" + DeployerName }
+
+// Jobs creates and reads Jobs as each namespace's deployer, by impersonating it: the
+// verification Jobs of promotion gates run with the rights of the namespace's edit role, and
+// the agent needs none on Jobs or Pods itself, only the right to impersonate the deployers.
+type Jobs struct {
+	cfg *rest.Config
+
+	mu      sync.Mutex
+	clients map[string]kubernetes.Interface
+}
+
+// NewJobs returns the Jobs of the deployers of the cluster cfg reaches.
+func NewJobs(cfg *rest.Config) *Jobs {
+	return &Jobs{cfg: cfg, clients: map[string]kubernetes.Interface{}}
+}
+
+// Get reads the Job namespace/name as the namespace's deployer.
+func (j *Jobs) Get(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+	c, err := j.client(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return c.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// Create creates job as its namespace's deployer.
+func (j *Jobs) Create(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
+	c, err := j.client(job.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return c.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: "gitops-service-agent"})
+}
+
+func (j *Jobs) client(namespace string) (kubernetes.Interface, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if c, ok := j.clients[namespace]; ok {
+		return c, nil
+	}
+	cfg := rest.CopyConfig(j.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: serviceaccount.MakeUsername(namespace, DeployerName)}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	j.clients[namespace] = c
+	return c, nil
+}

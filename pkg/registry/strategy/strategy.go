@@ -35,6 +35,13 @@ type Kind struct {
 	ValidateUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	// ValidateStatusUpdate checks writes through /status; nil when the kind has no status.
 	ValidateStatusUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+
+	// PrepareCreate and PrepareUpdate, when set, are what the kind itself sets on a write of
+	// the main resource, from the request rather than the client (such as the requesting user),
+	// after the shared rules of PrepareForCreate and PrepareForUpdate and before the generation
+	// is decided.
+	PrepareCreate func(ctx context.Context, obj runtime.Object)
+	PrepareUpdate func(ctx context.Context, obj, old runtime.Object)
 }
 
 // HasStatus says whether the kind is served with a /status subresource.
@@ -62,19 +69,26 @@ var (
 func (s Strategy) NamespaceScoped() bool { return !s.ClusterScoped }
 
 // PrepareForCreate drops any status the client sent (status is written only through /status,
-// by the service) and starts the generation at 1.
-func (s Strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+// by the service) and starts the generation at 1. It runs on every create: a create, dry run
+// included, and a server-side apply that creates.
+func (s Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if s.HasStatus() {
 		resetStatus(obj)
+	}
+	if s.PrepareCreate != nil {
+		s.PrepareCreate(ctx, obj)
 	}
 	mustAccessor(obj).SetGeneration(1)
 }
 
 // PrepareForUpdate keeps the stored status and bumps the generation only when the spec changed,
 // so that controllers can tell a new desired state from a metadata edit.
-func (s Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+func (s Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	if s.HasStatus() {
 		specField(obj, "Status").Set(specField(old, "Status"))
+	}
+	if s.PrepareUpdate != nil {
+		s.PrepareUpdate(ctx, obj, old)
 	}
 	newMeta, oldMeta := mustAccessor(obj), mustAccessor(old)
 	newMeta.SetGeneration(oldMeta.GetGeneration())

@@ -489,8 +489,11 @@ func TestTyped(t *testing.T) {
 }
 
 // The strategies reach spec and status by name; a kind without them would panic on its first
-// write, so every kind of both groups must have both.
+// write, so every kind of both groups must have a spec, and a status unless it is served
+// without one (PromotionApproval, EnvironmentHold: Kind.HasStatus is false, and the
+// strategies never reach for it).
 func TestEveryKindHasSpecAndStatus(t *testing.T) {
+	withoutStatus := sets.New("PromotionApproval", "EnvironmentHold")
 	for _, gv := range []schema.GroupVersion{appstudio.SchemeGroupVersion, gitops.SchemeGroupVersion} {
 		for name, typ := range scheme.KnownTypes(gv) {
 			if strings.HasSuffix(name, "List") || typ.PkgPath() != reflect.TypeOf(appstudio.Environment{}).PkgPath() &&
@@ -499,6 +502,16 @@ func TestEveryKindHasSpecAndStatus(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				obj := reflect.New(typ).Interface().(runtime.Object)
+				if withoutStatus.Has(name) {
+					if v := reflect.ValueOf(obj).Elem().FieldByName("Status"); v.IsValid() {
+						t.Errorf("%s has a status: serve it with one", typ)
+					}
+					kind := namespacedWithStatus()
+					kind.ValidateStatusUpdate = nil
+					New(kind).PrepareForCreate(context.Background(), obj)
+					New(kind).PrepareForUpdate(context.Background(), obj, obj.DeepCopyObject())
+					return
+				}
 				for _, f := range []string{"Spec", "Status"} {
 					if v := reflect.ValueOf(obj).Elem().FieldByName(f); !v.IsValid() || v.Kind() != reflect.Struct {
 						t.Errorf("%s has no struct field %s", typ, f)
@@ -541,4 +554,37 @@ func TestStatusResetFieldsCoverWhatStatusReverts(t *testing.T) {
 			t.Errorf("/status reverts %s but does not list it in its reset fields %v", p, reset)
 		}
 	}
+}
+
+// A kind's own preparation runs on the main resource after the shared rules, and on update
+// before the generation is decided: what it puts back from the stored object is no change.
+func TestKindPreparation(t *testing.T) {
+	type key struct{}
+	ctx := context.WithValue(context.Background(), key{}, "from the request")
+	kind := namespacedWithStatus()
+	kind.PrepareCreate = func(ctx context.Context, obj runtime.Object) {
+		e := obj.(*appstudio.Environment)
+		e.Spec.DisplayName = ctx.Value(key{}).(string)
+		if len(e.Status.Conditions) != 0 {
+			t.Error("the kind's preparation ran before the status was dropped")
+		}
+	}
+	kind.PrepareUpdate = func(_ context.Context, obj, old runtime.Object) {
+		obj.(*appstudio.Environment).Spec.DisplayName = old.(*appstudio.Environment).Spec.DisplayName
+	}
+
+	created := environment()
+	New(kind).PrepareForCreate(ctx, created)
+	if created.Spec.DisplayName != "from the request" || created.Generation != 1 {
+		t.Errorf("created %q at generation %d", created.Spec.DisplayName, created.Generation)
+	}
+	updated := environment()
+	updated.Spec.DisplayName = "sent by the client"
+	New(kind).PrepareForUpdate(ctx, updated, environment())
+	if updated.Spec.DisplayName != "Staging" || updated.Generation != 3 {
+		t.Errorf("updated to %q at generation %d, want the stored name at generation 3", updated.Spec.DisplayName, updated.Generation)
+	}
+	// /status keeps the stored spec anyway; the kind's preparation is not asked.
+	kind.PrepareUpdate = func(context.Context, runtime.Object, runtime.Object) { t.Error("ran on /status") }
+	NewStatus(kind).PrepareForUpdate(ctx, environment(), environment())
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	fuzz "github.com/google/gofuzz"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 
@@ -38,6 +39,63 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 				s.ReclaimPolicy = policies[c.Intn(len(policies))]
 			}
 		},
+		// A PromotionGate's verification Job is a batch/v1 JobTemplateSpec, whose pod template
+		// v1alpha1 defaults as core/v1 does (zz_generated.defaults.go, from the +default markers
+		// of k8s.io/api): the fields it sets when empty are generated already set.
+		func(g *corev1.GRPCAction, c fuzz.Continue) {
+			c.FuzzNoCustom(g)
+			if g.Service == nil {
+				g.Service = new(string)
+			}
+		},
+		func(p *corev1.ContainerPort, c fuzz.Continue) {
+			c.FuzzNoCustom(p)
+			if p.Protocol == "" {
+				p.Protocol = corev1.ProtocolTCP
+			}
+		},
+		func(v *corev1.ISCSIVolumeSource, c fuzz.Continue) {
+			c.FuzzNoCustom(v)
+			if v.ISCSIInterface == "" {
+				v.ISCSIInterface = "default"
+			}
+		},
+		func(v *corev1.RBDVolumeSource, c fuzz.Continue) {
+			c.FuzzNoCustom(v)
+			orDefault(&v.RBDPool, "rbd")
+			orDefault(&v.RadosUser, "admin")
+			orDefault(&v.Keyring, "/etc/ceph/keyring")
+		},
+		func(v *corev1.ScaleIOVolumeSource, c fuzz.Continue) {
+			c.FuzzNoCustom(v)
+			orDefault(&v.StorageMode, "ThinProvisioned")
+			orDefault(&v.FSType, "xfs")
+		},
+		func(v *corev1.AzureDiskVolumeSource, c fuzz.Continue) {
+			c.FuzzNoCustom(v)
+			if v.CachingMode == nil {
+				mode := corev1.AzureDataDiskCachingReadWrite
+				v.CachingMode = &mode
+			}
+			if v.FSType == nil {
+				fsType := "ext4"
+				v.FSType = &fsType
+			}
+			if v.ReadOnly == nil {
+				v.ReadOnly = new(bool)
+			}
+			if v.Kind == nil {
+				kind := corev1.AzureSharedBlobDisk
+				v.Kind = &kind
+			}
+		},
+	}
+}
+
+// orDefault sets an empty string to its default.
+func orDefault(s *string, def string) {
+	if *s == "" {
+		*s = def
 	}
 }
 

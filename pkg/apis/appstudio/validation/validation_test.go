@@ -1,10 +1,12 @@
 package validation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -1090,4 +1092,267 @@ func TestValidateComponentDetectionQueryStatusUpdate(t *testing.T) {
 		}, nil},
 		nameImmutable(func(o *Q, n string) { o.Name = n }))
 	runUpdate(t, validComponentDetectionQuery, ValidateComponentDetectionQueryStatusUpdate, cases)
+}
+
+// PromotionGate
+
+func validPromotionGate() *appstudio.PromotionGate {
+	return &appstudio.PromotionGate{
+		ObjectMeta: meta("prod"),
+		Spec: appstudio.PromotionGateSpec{
+			Approvals: &appstudio.ApprovalGate{Required: 2},
+			ChangeWindows: []appstudio.ChangeWindow{
+				{Name: "office-hours", Type: appstudio.ChangeWindowAllow, Schedule: "0 9 * * 1-5", Duration: metav1.Duration{Duration: 8 * time.Hour},
+					TimeZone: "Europe/Paris"},
+				{Name: "friday-evening", Type: appstudio.ChangeWindowDeny, Schedule: "0 16 * * 5", Duration: metav1.Duration{Duration: time.Hour}},
+			},
+			Freezes:  []appstudio.Freeze{{Name: "year-end", Reason: "Year-end freeze", Until: metav1.NewTime(now.Add(24 * time.Hour))}},
+			SoakTime: &metav1.Duration{Duration: 30 * time.Minute},
+			Verification: &appstudio.Verification{
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "smoke", Image: "quay.io/org/smoke:1", Args: []string{"https://prod.example.com"}}},
+				}}}},
+				Timeout: &metav1.Duration{Duration: 5 * time.Minute},
+			},
+		},
+	}
+}
+
+const podSpecPath = "spec.verification.jobTemplate.spec.template.spec."
+
+func promotionGateSpecCases() []tc[appstudio.PromotionGate] {
+	type G = appstudio.PromotionGate
+	window := func(o *G) *appstudio.ChangeWindow { return &o.Spec.ChangeWindows[0] }
+	pod := func(o *G) *corev1.PodSpec { return &o.Spec.Verification.JobTemplate.Spec.Template.Spec }
+	d := func(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+	return []tc[G]{
+		{"valid", func(*G) {}, nil},
+		{"no gates", func(o *G) { o.Spec = appstudio.PromotionGateSpec{} }, nil},
+		{"one approval", func(o *G) { o.Spec.Approvals.Required = 1 }, nil},
+		{"ten approvals", func(o *G) { o.Spec.Approvals.Required = 10 }, nil},
+		{"no approval", func(o *G) { o.Spec.Approvals.Required = 0 }, []apitesting.Want{apitesting.Invalid("spec.approvals.required")}},
+		{"eleven approvals", func(o *G) { o.Spec.Approvals.Required = 11 }, []apitesting.Want{apitesting.Invalid("spec.approvals.required")}},
+		{"window without name", func(o *G) { window(o).Name = "" }, []apitesting.Want{apitesting.Required("spec.changeWindows[0].name")}},
+		{"window name not a label", func(o *G) { window(o).Name = "Office Hours" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].name")}},
+		{"repeated window", func(o *G) { o.Spec.ChangeWindows[1].Name = "office-hours" },
+			[]apitesting.Want{apitesting.Duplicate("spec.changeWindows[1].name")}},
+		{"window without type", func(o *G) { window(o).Type = "" }, []apitesting.Want{apitesting.Required("spec.changeWindows[0].type")}},
+		{"unknown window type", func(o *G) { window(o).Type = "allow" }, []apitesting.Want{apitesting.NotSupported("spec.changeWindows[0].type")}},
+		{"descriptor", func(o *G) { window(o).Schedule = "@daily" }, nil},
+		{"names of days and months", func(o *G) { window(o).Schedule = "30 6 1-7 JAN,JUL MON" }, nil},
+		{"no schedule", func(o *G) { window(o).Schedule = " " }, []apitesting.Want{apitesting.Required("spec.changeWindows[0].schedule")}},
+		{"six fields", func(o *G) { window(o).Schedule = "0 0 9 * * 1-5" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].schedule")}},
+		{"out of range", func(o *G) { window(o).Schedule = "0 24 * * *" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].schedule")}},
+		{"TZ in the schedule", func(o *G) { window(o).Schedule = "TZ=UTC 0 9 * * *" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].schedule")}},
+		{"CRON_TZ in the schedule", func(o *G) { window(o).Schedule = "CRON_TZ=Europe/Paris 0 9 * * *" },
+			[]apitesting.Want{apitesting.Invalid("spec.changeWindows[0].schedule")}},
+		{"@every", func(o *G) { window(o).Schedule = "@every 1h" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].schedule")}},
+		{"one-minute window", func(o *G) { window(o).Duration.Duration = time.Minute }, nil},
+		{"week-long window", func(o *G) { window(o).Duration.Duration = 168 * time.Hour }, nil},
+		{"no duration", func(o *G) { window(o).Duration.Duration = 0 }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].duration")}},
+		{"too short", func(o *G) { window(o).Duration.Duration = 59 * time.Second }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].duration")}},
+		{"too long", func(o *G) { window(o).Duration.Duration = 169 * time.Hour }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].duration")}},
+		{"UTC", func(o *G) { window(o).TimeZone = "UTC" }, nil},
+		{"unknown time zone", func(o *G) { window(o).TimeZone = "Mars/Olympus_Mons" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].timeZone")}},
+		{"local time zone", func(o *G) { window(o).TimeZone = "Local" }, []apitesting.Want{apitesting.Invalid("spec.changeWindows[0].timeZone")}},
+		{"freeze without name", func(o *G) { o.Spec.Freezes[0].Name = "" }, []apitesting.Want{apitesting.Required("spec.freezes[0].name")}},
+		{"repeated freeze", func(o *G) { o.Spec.Freezes = append(o.Spec.Freezes, o.Spec.Freezes[0]) },
+			[]apitesting.Want{apitesting.Duplicate("spec.freezes[1].name")}},
+		{"freeze without reason", func(o *G) { o.Spec.Freezes[0].Reason = "" }, []apitesting.Want{apitesting.Required("spec.freezes[0].reason")}},
+		{"reason of 1024 characters", func(o *G) { o.Spec.Freezes[0].Reason = strings.Repeat("é", 1024) }, nil},
+		{"reason too long", func(o *G) { o.Spec.Freezes[0].Reason = strings.Repeat("x", 1025) }, []apitesting.Want{apitesting.TooLong("spec.freezes[0].reason")}},
+		{"freeze without end", func(o *G) { o.Spec.Freezes[0].Until = metav1.Time{} }, []apitesting.Want{apitesting.Required("spec.freezes[0].until")}},
+		{"expired freeze", func(o *G) { o.Spec.Freezes[0].Until = metav1.NewTime(now.Add(-time.Hour)) }, nil},
+		{"no soak", func(o *G) { o.Spec.SoakTime = d(0) }, nil},
+		{"day-long soak", func(o *G) { o.Spec.SoakTime = d(24 * time.Hour) }, nil},
+		{"negative soak", func(o *G) { o.Spec.SoakTime = d(-time.Second) }, []apitesting.Want{apitesting.Invalid("spec.soakTime")}},
+		{"soak too long", func(o *G) { o.Spec.SoakTime = d(25 * time.Hour) }, []apitesting.Want{apitesting.Invalid("spec.soakTime")}},
+		{"default timeout", func(o *G) { o.Spec.Verification.Timeout = nil }, nil},
+		{"shortest timeout", func(o *G) { o.Spec.Verification.Timeout = d(10 * time.Second) }, nil},
+		{"timeout too short", func(o *G) { o.Spec.Verification.Timeout = d(9 * time.Second) },
+			[]apitesting.Want{apitesting.Invalid("spec.verification.timeout")}},
+		{"timeout too long", func(o *G) { o.Spec.Verification.Timeout = d(24*time.Hour + time.Second) },
+			[]apitesting.Want{apitesting.Invalid("spec.verification.timeout")}},
+		{"no containers", func(o *G) { pod(o).Containers = nil }, []apitesting.Want{apitesting.Required(podSpecPath + "containers")}},
+		{"as the deployer", func(o *G) { pod(o).ServiceAccountName = "gitops-deployer" }, nil},
+		{"as another account", func(o *G) { pod(o).ServiceAccountName = "default" },
+			[]apitesting.Want{apitesting.Forbidden(podSpecPath + "serviceAccountName")}},
+		{"as another account, the old field", func(o *G) { pod(o).DeprecatedServiceAccount = "builder" },
+			[]apitesting.Want{apitesting.Forbidden(podSpecPath + "serviceAccount")}},
+		{"never restarts", func(o *G) { pod(o).RestartPolicy = corev1.RestartPolicyNever }, nil},
+		{"restarts on failure", func(o *G) { pod(o).RestartPolicy = corev1.RestartPolicyOnFailure }, nil},
+		{"always restarts", func(o *G) { pod(o).RestartPolicy = corev1.RestartPolicyAlways },
+			[]apitesting.Want{apitesting.NotSupported(podSpecPath + "restartPolicy")}},
+	}
+}
+
+func TestValidatePromotionGate(t *testing.T) {
+	type G = appstudio.PromotionGate
+	set := func(o *G, m metav1.ObjectMeta) { o.ObjectMeta = m }
+	cases := append(promotionGateSpecCases(),
+		tc[G]{"no name", func(o *G) { set(o, metav1.ObjectMeta{Namespace: "jane"}) }, []apitesting.Want{apitesting.Required("metadata.name")}},
+		tc[G]{"no namespace", func(o *G) { set(o, metav1.ObjectMeta{Name: "prod"}) }, []apitesting.Want{apitesting.Required("metadata.namespace")}},
+		// Named after its Environment, whose name is a DNS-1123 label.
+		tc[G]{"dotted name", func(o *G) { set(o, metav1.ObjectMeta{Name: "a.b", Namespace: "jane"}) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+	)
+	run(t, validPromotionGate, ValidatePromotionGate, cases)
+}
+
+func TestValidatePromotionGateUpdate(t *testing.T) {
+	type G = appstudio.PromotionGate
+	cases := append(promotionGateSpecCases(),
+		nameImmutable(func(o *G, n string) { o.Name = n }),
+		tc[G]{"gates and freezes change", func(o *G) {
+			o.Spec.Approvals = nil
+			o.Spec.Freezes = append(o.Spec.Freezes, appstudio.Freeze{Name: "incident", Reason: "INC-42", Until: now})
+		}, nil},
+	)
+	runUpdate(t, validPromotionGate, ValidatePromotionGateUpdate, cases)
+}
+
+func TestValidatePromotionGateStatusUpdate(t *testing.T) {
+	type G = appstudio.PromotionGate
+	promotion := func(run string, phase appstudio.GatePhase) appstudio.GatedPromotion {
+		return appstudio.GatedPromotion{PromotionRun: run, Snapshot: "s", Phase: phase}
+	}
+	cases := []tc[G]{
+		{"empty", func(*G) {}, nil},
+		{"every phase", func(o *G) {
+			for i, p := range []appstudio.GatePhase{appstudio.GatePhaseWaiting, appstudio.GatePhaseDeploying, appstudio.GatePhaseVerifying,
+				appstudio.GatePhasePassed, appstudio.GatePhaseRejected, appstudio.GatePhaseRolledBack, appstudio.GatePhaseStopped} {
+				o.Status.Promotions = append(o.Status.Promotions, promotion(fmt.Sprintf("run-%d", i), p))
+			}
+			o.Status.Promotions[0].Verification = &appstudio.VerificationStatus{Job: "prod-verify", Namespace: "jane-prod", StartTime: now}
+		}, nil},
+		{"ten promotions", func(o *G) {
+			for i := range 10 {
+				o.Status.Promotions = append(o.Status.Promotions, promotion(fmt.Sprintf("run-%d", i), appstudio.GatePhasePassed))
+			}
+		}, nil},
+		{"eleven promotions", func(o *G) {
+			for i := range 11 {
+				o.Status.Promotions = append(o.Status.Promotions, promotion(fmt.Sprintf("run-%d", i), appstudio.GatePhasePassed))
+			}
+		}, []apitesting.Want{apitesting.TooMany("status.promotions")}},
+		{"no phase", func(o *G) { o.Status.Promotions = []appstudio.GatedPromotion{promotion("run", "")} },
+			[]apitesting.Want{apitesting.Required("status.promotions[0].phase")}},
+		{"unknown phase", func(o *G) { o.Status.Promotions = []appstudio.GatedPromotion{promotion("run", "Failed")} },
+			[]apitesting.Want{apitesting.NotSupported("status.promotions[0].phase")}},
+		{"no run", func(o *G) { o.Status.Promotions = []appstudio.GatedPromotion{promotion("", "Waiting")} },
+			[]apitesting.Want{apitesting.Required("status.promotions[0].promotionRun")}},
+		{"invalid spec is not checked", func(o *G) { o.Spec.Approvals.Required = 0 }, nil},
+		nameImmutable(func(o *G, n string) { o.Name = n }),
+	}
+	runUpdate(t, validPromotionGate, ValidatePromotionGateStatusUpdate, cases)
+}
+
+// The messages say what to do instead.
+func TestPromotionGateMessages(t *testing.T) {
+	g := validPromotionGate()
+	g.Spec.ChangeWindows[0].Schedule = "CRON_TZ=Europe/Paris 0 9 * * *"
+	g.Spec.Verification.JobTemplate.Spec.Template.Spec.ServiceAccountName = "default"
+	errs := ValidatePromotionGate(g)
+	if len(errs) != 2 || !strings.Contains(errs[0].Detail, "set timeZone instead") ||
+		!strings.Contains(errs[1].Detail, "the agent sets it to gitops-deployer") {
+		t.Errorf("got %v", errs)
+	}
+}
+
+// PromotionApproval
+
+func validPromotionApproval() *appstudio.PromotionApproval {
+	return &appstudio.PromotionApproval{
+		ObjectMeta: meta("shop-42-prod-alice"),
+		Spec: appstudio.PromotionApprovalSpec{
+			PromotionRun: "shop-42.dev-auto",
+			Environment:  "prod",
+			Decision:     appstudio.ApprovalApprove,
+			Username:     "alice",
+			UID:          "a1",
+			Groups:       []string{"system:authenticated"},
+		},
+	}
+}
+
+func TestValidatePromotionApproval(t *testing.T) {
+	type A = appstudio.PromotionApproval
+	cases := append([]tc[A]{
+		{"valid", func(*A) {}, nil},
+		{"comment", func(o *A) { o.Spec.Comment = "LGTM" }, nil},
+		{"reject", func(o *A) { o.Spec.Decision, o.Spec.Comment = appstudio.ApprovalReject, "breaks checkout" }, nil},
+		{"override", func(o *A) { o.Spec.Decision, o.Spec.Comment = appstudio.ApprovalOverride, "INC-42 hotfix" }, nil},
+		// Who made it is the server's to set; validation does not ask for it.
+		{"no user", func(o *A) { o.Spec.Username, o.Spec.UID, o.Spec.Groups = "", "", nil }, nil},
+		{"no run", func(o *A) { o.Spec.PromotionRun = "" }, []apitesting.Want{apitesting.Required("spec.promotionRun")}},
+		{"invalid run", func(o *A) { o.Spec.PromotionRun = "Shop 42" }, []apitesting.Want{apitesting.Invalid("spec.promotionRun")}},
+		{"no environment", func(o *A) { o.Spec.Environment = "" }, []apitesting.Want{apitesting.Required("spec.environment")}},
+		{"invalid environment", func(o *A) { o.Spec.Environment = "pro.d" }, []apitesting.Want{apitesting.Invalid("spec.environment")}},
+		{"no decision", func(o *A) { o.Spec.Decision = "" }, []apitesting.Want{apitesting.Required("spec.decision")}},
+		{"unknown decision", func(o *A) { o.Spec.Decision = "approve" }, []apitesting.Want{apitesting.NotSupported("spec.decision")}},
+		{"reject without comment", func(o *A) { o.Spec.Decision = appstudio.ApprovalReject }, []apitesting.Want{apitesting.Required("spec.comment")}},
+		{"override with blank comment", func(o *A) { o.Spec.Decision, o.Spec.Comment = appstudio.ApprovalOverride, "  " },
+			[]apitesting.Want{apitesting.Required("spec.comment")}},
+		{"comment too long", func(o *A) { o.Spec.Comment = strings.Repeat("x", 1025) }, []apitesting.Want{apitesting.TooLong("spec.comment")}},
+		{"reject comment too long", func(o *A) { o.Spec.Decision, o.Spec.Comment = appstudio.ApprovalReject, strings.Repeat("x", 1025) },
+			[]apitesting.Want{apitesting.TooLong("spec.comment")}},
+	}, metaCases(func(o *A, m metav1.ObjectMeta) { o.ObjectMeta = m })...)
+	run(t, validPromotionApproval, ValidatePromotionApproval, cases)
+}
+
+func TestValidatePromotionApprovalUpdate(t *testing.T) {
+	type A = appstudio.PromotionApproval
+	cases := []tc[A]{
+		{"unchanged", func(*A) {}, nil},
+		{"labels may change", func(o *A) { o.Labels = map[string]string{"team": "a"} }, nil},
+		{"decision", func(o *A) { o.Spec.Decision = appstudio.ApprovalOverride }, []apitesting.Want{apitesting.Forbidden("spec")}},
+		{"comment", func(o *A) { o.Spec.Comment = "changed my mind" }, []apitesting.Want{apitesting.Forbidden("spec")}},
+		{"user", func(o *A) { o.Spec.Username = "mallory" }, []apitesting.Want{apitesting.Forbidden("spec")}},
+		nameImmutable(func(o *A, n string) { o.Name = n }),
+	}
+	runUpdate(t, validPromotionApproval, ValidatePromotionApprovalUpdate, cases)
+	old, obj := validPromotionApproval(), validPromotionApproval()
+	obj.Spec.Environment = "staging"
+	if errs := ValidatePromotionApprovalUpdate(obj, old); len(errs) != 1 || errs[0].Detail != "a PromotionApproval is immutable" {
+		t.Errorf("got %v", errs)
+	}
+}
+
+// EnvironmentHold
+
+func validEnvironmentHold() *appstudio.EnvironmentHold {
+	return &appstudio.EnvironmentHold{
+		ObjectMeta: meta("prod"),
+		Spec:       appstudio.EnvironmentHoldSpec{Reason: "Rolled back: verification failed", Snapshot: "shop-41", PromotionRun: "shop-42.dev-auto"},
+	}
+}
+
+func environmentHoldSpecCases() []tc[appstudio.EnvironmentHold] {
+	type H = appstudio.EnvironmentHold
+	return []tc[H]{
+		{"valid", func(*H) {}, nil},
+		{"reason only", func(o *H) { o.Spec.Snapshot, o.Spec.PromotionRun = "", "" }, nil},
+		{"no reason", func(o *H) { o.Spec.Reason = "" }, []apitesting.Want{apitesting.Required("spec.reason")}},
+		{"reason too long", func(o *H) { o.Spec.Reason = strings.Repeat("x", 1025) }, []apitesting.Want{apitesting.TooLong("spec.reason")}},
+		{"invalid snapshot", func(o *H) { o.Spec.Snapshot = "Shop 41" }, []apitesting.Want{apitesting.Invalid("spec.snapshot")}},
+		{"invalid run", func(o *H) { o.Spec.PromotionRun = "-run" }, []apitesting.Want{apitesting.Invalid("spec.promotionRun")}},
+	}
+}
+
+func TestValidateEnvironmentHold(t *testing.T) {
+	type H = appstudio.EnvironmentHold
+	set := func(o *H, m metav1.ObjectMeta) { o.ObjectMeta = m }
+	cases := append(environmentHoldSpecCases(),
+		tc[H]{"no name", func(o *H) { set(o, metav1.ObjectMeta{Namespace: "jane"}) }, []apitesting.Want{apitesting.Required("metadata.name")}},
+		tc[H]{"dotted name", func(o *H) { set(o, metav1.ObjectMeta{Name: "a.b", Namespace: "jane"}) }, []apitesting.Want{apitesting.Invalid("metadata.name")}},
+	)
+	run(t, validEnvironmentHold, ValidateEnvironmentHold, cases)
+}
+
+func TestValidateEnvironmentHoldUpdate(t *testing.T) {
+	type H = appstudio.EnvironmentHold
+	cases := append(environmentHoldSpecCases(),
+		nameImmutable(func(o *H, n string) { o.Name = n }),
+		tc[H]{"reason changes", func(o *H) { o.Spec.Reason = "held for the audit" }, nil},
+	)
+	runUpdate(t, validEnvironmentHold, ValidateEnvironmentHoldUpdate, cases)
 }

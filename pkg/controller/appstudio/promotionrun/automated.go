@@ -43,6 +43,7 @@ func planAutomated(s state, now metav1.Time) plan {
 
 	if newer := newerAutomated(run, s.siblings, s.snapshotCreated); newer != nil {
 		msg := msgSuperseded(newer.Name, newer.Spec.Snapshot)
+		stopGates(&p, s, msg, now)
 		events := stopSteps(st, msg, now)
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
 		setErrorCondition(st, msg, now)
@@ -82,6 +83,7 @@ func planAutomated(s state, now metav1.Time) plan {
 				p.recheckAfter = deadline.Sub(now.Time)
 			} else {
 				msg := problem + " " + msgTimedOut
+				stopGates(&p, s, msg, now)
 				events := stopSteps(st, msg, now)
 				st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
 				setErrorCondition(st, msg, now)
@@ -102,6 +104,18 @@ func planAutomated(s state, now metav1.Time) plan {
 		if problem != "" {
 			return stuck(reason, problem)
 		}
+		gp := openGate(run, t.gates)
+		if done, evs := gp.ended(&p, run, s.snapshot, binding, st, env, numbers[env], now); done {
+			events = append(events, evs...)
+			waitingOnDeployments = false
+			continue
+		}
+		entering := w.createBinding != nil || binding.Spec.Snapshot != run.Spec.Snapshot
+		if held, evs := gp.atEntry(&p, run, t, binding, entering, st, env, numbers[env], now); held {
+			events = append(events, evs...)
+			waitingOnDeployments = false
+			continue
+		}
 		sp := stepInto(run, s.snapshot, env, numbers[env], binding, w, t, st, now)
 		if sp.problem != "" {
 			return stuck(sp.problemReason, sp.problem)
@@ -109,10 +123,20 @@ func planAutomated(s state, now metav1.Time) plan {
 		p.writes = append(p.writes, sp.write)
 		active = append(active, sp.binding)
 		events = append(events, sp.started...)
-		// Each step has its timeout from its own start: a long walk is not one deadline.
+		if handled, evs := gp.atExit(&p, run, s.snapshot, sp.bindingObject, t, sp, env, now); handled {
+			events = append(events, evs...)
+			waitingOnDeployments = false
+			continue
+		}
+		// Each step has its timeout from its own start (from the moment its gates let it in):
+		// a long walk is not one deadline.
 		deadline := sp.e.StartTime.Add(Timeout)
+		if gp.entry.EnteredTime != nil {
+			deadline = gp.entry.EnteredTime.Add(Timeout)
+		}
 		switch {
 		case !now.Time.Before(deadline):
+			gp.set(appstudiov1alpha1.GatePhaseStopped, msgTimedOut, now)
 			events = append(events, sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msgTimedOut, now)...)
 		case sp.waiting != "":
 			sp.e.DisplayStatus = sp.waiting
@@ -123,9 +147,14 @@ func planAutomated(s state, now metav1.Time) plan {
 			if left := deadline.Sub(now.Time); p.recheckAfter == 0 || left < p.recheckAfter {
 				p.recheckAfter = left
 			}
+			if gp.gated() {
+				gp.set(appstudiov1alpha1.GatePhaseDeploying, sp.waiting, now)
+			}
 		default:
+			gp.set(appstudiov1alpha1.GatePhasePassed, "", now)
 			events = append(events, sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusSuccess, msgSucceeded, now)...)
 		}
+		gp.record(&p)
 	}
 	if len(active) > 0 {
 		st.ActiveBindings = active
@@ -139,6 +168,7 @@ func planAutomated(s state, now metav1.Time) plan {
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
 		msg := failedStepMessage(st)
 		// The level's other steps stop where they are: the run no longer follows them.
+		stopGates(&p, s, "Stopped: "+msg, now)
 		events = append(events, stopSteps(st, "Stopped: "+msg, now)...)
 		setErrorCondition(st, msg, now)
 		p.recheckAfter = 0

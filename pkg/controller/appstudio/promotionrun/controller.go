@@ -13,16 +13,19 @@ import (
 	"sort"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongate"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
@@ -66,8 +69,27 @@ type Controller struct {
 	snapshots    appstudiolisters.SnapshotLister
 	environments appstudiolisters.EnvironmentLister
 	deployments  managedlisters.GitOpsDeploymentLister
+	gates        appstudiolisters.PromotionGateLister
+	holds        appstudiolisters.EnvironmentHoldLister
+	approvals    appstudiolisters.PromotionApprovalLister
+	jobs         DeployerJobs
 
 	now func() time.Time
+}
+
+// DeployerJobs creates and reads verification Jobs as the namespace's deployer
+// (deployer.Jobs).
+type DeployerJobs interface {
+	Get(ctx context.Context, namespace, name string) (*batchv1.Job, error)
+	Create(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error)
+}
+
+// Gates are the informers of the kinds of promotion gates, and the Jobs of the deployers.
+type Gates struct {
+	Gates     appstudioinformers.PromotionGateInformer
+	Holds     appstudioinformers.EnvironmentHoldInformer
+	Approvals appstudioinformers.PromotionApprovalInformer
+	Jobs      DeployerJobs
 }
 
 // New wires the controller's handlers and indexes into the informers.
@@ -77,6 +99,7 @@ func New(
 	snapshots appstudioinformers.SnapshotInformer,
 	environments appstudioinformers.EnvironmentInformer,
 	deployments managedinformers.GitOpsDeploymentInformer,
+	gt Gates,
 	gitops versioned.Interface,
 	recorder record.EventRecorder,
 ) (*Controller, error) {
@@ -90,6 +113,10 @@ func New(
 		snapshots:    snapshots.Lister(),
 		environments: environments.Lister(),
 		deployments:  deployments.Lister(),
+		gates:        gt.Gates.Lister(),
+		holds:        gt.Holds.Lister(),
+		approvals:    gt.Approvals.Lister(),
+		jobs:         gt.Jobs,
 		now:          time.Now,
 	}
 	c.Controller = framework.NewController(Name, c.sync)
@@ -130,6 +157,17 @@ func New(
 	}
 	// The graph automated runs walk.
 	if err := c.Watch(environments.Informer(), framework.OnGenerationChange(c.onEnvironment)); err != nil {
+		return nil, err
+	}
+	// Gates and holds open and close; approvals are given. (A verification Job is looked at
+	// by the run while it verifies: the agent has no right to watch Jobs.)
+	if err := c.Watch(gt.Gates.Informer(), framework.OnGenerationChange(c.onNamespaceGate)); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(gt.Holds.Informer(), framework.OnChange(c.onNamespaceGate)); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(gt.Approvals.Informer(), framework.OnChange(c.onApproval)); err != nil {
 		return nil, err
 	}
 	// Only a GitOpsDeployment's status tells whether a promotion is done.
@@ -249,11 +287,29 @@ func (c *Controller) onBinding(obj interface{}) {
 
 // onEnvironment queues the automated runs of the Environment's namespace that are not Complete.
 func (c *Controller) onEnvironment(obj interface{}) {
-	env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment)
-	if !ok {
-		return
+	if env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment); ok {
+		c.enqueueAutomated(env.Namespace)
 	}
-	runs, err := c.runs.PromotionRuns(env.Namespace).List(labels.Everything())
+}
+
+// onNamespaceGate queues the automated runs of a PromotionGate's or EnvironmentHold's
+// namespace that are not Complete.
+func (c *Controller) onNamespaceGate(obj interface{}) {
+	if m, ok := framework.UnwrapTombstone(obj).(metav1.Object); ok {
+		c.enqueueAutomated(m.GetNamespace())
+	}
+}
+
+// onApproval queues the run an approval decides on.
+func (c *Controller) onApproval(obj interface{}) {
+	if a, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.PromotionApproval); ok {
+		c.Queue.Add(a.Namespace + "/" + a.Spec.PromotionRun)
+	}
+}
+
+// enqueueAutomated queues the automated runs of namespace that are not Complete.
+func (c *Controller) enqueueAutomated(namespace string) {
+	runs, err := c.runs.PromotionRuns(namespace).List(labels.Everything())
 	if err != nil {
 		return
 	}
@@ -292,7 +348,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	s, err := c.observe(namespace, name)
+	s, err := c.observe(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
@@ -311,7 +367,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 }
 
 // observe gathers the state of one PromotionRun from the informers' caches.
-func (c *Controller) observe(namespace, name string) (state, error) {
+func (c *Controller) observe(ctx context.Context, namespace, name string) (state, error) {
 	var s state
 	var err error
 	if s.run, err = framework.OrNil(c.runs.PromotionRuns(namespace).Get(name)); err != nil || s.run == nil {
@@ -329,7 +385,7 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 		return s, err
 	}
 	if isAutomated(run) {
-		return c.observeAutomated(s)
+		return c.observeAutomated(ctx, s)
 	}
 	env := run.Spec.ManualPromotion.TargetEnvironment
 	if env == "" {
@@ -342,7 +398,7 @@ func (c *Controller) observe(namespace, name string) (state, error) {
 
 // observeAutomated adds what an automated run needs: the Environment graph, and the
 // Environments of the walk's current level.
-func (c *Controller) observeAutomated(s state) (state, error) {
+func (c *Controller) observeAutomated(ctx context.Context, s state) (state, error) {
 	envs, err := c.environments.Environments(s.run.Namespace).List(labels.Everything())
 	if err != nil {
 		return s, err
@@ -367,11 +423,65 @@ func (c *Controller) observeAutomated(s state) (state, error) {
 	walk := promotiongraph.Next(s.graph, s.run.Spec.AutomatedPromotion.InitialEnvironment, stepResults(&s.run.Status))
 	s.targets = map[string]target{}
 	for _, env := range walk.Active {
-		if s.targets[env], err = c.observeTarget(s.run, env); err != nil {
+		t, err := c.observeTarget(s.run, env)
+		if err != nil {
 			return s, err
 		}
+		if t.gates, err = c.observeGates(ctx, s.run, env); err != nil {
+			return s, err
+		}
+		s.targets[env] = t
 	}
 	return s, nil
+}
+
+// observeGates is what the controller sees of env's gates for run: the gate, hold and
+// approvals from the caches, the verification Job the gate's status names read as the
+// namespace's deployer, and the Snapshot a rollback would go back to.
+func (c *Controller) observeGates(ctx context.Context, run *appstudiov1alpha1.PromotionRun, env string) (gates, error) {
+	var g gates
+	var err error
+	ns := run.Namespace
+	if g.gate, err = framework.OrNil(c.gates.PromotionGates(ns).Get(env)); err != nil {
+		return g, err
+	}
+	if g.hold, err = framework.OrNil(c.holds.EnvironmentHolds(ns).Get(env)); err != nil {
+		return g, err
+	}
+	if g.environment, err = framework.OrNil(c.environments.Environments(ns).Get(env)); err != nil {
+		return g, err
+	}
+	approvals, err := c.approvals.PromotionApprovals(ns).List(labels.Everything())
+	if err != nil {
+		return g, err
+	}
+	for _, a := range approvals {
+		if a.Spec.PromotionRun == run.Name && a.Spec.Environment == env {
+			g.approvals = append(g.approvals, a)
+		}
+	}
+	if g.gate == nil {
+		return g, nil
+	}
+	entry, ok := promotiongate.EntryOf(g.gate.Status, run.Name)
+	if !ok {
+		return g, nil
+	}
+	if entry.PreviousSnapshot != "" {
+		if g.rollbackTo, err = framework.OrNil(c.snapshots.Snapshots(ns).Get(entry.PreviousSnapshot)); err != nil {
+			return g, err
+		}
+	}
+	if v := entry.Verification; v != nil && v.Result == "" && c.jobs != nil {
+		job, err := c.jobs.Get(ctx, v.Namespace, v.Job)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return g, fmt.Errorf("reading verification Job %s/%s as the namespace's deployer: %w", v.Namespace, v.Job, err)
+		}
+		if err == nil {
+			g.job = job
+		}
+	}
+	return g, nil
 }
 
 // observeTarget is what the controller sees of env, where run promotes: the binding of run's
@@ -416,9 +526,34 @@ func (c *Controller) observeTarget(run *appstudiov1alpha1.PromotionRun, env stri
 func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	run := s.run
 	ns := run.Namespace
+	for _, job := range p.jobs {
+		if c.jobs == nil {
+			return fmt.Errorf("verification Job %s/%s: the agent has no deployer identity to create it with", job.Namespace, job.Name)
+		}
+		if _, err := c.jobs.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			c.recorder.Eventf(run, corev1.EventTypeWarning, EventVerificationFailed, "Creating verification Job %s in namespace %s as its deployer: %v",
+				job.Name, job.Namespace, err)
+			return fmt.Errorf("creating verification Job %s/%s: %w", job.Namespace, job.Name, err)
+		}
+		c.recorder.Eventf(run, corev1.EventTypeNormal, EventVerificationStarted, "Created verification Job %s in namespace %s", job.Name, job.Namespace)
+	}
+	for _, g := range p.gates {
+		if _, err := c.gitops.AppStudioV1alpha1().PromotionGates(ns).UpdateStatus(ctx, g, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			return fmt.Errorf("updating the status of PromotionGate %s/%s: %w", ns, g.Name, err)
+		}
+	}
 	for _, w := range p.writes {
 		if done, err := c.writeBinding(ctx, run, w); done || err != nil {
 			return err
+		}
+	}
+	for _, h := range p.holds {
+		_, err := c.gitops.AppStudioV1alpha1().EnvironmentHolds(ns).Create(ctx, h, metav1.CreateOptions{FieldManager: fieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating EnvironmentHold %s/%s: %w", ns, h.Name, err)
+		}
+		if err == nil {
+			c.recorder.Eventf(run, corev1.EventTypeWarning, EventHeld, "Environment %s is held on Snapshot %s: EnvironmentHold %s", h.Name, h.Spec.Snapshot, h.Name)
 		}
 	}
 	if p.status != nil {
@@ -433,6 +568,11 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 		}
 		for _, e := range p.events {
 			c.recorder.Event(run, e.eventType, e.reason, e.message)
+		}
+	}
+	for _, e := range p.objectEvents {
+		if obj, ok := e.object.(runtime.Object); ok {
+			c.recorder.Event(obj, e.eventType, e.reason, e.message)
 		}
 	}
 	return nil
@@ -475,12 +615,12 @@ func (c *Controller) writeBinding(ctx context.Context, run *appstudiov1alpha1.Pr
 		if _, err := bindings.Update(ctx, w.updateBinding, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 			if !apierrors.IsConflict(err) {
 				c.recorder.Eventf(run, corev1.EventTypeWarning, EventBindingUpdateFailed, "Pointing SnapshotEnvironmentBinding %s at Snapshot %s: %v",
-					w.updateBinding.Name, run.Spec.Snapshot, err)
+					w.updateBinding.Name, w.updateBinding.Spec.Snapshot, err)
 			}
 			return true, fmt.Errorf("updating SnapshotEnvironmentBinding %s/%s: %w", ns, w.updateBinding.Name, err)
 		}
 		c.recorder.Eventf(run, corev1.EventTypeNormal, EventBindingUpdated, "Pointed SnapshotEnvironmentBinding %s at Snapshot %s",
-			w.updateBinding.Name, run.Spec.Snapshot)
+			w.updateBinding.Name, w.updateBinding.Spec.Snapshot)
 	}
 	return false, nil
 }

@@ -7,16 +7,19 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongate"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
@@ -28,6 +31,8 @@ type fixture struct {
 	t      *testing.T
 	ctx    context.Context
 	gitops *fake.Clientset
+	// kube holds the verification Jobs the controller creates as a namespace's deployer.
+	kube   *kubefake.Clientset
 	events *record.FakeRecorder
 	c      *Controller
 	clock  time.Time
@@ -41,14 +46,28 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	factory := externalversions.NewSharedInformerFactory(f.gitops, 0)
 	appstudio := factory.AppStudio().V1alpha1()
 	var err error
+	f.kube = kubefake.NewSimpleClientset()
+	gates := Gates{Gates: appstudio.PromotionGates(), Holds: appstudio.EnvironmentHolds(), Approvals: appstudio.PromotionApprovals(),
+		Jobs: fakeJobs{f.kube}}
 	f.c, err = New(appstudio.PromotionRuns(), appstudio.SnapshotEnvironmentBindings(), appstudio.Snapshots(), appstudio.Environments(),
-		factory.ManagedGitops().V1alpha1().GitOpsDeployments(), f.gitops, f.events)
+		factory.ManagedGitops().V1alpha1().GitOpsDeployments(), gates, f.gitops, f.events)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.c.now = func() time.Time { return f.clock }
 	controllertest.StartInformers(t, ctx, factory)
 	return f
+}
+
+// fakeJobs are the deployers' Jobs in a fake clientset: one identity for every namespace.
+type fakeJobs struct{ kube *kubefake.Clientset }
+
+func (j fakeJobs) Get(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+	return j.kube.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (j fakeJobs) Create(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
+	return j.kube.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
 }
 
 // eventually waits for cond, which reads the caches.
@@ -504,5 +523,72 @@ func (f *fixture) expectNothingDone() {
 	f.expectEvents()
 	if n := f.c.Queue.Len(); n != 0 {
 		f.t.Errorf("%d keys queued", n)
+	}
+}
+
+// TestVerificationFailureRollsBack carries out a failed verification: the Job created as the
+// deployer, then, once it failed, the binding pointed back, the Environment held, the run failed.
+func TestVerificationFailureRollsBack(t *testing.T) {
+	env := func(name, parent string) *appstudiov1alpha1.Environment {
+		return &appstudiov1alpha1.Environment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appstudiov1alpha1.EnvironmentSpec{DeploymentStrategy: appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ParentEnvironment: parent}}
+	}
+	run := automatedRun(withSteps("dev:S:1", "staging:P:2"))
+	b := binding("snap-2", "api")
+	recordPointing(b, nil, snapshot("api"), false)
+	gate := stagingGate(verified, entered())
+	f := newFixture(t, run, env("dev", ""), env("staging", "dev"), snapshot("api"), snap1.DeepCopy(), b,
+		deployment("api", synced, healthy, "new-api"), gate)
+	key := ns + "/" + run.Name
+
+	t.Log("deployed: the verification Job is created as the namespace's deployer, and named in the gate's status")
+	f.sync(run.Name)
+	job, err := f.kube.BatchV1().Jobs(ns).Get(f.ctx, promotiongate.JobName(run.Name, "staging"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no verification Job: %v", err)
+	}
+	if job.Spec.Template.Spec.ServiceAccountName != "gitops-deployer" || job.Annotations[promotiongate.AnnotationSnapshot] != "snap-2" {
+		t.Errorf("job %+v", job)
+	}
+	g, err := f.gitops.AppStudioV1alpha1().PromotionGates(ns).Get(f.ctx, "staging", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := promotiongate.EntryOf(g.Status, run.Name)
+	if e.Verification == nil || e.Verification.Job != job.Name || e.HealthyTime == nil || e.Phase != appstudiov1alpha1.GatePhaseVerifying {
+		t.Fatalf("gate entry %+v", e)
+	}
+	f.expectEvents("Normal VerificationStarted Created verification Job " + job.Name + " in namespace " + ns)
+
+	t.Log("the Job fails: rolled back to snap-1 and held")
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: "True", Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+	if _, err := f.kube.BatchV1().Jobs(ns).UpdateStatus(f.ctx, job, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitQueued(key)
+	f.eventually("the gate's entry in the cache", func() bool {
+		cached, err := f.c.gates.PromotionGates(ns).Get("staging")
+		return err == nil && jsonEqual(cached.Status, g.Status)
+	})
+	f.awaitRunCache(run.Name)
+	f.sync(run.Name)
+	if got := f.binding(b.Name); got.Spec.Snapshot != "snap-1" {
+		t.Errorf("binding at %s, want snap-1", got.Spec.Snapshot)
+	}
+	hold, err := f.gitops.AppStudioV1alpha1().EnvironmentHolds(ns).Get(f.ctx, "staging", metav1.GetOptions{})
+	if err != nil || hold.Spec.Snapshot != "snap-1" || hold.Spec.PromotionRun != run.Name {
+		t.Errorf("hold %+v, %v", hold, err)
+	}
+	r := f.run(run.Name)
+	if r.Status.State != appstudiov1alpha1.PromotionRunStateComplete || r.Status.CompletionResult != appstudiov1alpha1.PromotionRunCompleteResultFailure ||
+		!strings.Contains(r.Status.EnvironmentStatus[1].DisplayStatus, "rolled back to Snapshot snap-1") {
+		t.Errorf("status %+v", r.Status)
+	}
+	var reasons []string
+	for _, ev := range controllertest.Recorded(f.events) {
+		reasons = append(reasons, strings.SplitN(ev, " ", 3)[1])
+	}
+	if strings.Join(reasons, ",") != "BindingUpdated,EnvironmentHeld,StepEnded,RolledBack,PromotionFailed,RolledBack" {
+		t.Errorf("events %v", reasons)
 	}
 }

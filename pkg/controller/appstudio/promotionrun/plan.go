@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,6 +111,8 @@ type target struct {
 	binding, occupant *appstudiov1alpha1.SnapshotEnvironmentBinding
 	previous          *appstudiov1alpha1.Snapshot
 	deployments       map[string]*managedv1alpha1.GitOpsDeployment
+	// gates are the Environment's gates, for an automated run.
+	gates gates
 }
 
 // target is the manual run's Environment.
@@ -163,8 +166,18 @@ type plan struct {
 	status *appstudiov1alpha1.PromotionRunStatus
 	// events are recorded once status is written.
 	events []event
-	// recheckAfter is when the promotion times out: the only thing no watch reports.
+	// recheckAfter is when the promotion times out, a gate opens or a verification Job is
+	// looked at: what no watch reports.
 	recheckAfter time.Duration
+
+	// An automated run's gates: the PromotionGates whose status to write (first: a rollback
+	// and an entry are recorded before they are carried out), the verification Jobs to create
+	// (before that: a status naming a Job is never written before the Job exists), the
+	// EnvironmentHolds to make, and Events on other objects.
+	gates        []*appstudiov1alpha1.PromotionGate
+	jobs         []*batchv1.Job
+	holds        []*appstudiov1alpha1.EnvironmentHold
+	objectEvents []objectEvent
 }
 
 // planPromotion decides, from what the controller sees, what to write for one PromotionRun.
@@ -278,6 +291,8 @@ func (p *plan) writers(run *appstudiov1alpha1.PromotionRun, st *appstudiov1alpha
 type step struct {
 	write   bindingWrite
 	binding string // the binding's name
+	// bindingObject is the binding, pointed at the Snapshot when write points it.
+	bindingObject *appstudiov1alpha1.SnapshotEnvironmentBinding
 	// e is the step's entry in the status being built, In Progress; started holds the Event of
 	// its start when it begins in this pass.
 	e       *appstudiov1alpha1.PromotionRunEnvironmentStatus
@@ -325,19 +340,12 @@ func stepInto(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.S
 	}
 	pointed := false
 	if binding.Spec.Snapshot != run.Spec.Snapshot {
-		before := imagesBefore(binding, t.previous)
-		mark := before != "" && before == imagesDigest(snapshot, binding.Spec.Components) && !reportsGenerations(binding)
-		if mark {
-			sp.write.markBinding = markedBinding(binding, run.Spec.Snapshot, now)
-		}
-		from := binding.Status.Components
-		binding = binding.DeepCopy()
-		binding.Spec.Snapshot = run.Spec.Snapshot
-		recordPointing(binding, from, snapshot, mark)
-		sp.write.updateBinding = binding
+		pointing := pointAt(binding, snapshot, t.previous, now)
+		sp.write.markBinding, sp.write.updateBinding = pointing.markBinding, pointing.updateBinding
+		binding = pointing.updateBinding
 		pointed = true
 	}
-	sp.binding = binding.Name
+	sp.binding, sp.bindingObject = binding.Name, binding
 	var started bool
 	sp.e, started = startStep(st, env, number, now)
 	if started {
@@ -346,6 +354,24 @@ func stepInto(run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.S
 	}
 	sp.waiting, sp.onDeployments, sp.unreadable = waitingFor(binding, pointed || sp.write.createBinding != nil, run.Spec.Snapshot, t.deployments)
 	return sp
+}
+
+// pointAt is the writes that point binding at snapshot (which exists), from previous, the
+// Snapshot it points at now (nil when unknown or missing): marked first when the generator's
+// answer could otherwise not be told apart (see repositoryGenerated), with the pointing recorded.
+func pointAt(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, snapshot, previous *appstudiov1alpha1.Snapshot, now metav1.Time) bindingWrite {
+	var w bindingWrite
+	before := imagesBefore(binding, previous)
+	mark := before != "" && before == imagesDigest(snapshot, binding.Spec.Components) && !reportsGenerations(binding)
+	if mark {
+		w.markBinding = markedBinding(binding, snapshot.Name, now)
+	}
+	from := binding.Status.Components
+	b := binding.DeepCopy()
+	b.Spec.Snapshot = snapshot.Name
+	recordPointing(b, from, snapshot, mark)
+	w.updateBinding = b
+	return w
 }
 
 // reportWaiting sets st's ErrorOccurred condition while sp waits: the reason it cannot see its
