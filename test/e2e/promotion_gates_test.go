@@ -355,7 +355,10 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 				Decision: appstudiov1alpha1.ApprovalApprove},
 		}, metav1.CreateOptions{})
 		Expect(statusCode(err)).To(Equal(int32(422)), "an approval of no run: %v", err)
-		_, err = approve(ctx, "alice", "shop-1", "nowhere", appstudiov1alpha1.ApprovalApprove, "shop-1-nowhere-alice")
+		// Asked as dave, the namespace admin, who may approve any Environment: alice may approve
+		// prod alone, and the verb is checked first (403), as authorization comes before
+		// validation in every request.
+		_, err = approve(ctx, "dave", "shop-1", "nowhere", appstudiov1alpha1.ApprovalApprove, "shop-1-nowhere-dave")
 		Expect(statusCode(err)).To(Equal(int32(422)), "an approval into no Environment: %v", err)
 
 		By("alice approves, once")
