@@ -3,6 +3,7 @@ package appstudio
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The gates of an Environment, its holds and the approvals of promotions into it are kinds of
@@ -130,7 +131,8 @@ const (
 
 // PromotionGateStatus is where the promotions through the gate stand.
 type PromotionGateStatus struct {
-	// Promotions are the gate's promotions, the latest first, at most ten.
+	// Promotions are the gate's promotions, the latest first: every one in progress, and the
+	// latest ended ones, ten in all at most when there are not more in progress.
 	// +optional
 	// +listType=atomic
 	Promotions []GatedPromotion `json:"promotions,omitempty"`
@@ -140,6 +142,13 @@ type PromotionGateStatus struct {
 type GatedPromotion struct {
 	// PromotionRun is the run's name.
 	PromotionRun string `json:"promotionRun"`
+	// PromotionRunUID is the run's UID: a run deleted and made again under the same name has
+	// passages of its own.
+	// +optional
+	PromotionRunUID types.UID `json:"promotionRunUID,omitempty"`
+	// Application is the run's Application: the Environment's binding of it is what entered.
+	// +optional
+	Application string `json:"application,omitempty"`
 	// Snapshot is the run's Snapshot.
 	Snapshot string `json:"snapshot"`
 	// Phase is where it stands.
@@ -232,6 +241,10 @@ type PromotionApproval struct {
 type PromotionApprovalSpec struct {
 	// PromotionRun is the name of the PromotionRun decided on.
 	PromotionRun string `json:"promotionRun"`
+	// PromotionRunUID is that run's UID when the approval was made, set by the server: the
+	// decision is on that run, not on another made later under the same name.
+	// +optional
+	PromotionRunUID types.UID `json:"promotionRunUID,omitempty"`
 	// Environment is the Environment the run promotes into.
 	Environment string `json:"environment"`
 	// Decision is Approve, Reject or Override.

@@ -2683,6 +2683,20 @@ func schema_pkg_apis_appstudio_v1alpha1_GatedPromotion(ref common.ReferenceCallb
 							Format:      "",
 						},
 					},
+					"promotionRunUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PromotionRunUID is the run's UID: a run deleted and made again under the same name has passages of its own.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"application": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Application is the run's Application: the Environment's binding of it is what entered.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"snapshot": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Snapshot is the run's Snapshot.",
@@ -3204,6 +3218,13 @@ func schema_pkg_apis_appstudio_v1alpha1_PromotionApprovalSpec(ref common.Referen
 							Format:      "",
 						},
 					},
+					"promotionRunUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PromotionRunUID is that run's UID when the approval was made, set by the server: the decision is on that run, not on another made later under the same name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"environment": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Environment is the Environment the run promotes into.",
@@ -3455,7 +3476,7 @@ func schema_pkg_apis_appstudio_v1alpha1_PromotionGateStatus(ref common.Reference
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Promotions are the gate's promotions, the latest first, at most ten.",
+							Description: "Promotions are the gate's promotions, the latest first: every one in progress, and the latest ended ones, ten in all at most when there are not more in progress.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -29,6 +29,7 @@ import (
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
+	types "k8s.io/apimachinery/pkg/types"
 )
 
 func init() {
@@ -2173,6 +2174,8 @@ func Convert_appstudio_Freeze_To_v1alpha1_Freeze(in *appstudio.Freeze, out *Free
 
 func autoConvert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion(in *GatedPromotion, out *appstudio.GatedPromotion, s conversion.Scope) error {
 	out.PromotionRun = in.PromotionRun
+	out.PromotionRunUID = types.UID(in.PromotionRunUID)
+	out.Application = in.Application
 	out.Snapshot = in.Snapshot
 	out.Phase = appstudio.GatePhase(in.Phase)
 	out.Message = in.Message
@@ -2193,6 +2196,8 @@ func Convert_v1alpha1_GatedPromotion_To_appstudio_GatedPromotion(in *GatedPromot
 
 func autoConvert_appstudio_GatedPromotion_To_v1alpha1_GatedPromotion(in *appstudio.GatedPromotion, out *GatedPromotion, s conversion.Scope) error {
 	out.PromotionRun = in.PromotionRun
+	out.PromotionRunUID = types.UID(in.PromotionRunUID)
+	out.Application = in.Application
 	out.Snapshot = in.Snapshot
 	out.Phase = GatePhase(in.Phase)
 	out.Message = in.Message
@@ -2427,6 +2432,7 @@ func Convert_appstudio_PromotionApprovalList_To_v1alpha1_PromotionApprovalList(i
 
 func autoConvert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(in *PromotionApprovalSpec, out *appstudio.PromotionApprovalSpec, s conversion.Scope) error {
 	out.PromotionRun = in.PromotionRun
+	out.PromotionRunUID = types.UID(in.PromotionRunUID)
 	out.Environment = in.Environment
 	out.Decision = appstudio.ApprovalDecision(in.Decision)
 	out.Comment = in.Comment
@@ -2443,6 +2449,7 @@ func Convert_v1alpha1_PromotionApprovalSpec_To_appstudio_PromotionApprovalSpec(i
 
 func autoConvert_appstudio_PromotionApprovalSpec_To_v1alpha1_PromotionApprovalSpec(in *appstudio.PromotionApprovalSpec, out *PromotionApprovalSpec, s conversion.Scope) error {
 	out.PromotionRun = in.PromotionRun
+	out.PromotionRunUID = types.UID(in.PromotionRunUID)
 	out.Environment = in.Environment
 	out.Decision = ApprovalDecision(in.Decision)
 	out.Comment = in.Comment

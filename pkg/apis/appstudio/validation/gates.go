@@ -38,8 +38,9 @@ const (
 	maxSoakTime          = 24 * time.Hour
 	minVerifyTimeout     = 10 * time.Second
 	maxVerifyTimeout     = 24 * time.Hour
-	// maxGatedPromotions is how many promotions a gate's status keeps.
-	maxGatedPromotions = 10
+	// maxGatedPromotions bounds a gate's status: the agent keeps every promotion in progress
+	// (one per Application and run at most) and the latest ten ended ones.
+	maxGatedPromotions = 200
 	// maxTextLength bounds the free text of reasons and comments, in characters.
 	maxTextLength = 1024
 )

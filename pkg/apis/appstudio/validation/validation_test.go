@@ -1224,13 +1224,13 @@ func TestValidatePromotionGateStatusUpdate(t *testing.T) {
 			}
 			o.Status.Promotions[0].Verification = &appstudio.VerificationStatus{Job: "prod-verify", Namespace: "jane-prod", StartTime: now}
 		}, nil},
-		{"ten promotions", func(o *G) {
-			for i := range 10 {
+		{"two hundred promotions", func(o *G) {
+			for i := range 200 {
 				o.Status.Promotions = append(o.Status.Promotions, promotion(fmt.Sprintf("run-%d", i), appstudio.GatePhasePassed))
 			}
 		}, nil},
-		{"eleven promotions", func(o *G) {
-			for i := range 11 {
+		{"two hundred and one promotions", func(o *G) {
+			for i := range 201 {
 				o.Status.Promotions = append(o.Status.Promotions, promotion(fmt.Sprintf("run-%d", i), appstudio.GatePhasePassed))
 			}
 		}, []apitesting.Want{apitesting.TooMany("status.promotions")}},

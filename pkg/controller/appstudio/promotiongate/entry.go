@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
 	// The change windows' time zones, whatever the machine has: the agent's image has none.
 	_ "time/tzdata"
 
@@ -36,8 +39,11 @@ type Entry struct {
 // now. The order is the order in which a person clears them: a hold first (someone must
 // release it), then freezes and change windows (they pass with time, or an override), then
 // approvals (the people asked last, once the promotion could go).
+//
+// An approval counts for the run of that name and UID: one made on an earlier run of the same
+// name (another UID) does not.
 func Decide(gate *appstudiov1alpha1.PromotionGate, hold *appstudiov1alpha1.EnvironmentHold,
-	approvals []*appstudiov1alpha1.PromotionApproval, run string, now time.Time) Entry {
+	approvals []*appstudiov1alpha1.PromotionApproval, run string, uid types.UID, now time.Time) Entry {
 	var e Entry
 	if hold != nil {
 		e.Wait = fmt.Sprintf("Held by EnvironmentHold %s: %s (kubectl delete environmenthold %s releases it)", hold.Name, hold.Spec.Reason, hold.Name)
@@ -50,7 +56,8 @@ func Decide(gate *appstudiov1alpha1.PromotionGate, hold *appstudiov1alpha1.Envir
 	override := ""
 	seen := map[string]bool{}
 	for _, a := range sortedApprovals(approvals) {
-		if a.Spec.PromotionRun != run || a.Spec.Environment != gate.Name || a.Spec.Username == "" {
+		if a.Spec.PromotionRun != run || a.Spec.Environment != gate.Name || a.Spec.Username == "" ||
+			(a.Spec.PromotionRunUID != "" && a.Spec.PromotionRunUID != uid) {
 			continue
 		}
 		switch a.Spec.Decision {

@@ -127,7 +127,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := Decide(tc.gate, tc.hold, tc.approvals, "run", now)
+			e := Decide(tc.gate, tc.hold, tc.approvals, "run", "", now)
 			if tc.wait == "" && e.Wait != "" || !strings.HasPrefix(e.Wait, tc.wait) {
 				t.Errorf("wait %q, want %q", e.Wait, tc.wait)
 			}

@@ -10,8 +10,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio/validation"
 )
 
 // DefaultVerificationTimeout is how long a verification Job may take when its gate sets none.
@@ -61,8 +63,14 @@ type Exit struct {
 // now. It is called once the promotion was deployed (Running) at least once: the soak counts
 // from the first time (entry.HealthyTime); a deployment that becomes Degraded before the
 // promotion passed rolls it back, one that is otherwise not Healthy is waited for.
+//
+// jobErr is why the Job could not be read (as the namespace's deployer), other than its
+// absence: the verification fails with it. A verification recorded Failed (its Job could not be
+// created) rolls back. A promotion that has not passed its gates ExitTimeout after its soak and
+// verification could have ended (its deployment no longer Synced and Healthy, and never again)
+// is rolled back too: a step never waits for ever.
 func DecideExit(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.GatedPromotion, d Deployed,
-	job *batchv1.Job, jobNamespace string, now time.Time) Exit {
+	job *batchv1.Job, jobErr error, jobNamespace string, now time.Time) Exit {
 	x := Exit{Entry: entry}
 	e := &x.Entry
 	if e.HealthyTime == nil {
@@ -88,11 +96,19 @@ func DecideExit(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.G
 	if v := gate.Spec.Verification; v != nil {
 		switch {
 		case e.Verification == nil:
-			name := JobName(e.PromotionRun, gate.Name)
+			name := JobName(e.PromotionRun, e.PromotionRunUID, gate.Name)
 			e.Verification = &appstudiov1alpha1.VerificationStatus{Job: name, Namespace: jobNamespace,
 				Logs: fmt.Sprintf("kubectl -n %s logs job/%s", jobNamespace, name), StartTime: metav1.NewTime(now)}
 			x.CreateJob = true
+		case e.Verification.Result == ResultFailed:
+			x.RollBack = "verification failed: " + e.Message
+			return x
 		case e.Verification.Result != "":
+		case jobErr != nil:
+			e.Verification.Result = ResultFailed
+			x.RollBack = fmt.Sprintf("verification Job %s in namespace %s cannot be read as the namespace's deployer: %v",
+				e.Verification.Job, e.Verification.Namespace, jobErr)
+			return x
 		case job == nil:
 			e.Verification.Result = ResultFailed
 			x.RollBack = fmt.Sprintf("verification Job %s in namespace %s was deleted before it ended", e.Verification.Job, e.Verification.Namespace)
@@ -129,12 +145,35 @@ func DecideExit(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.G
 		waits = append(waits, "Waiting for the GitOpsDeployments to be Synced and Healthy again")
 	}
 	if len(waits) > 0 {
+		deadline := e.HealthyTime.Add(exitBound(gate))
+		if !now.Before(deadline) {
+			x.RollBack = fmt.Sprintf("Snapshot %s did not pass the gates of Environment %s in the %s after it was deployed (%s)",
+				e.Snapshot, gate.Name, exitBound(gate), strings.Join(waits, "; "))
+			return x
+		}
+		later(deadline.Sub(now))
 		x.Wait, x.RecheckAfter = strings.Join(waits, "; "), recheck
 		return x
 	}
 	x.Passed = true
 	e.Phase = appstudiov1alpha1.GatePhasePassed
 	return x
+}
+
+// ExitTimeout is how long a deployed promotion may wait, beyond its soak time and verification
+// timeout, for its GitOpsDeployments to be Synced and Healthy again.
+const ExitTimeout = 10 * time.Minute
+
+// exitBound is how long after its deployment a promotion may take to pass gate's exit gates.
+func exitBound(gate *appstudiov1alpha1.PromotionGate) time.Duration {
+	d := ExitTimeout
+	if s := gate.Spec.SoakTime; s != nil {
+		d += s.Duration
+	}
+	if v := gate.Spec.Verification; v != nil {
+		d += verificationTimeout(v)
+	}
+	return d
 }
 
 // verificationTimeout is v's timeout, or the default.
@@ -165,10 +204,11 @@ func jobEnded(job *batchv1.Job) (succeeded bool, message string, ended bool) {
 	return false, "", false
 }
 
-// JobName is the name of the verification Job of run in env: a label value (pods carry it in
-// job-name), so at most 63 characters, and one per run and Environment.
-func JobName(run, env string) string {
-	sum := sha256.Sum256([]byte(run + "/" + env))
+// JobName is the name of the verification Job of the run of that name and UID in env: a label
+// value (pods carry it in job-name), so at most 63 characters, and one per run and Environment
+// (a run made again under the same name has Jobs of its own).
+func JobName(run string, uid types.UID, env string) string {
+	sum := sha256.Sum256([]byte(run + "/" + string(uid) + "/" + env))
 	prefix := env
 	if len(prefix) > 40 {
 		prefix = strings.TrimRight(prefix[:40], "-.")
@@ -178,11 +218,10 @@ func JobName(run, env string) string {
 
 // Labels and annotations of a verification Job.
 const (
-	LabelVerification          = "appstudio.redhat.com/verification"
-	AnnotationPromotionRun     = "appstudio.redhat.com/promotion-run"
-	AnnotationEnvironment      = "appstudio.redhat.com/environment"
-	AnnotationSnapshot         = "appstudio.redhat.com/snapshot"
-	deployerServiceAccountName = "gitops-deployer"
+	LabelVerification      = "appstudio.redhat.com/verification"
+	AnnotationPromotionRun = "appstudio.redhat.com/promotion-run"
+	AnnotationEnvironment  = "appstudio.redhat.com/environment"
+	AnnotationSnapshot     = "appstudio.redhat.com/snapshot"
 )
 
 // Job is the verification Job of gate for entry, in namespace: the gate's template, its pods
@@ -196,7 +235,7 @@ func Job(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.GatedPro
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: entry.Verification.Job, Namespace: namespace,
-			Labels:      map[string]string{LabelVerification: "true"},
+			Labels:      map[string]string{},
 			Annotations: map[string]string{AnnotationPromotionRun: entry.PromotionRun, AnnotationEnvironment: gate.Name, AnnotationSnapshot: entry.Snapshot},
 		},
 		Spec: t.Spec,
@@ -204,6 +243,7 @@ func Job(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.GatedPro
 	for k, val := range t.Labels {
 		job.Labels[k] = val
 	}
+	job.Labels[LabelVerification] = "true"
 	for k, val := range t.Annotations {
 		if _, ours := job.Annotations[k]; !ours {
 			job.Annotations[k] = val
@@ -217,7 +257,7 @@ func Job(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.GatedPro
 		job.Spec.ActiveDeadlineSeconds = &secs
 	}
 	pod := &job.Spec.Template.Spec
-	pod.ServiceAccountName = deployerServiceAccountName
+	pod.ServiceAccountName = validation.VerificationServiceAccount
 	if pod.RestartPolicy == "" {
 		pod.RestartPolicy = corev1.RestartPolicyNever
 	}
@@ -232,22 +272,44 @@ func Job(gate *appstudiov1alpha1.PromotionGate, entry appstudiov1alpha1.GatedPro
 	return job
 }
 
-// Record returns status with entry recorded as the latest (replacing the run's earlier entry),
-// keeping at most ten.
+// Record returns status with entry recorded as the latest (replacing the run's earlier entry).
+// It keeps every entry in progress (one holds what its run needs to go on: when it entered,
+// what ran before, its Job) and the latest ended ones, ten entries in all when no more are in
+// progress.
 func Record(status appstudiov1alpha1.PromotionGateStatus, entry appstudiov1alpha1.GatedPromotion) appstudiov1alpha1.PromotionGateStatus {
 	out := appstudiov1alpha1.PromotionGateStatus{Promotions: []appstudiov1alpha1.GatedPromotion{entry}}
 	for _, p := range status.Promotions {
-		if p.PromotionRun != entry.PromotionRun && len(out.Promotions) < 10 {
+		if p.PromotionRun == entry.PromotionRun && p.PromotionRunUID == entry.PromotionRunUID {
+			continue
+		}
+		if !Final(p.Phase) || len(out.Promotions) < MaxEnded {
 			out.Promotions = append(out.Promotions, p)
 		}
 	}
 	return out
 }
 
-// EntryOf is run's entry in status, if there is one.
-func EntryOf(status appstudiov1alpha1.PromotionGateStatus, run string) (appstudiov1alpha1.GatedPromotion, bool) {
+// MaxEnded is how many entries a gate's status keeps when no more are in progress.
+const MaxEnded = 10
+
+// RollbackTarget is the Snapshot the Environment of status goes back to when the promotion of
+// entry is rolled back: the latest Snapshot of its Application that passed the gate, or, when
+// none did (in the entries kept), the one the Environment ran before entry entered.
+func RollbackTarget(status appstudiov1alpha1.PromotionGateStatus, entry appstudiov1alpha1.GatedPromotion) string {
 	for _, p := range status.Promotions {
-		if p.PromotionRun == run {
+		if p.Phase == appstudiov1alpha1.GatePhasePassed && p.Application == entry.Application && p.Application != "" &&
+			p.PromotionRunUID != entry.PromotionRunUID {
+			return p.Snapshot
+		}
+	}
+	return entry.PreviousSnapshot
+}
+
+// EntryOf is the entry in status of the run of that name and UID, if there is one. An entry
+// without a UID (written before entries had one) is the run's if its name is.
+func EntryOf(status appstudiov1alpha1.PromotionGateStatus, run string, uid types.UID) (appstudiov1alpha1.GatedPromotion, bool) {
+	for _, p := range status.Promotions {
+		if p.PromotionRun == run && (p.PromotionRunUID == uid || p.PromotionRunUID == "") {
 			return p, true
 		}
 	}

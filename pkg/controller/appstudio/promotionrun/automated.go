@@ -43,6 +43,7 @@ func planAutomated(s state, now metav1.Time) plan {
 
 	if newer := newerAutomated(run, s.siblings, s.snapshotCreated); newer != nil {
 		msg := msgSuperseded(newer.Name, newer.Spec.Snapshot)
+		carryOutRollbacks(&p, s, now)
 		stopGates(&p, s, msg, now)
 		events := stopSteps(st, msg, now)
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
@@ -57,6 +58,7 @@ func planAutomated(s state, now metav1.Time) plan {
 	initial := run.Spec.AutomatedPromotion.InitialEnvironment
 	walk := promotiongraph.Next(s.graph, initial, stepResults(st))
 	if walk.Problem != "" {
+		stopGates(&p, s, walk.Problem, now)
 		st.State, st.CompletionResult = appstudiov1alpha1.PromotionRunStateComplete, appstudiov1alpha1.PromotionRunCompleteResultFailure
 		setErrorCondition(st, walk.Problem, now)
 		return write(event{corev1.EventTypeWarning, EventGraphInvalid, walk.Problem})
@@ -123,6 +125,11 @@ func planAutomated(s state, now metav1.Time) plan {
 		p.writes = append(p.writes, sp.write)
 		active = append(active, sp.binding)
 		events = append(events, sp.started...)
+		if entering {
+			// Entered now, perhaps after waiting at its gates or a hold: the step's time, and
+			// its timeout, run from here (a hold has no gate status to keep the entry in).
+			sp.e.StartTime = now.DeepCopy()
+		}
 		if handled, evs := gp.atExit(&p, run, s.snapshot, sp.bindingObject, t, sp, env, now); handled {
 			events = append(events, evs...)
 			waitingOnDeployments = false

@@ -477,22 +477,27 @@ func (c *Controller) observeGates(ctx context.Context, run *appstudiov1alpha1.Pr
 	if g.gate == nil {
 		return g, nil
 	}
-	entry, ok := promotiongate.EntryOf(g.gate.Status, run.Name)
+	entry, ok := promotiongate.EntryOf(g.gate.Status, run.Name, run.UID)
 	if !ok {
 		return g, nil
 	}
-	if entry.PreviousSnapshot != "" {
-		if g.rollbackTo, err = framework.OrNil(c.snapshots.Snapshots(ns).Get(entry.PreviousSnapshot)); err != nil {
+	entry.Application = run.Spec.Application
+	if target := promotiongate.RollbackTarget(g.gate.Status, entry); target != "" {
+		if g.rollbackTo, err = framework.OrNil(c.snapshots.Snapshots(ns).Get(target)); err != nil {
 			return g, err
 		}
 	}
 	if v := entry.Verification; v != nil && v.Result == "" && c.jobs != nil {
 		job, err := c.jobs.Get(ctx, v.Namespace, v.Job)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return g, fmt.Errorf("reading verification Job %s/%s as the namespace's deployer: %w", v.Namespace, v.Job, err)
-		}
-		if err == nil {
+		switch {
+		case err == nil:
 			g.job = job
+		case apierrors.IsNotFound(err):
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+			// What no retry mends fails the verification; the rest is retried.
+			g.jobErr = err
+		default:
+			return g, fmt.Errorf("reading verification Job %s/%s as the namespace's deployer: %w", v.Namespace, v.Job, err)
 		}
 	}
 	return g, nil
@@ -541,15 +546,25 @@ func (c *Controller) act(ctx context.Context, s state, p plan) error {
 	run := s.run
 	ns := run.Namespace
 	for _, job := range p.jobs {
+		var err error
 		if c.jobs == nil {
-			return fmt.Errorf("verification Job %s/%s: the agent has no deployer identity to create it with", job.Namespace, job.Name)
+			err = apierrors.NewForbidden(batchv1.Resource("jobs"), job.Name, fmt.Errorf("the agent has no deployer identity to create it with"))
+		} else {
+			_, err = c.jobs.Create(ctx, job)
 		}
-		if _, err := c.jobs.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-			c.recorder.Eventf(run, corev1.EventTypeWarning, EventVerificationFailed, "Creating verification Job %s in namespace %s as its deployer: %v",
-				job.Name, job.Namespace, err)
+		switch {
+		case err == nil:
+			c.recorder.Eventf(run, corev1.EventTypeNormal, EventVerificationStarted, "Created verification Job %s in namespace %s", job.Name, job.Namespace)
+		case apierrors.IsAlreadyExists(err):
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsUnauthorized(err):
+			// No retry mends it (a template the cluster refuses, a quota, no right): the
+			// verification fails, and the next pass rolls back.
+			msg := fmt.Sprintf("verification Job %s could not be created in namespace %s as its deployer: %v", job.Name, job.Namespace, err)
+			c.recorder.Event(run, corev1.EventTypeWarning, EventVerificationNotCreated, msg)
+			failVerification(p.gates, job, msg)
+		default:
 			return fmt.Errorf("creating verification Job %s/%s: %w", job.Namespace, job.Name, err)
 		}
-		c.recorder.Eventf(run, corev1.EventTypeNormal, EventVerificationStarted, "Created verification Job %s in namespace %s", job.Name, job.Namespace)
 	}
 	for _, g := range p.gates {
 		if _, err := c.gitops.AppStudioV1alpha1().PromotionGates(ns).UpdateStatus(ctx, g, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
@@ -638,4 +653,17 @@ func (c *Controller) writeBinding(ctx context.Context, run *appstudiov1alpha1.Pr
 			w.updateBinding.Name, w.updateBinding.Spec.Snapshot)
 	}
 	return false, nil
+}
+
+// failVerification records, in the gate status about to be written that names job, that its
+// verification failed with msg.
+func failVerification(gates []*appstudiov1alpha1.PromotionGate, job *batchv1.Job, msg string) {
+	for _, g := range gates {
+		for i := range g.Status.Promotions {
+			e := &g.Status.Promotions[i]
+			if v := e.Verification; v != nil && v.Job == job.Name && v.Namespace == job.Namespace && v.Result == "" {
+				v.Result, e.Message = promotiongate.ResultFailed, msg
+			}
+		}
+	}
 }

@@ -543,7 +543,7 @@ func TestVerificationFailureRollsBack(t *testing.T) {
 
 	t.Log("deployed: the verification Job is created as the namespace's deployer, and named in the gate's status")
 	f.sync(run.Name)
-	job, err := f.kube.BatchV1().Jobs(ns).Get(f.ctx, promotiongate.JobName(run.Name, "staging"), metav1.GetOptions{})
+	job, err := f.kube.BatchV1().Jobs(ns).Get(f.ctx, promotiongate.JobName(run.Name, run.UID, "staging"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("no verification Job: %v", err)
 	}
@@ -554,7 +554,7 @@ func TestVerificationFailureRollsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := promotiongate.EntryOf(g.Status, run.Name)
+	e, _ := promotiongate.EntryOf(g.Status, run.Name, run.UID)
 	if e.Verification == nil || e.Verification.Job != job.Name || e.HealthyTime == nil || e.Phase != appstudiov1alpha1.GatePhaseVerifying {
 		t.Fatalf("gate entry %+v", e)
 	}

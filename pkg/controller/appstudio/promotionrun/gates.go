@@ -23,7 +23,7 @@ const (
 	EventRolledBack          = "RolledBack"
 	EventHeld                = "EnvironmentHeld"
 	EventVerificationStarted = "VerificationStarted"
-	EventVerificationFailed  = "VerificationJobFailed"
+	EventVerificationNotCreated  = "VerificationJobNotCreated"
 )
 
 // gates is what the controller sees of an Environment's PromotionGate and EnvironmentHold for
@@ -35,9 +35,11 @@ type gates struct {
 	// approvals are the run's PromotionApprovals for the Environment.
 	approvals []*appstudiov1alpha1.PromotionApproval
 	// job is the verification Job the run's entry in the gate's status names, nil when it
-	// names none or the Job does not exist.
-	job *batchv1.Job
-	// rollbackTo is the Snapshot the entry's previousSnapshot names, nil when missing.
+	// names none or the Job does not exist; jobErr, why it could not be read.
+	job    *batchv1.Job
+	jobErr error
+	// rollbackTo is the Snapshot a rollback of the run's entry goes back to
+	// (promotiongate.RollbackTarget), nil when there is none or it is missing.
 	rollbackTo *appstudiov1alpha1.Snapshot
 	// environment is the Environment, for its Events; nil when missing.
 	environment *appstudiov1alpha1.Environment
@@ -58,12 +60,12 @@ type gatePass struct {
 }
 
 func openGate(run *appstudiov1alpha1.PromotionRun, g gates) *gatePass {
-	gp := &gatePass{g: g, entry: appstudiov1alpha1.GatedPromotion{PromotionRun: run.Name, Snapshot: run.Spec.Snapshot,
-		Phase: appstudiov1alpha1.GatePhaseWaiting}}
+	gp := &gatePass{g: g, entry: appstudiov1alpha1.GatedPromotion{PromotionRun: run.Name, PromotionRunUID: run.UID,
+		Application: run.Spec.Application, Snapshot: run.Spec.Snapshot, Phase: appstudiov1alpha1.GatePhaseWaiting}}
 	if g.gate != nil {
-		// An entry that ended before the run was created is of an earlier run of that name.
-		if e, ok := promotiongate.EntryOf(g.gate.Status, run.Name); ok && (e.CompletionTime == nil || !e.CompletionTime.Before(&run.CreationTimestamp)) {
+		if e, ok := promotiongate.EntryOf(g.gate.Status, run.Name, run.UID); ok {
 			gp.was, gp.entry = &e, *e.DeepCopy()
+			gp.entry.PromotionRunUID, gp.entry.Application = run.UID, run.Spec.Application
 		}
 	}
 	return gp
@@ -108,7 +110,7 @@ func stopGates(p *plan, s state, message string, now metav1.Time) {
 		if i >= 0 {
 			gate = p.gates[i]
 		}
-		e, ok := promotiongate.EntryOf(gate.Status, s.run.Name)
+		e, ok := promotiongate.EntryOf(gate.Status, s.run.Name, s.run.UID)
 		if !ok || promotiongate.Final(e.Phase) {
 			continue
 		}
@@ -158,7 +160,7 @@ func (gp *gatePass) atEntry(p *plan, run *appstudiov1alpha1.PromotionRun, t targ
 	if !gp.gated() || !entering || gp.entry.EnteredTime != nil {
 		return false, nil
 	}
-	d := promotiongate.Decide(gp.g.gate, gp.g.hold, gp.g.approvals, run.Name, now.Time)
+	d := promotiongate.Decide(gp.g.gate, gp.g.hold, gp.g.approvals, run.Name, run.UID, now.Time)
 	gp.entry.Approvers, gp.entry.Override = d.Approvers, d.Override
 	if d.Rejected == "" && d.Wait == "" {
 		gp.set(appstudiov1alpha1.GatePhaseDeploying, "", now)
@@ -195,10 +197,13 @@ func (gp *gatePass) rollBack(p *plan, run *appstudiov1alpha1.PromotionRun, snaps
 	binding *appstudiov1alpha1.SnapshotEnvironmentBinding, sp step, env, reason string, now metav1.Time) []event {
 	msg := gp.entry.Message
 	if gp.entry.Phase != appstudiov1alpha1.GatePhaseRolledBack {
-		prev := gp.entry.PreviousSnapshot
+		prev := ""
+		if gp.g.gate != nil {
+			prev = promotiongate.RollbackTarget(gp.g.gate.Status, gp.entry)
+		}
 		switch {
 		case prev == "":
-			msg = reason + "; nothing to roll back to: Environment " + env + " ran no Snapshot before"
+			msg = reason + "; nothing to roll back to: Environment " + env + " ran no Snapshot of Application " + run.Spec.Application + " before"
 		case gp.g.rollbackTo == nil:
 			msg = reason + "; cannot roll back: Snapshot " + prev + ", which Environment " + env + " ran before, does not exist"
 		default:
@@ -206,23 +211,53 @@ func (gp *gatePass) rollBack(p *plan, run *appstudiov1alpha1.PromotionRun, snaps
 		}
 		msg += fmt.Sprintf("; Environment %s is held (kubectl delete environmenthold %s releases it)", env, env)
 		gp.set(appstudiov1alpha1.GatePhaseRolledBack, msg, now)
+		if e := gp.g.environment; e != nil {
+			p.objectEvents = append(p.objectEvents, objectEvent{e, event{corev1.EventTypeWarning, EventRolledBack,
+				fmt.Sprintf("PromotionRun %s of Snapshot %s: %s", run.Name, run.Spec.Snapshot, msg)}})
+		}
 	}
 	gp.record(p)
-	if prev := gp.g.rollbackTo; prev != nil && binding.Spec.Snapshot != prev.Name {
+	gp.carryOutRollback(p, run, snapshot, binding, env, now)
+	events := sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msg, now)
+	return append(events, event{corev1.EventTypeWarning, EventRolledBack, msg})
+}
+
+// carryOutRollback adds to p what a rollback recorded in the gate still needs: the binding
+// pointed back, the hold made.
+func (gp *gatePass) carryOutRollback(p *plan, run *appstudiov1alpha1.PromotionRun, snapshot *appstudiov1alpha1.Snapshot,
+	binding *appstudiov1alpha1.SnapshotEnvironmentBinding, env string, now metav1.Time) {
+	prev := gp.g.rollbackTo
+	if prev != nil && binding != nil && binding.Spec.Snapshot != prev.Name {
 		p.writes = append(p.writes, pointAt(binding, prev, snapshot, now))
 	}
 	if gp.g.hold == nil {
+		snap := ""
+		if prev != nil {
+			snap = prev.Name
+		}
 		p.holds = append(p.holds, &appstudiov1alpha1.EnvironmentHold{
 			ObjectMeta: metav1.ObjectMeta{Name: env, Namespace: run.Namespace},
-			Spec:       appstudiov1alpha1.EnvironmentHoldSpec{Reason: msg, Snapshot: gp.entry.PreviousSnapshot, PromotionRun: run.Name},
+			Spec:       appstudiov1alpha1.EnvironmentHoldSpec{Reason: gp.entry.Message, Snapshot: snap, PromotionRun: run.Name},
 		})
 	}
-	if e := gp.g.environment; e != nil {
-		p.objectEvents = append(p.objectEvents, objectEvent{e, event{corev1.EventTypeWarning, EventRolledBack,
-			fmt.Sprintf("PromotionRun %s of Snapshot %s: %s", run.Name, run.Spec.Snapshot, msg)}})
+}
+
+// carryOutRollbacks adds to p what the rollbacks recorded for s's run in the gates of the
+// Environments it observed still need: a run that ends (superseded) still leaves each
+// Environment it rolled back where the rollback put it.
+func carryOutRollbacks(p *plan, s state, now metav1.Time) {
+	envs := make([]string, 0, len(s.targets))
+	for env := range s.targets {
+		envs = append(envs, env)
 	}
-	events := sp.end(appstudiov1alpha1.PromotionRunEnvironmentStatusFailed, msg, now)
-	return append(events, event{corev1.EventTypeWarning, EventRolledBack, msg})
+	sort.Strings(envs)
+	for _, env := range envs {
+		t := s.targets[env]
+		gp := openGate(s.run, t.gates)
+		if gp.was != nil && gp.was.Phase == appstudiov1alpha1.GatePhaseRolledBack {
+			gp.carryOutRollback(p, s.run, s.snapshot, t.binding, env, now)
+		}
+	}
 }
 
 // ended replays how the step's passage through the gate ended, when the gate's status says
@@ -260,7 +295,7 @@ func (gp *gatePass) atExit(p *plan, run *appstudiov1alpha1.PromotionRun, snapsho
 		return true, gp.rollBack(p, run, snapshot, binding, sp, env, "the verification cannot run: "+problem, now)
 	}
 	x := promotiongate.DecideExit(gp.g.gate, gp.entry, promotiongate.Deployed{Running: sp.waiting == "", Degraded: degradedDeployments(binding, t.deployments)},
-		gp.g.job, ns, now.Time)
+		gp.g.job, gp.g.jobErr, ns, now.Time)
 	gp.entry = x.Entry
 	if x.CreateJob {
 		p.jobs = append(p.jobs, promotiongate.Job(gp.g.gate, gp.entry, ns))

@@ -44,7 +44,7 @@ func healthySince(t metav1.Time) func(*appstudiov1alpha1.GatedPromotion) {
 
 func verifying(result string) func(*appstudiov1alpha1.GatedPromotion) {
 	return func(e *appstudiov1alpha1.GatedPromotion) {
-		e.Verification = &appstudiov1alpha1.VerificationStatus{Job: promotiongate.JobName("snap-2-dev-auto", "staging"), Namespace: ns,
+		e.Verification = &appstudiov1alpha1.VerificationStatus{Job: promotiongate.JobName("snap-2-dev-auto", "run-uid", "staging"), Namespace: ns,
 			Logs: "kubectl logs", StartTime: started, Result: result}
 	}
 }
@@ -56,7 +56,7 @@ func approvalBy(user string, decision appstudiov1alpha1.ApprovalDecision) *appst
 }
 
 func verificationJob(condition batchv1.JobConditionType) *batchv1.Job {
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: promotiongate.JobName("snap-2-dev-auto", "staging"), Namespace: ns}}
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: promotiongate.JobName("snap-2-dev-auto", "run-uid", "staging"), Namespace: ns}}
 	if condition != "" {
 		j.Status.Conditions = []batchv1.JobCondition{{Type: condition, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
 	}
@@ -126,7 +126,7 @@ func TestPlanGates(t *testing.T) {
 		wantState: "Active", wantStep: "In Progress: ", wantWrites: []string{"point staging at snap-2"}, wantGate: "Deploying: ",
 		wantRecheck: Timeout,
 		check: func(t *testing.T, p plan) {
-			e, _ := promotiongate.EntryOf(p.gates[0].Status, "snap-2-dev-auto")
+			e, _ := promotiongate.EntryOf(p.gates[0].Status, "snap-2-dev-auto", "run-uid")
 			if e.PreviousSnapshot != "snap-1" || e.EnteredTime == nil || !reflect.DeepEqual(e.Approvers, []string{"alice", "bob"}) {
 				t.Errorf("entry %+v: want previous snap-1, entered, approvers alice and bob", e)
 			}
@@ -209,6 +209,18 @@ func TestPlanGates(t *testing.T) {
 		wantState: "Active", wantStep: "In Progress: Soaking until 2026-01-02T03:01:30Z; Waiting for the GitOpsDeployments",
 		wantGate: "Verifying: Soaking", wantRecheck: 30 * time.Second,
 	}, {
+		name: "released from a hold without a gate: the step's time, and its timeout, start now",
+		run: automatedRun(withSteps("dev:S:1", "staging:P:2"), func(r *appstudiov1alpha1.PromotionRun) {
+			r.Status.EnvironmentStatus[1].StartTime = earlier.DeepCopy()
+		}),
+		t:         gatedStaging("snap-1", healthy, gates{}),
+		wantState: "Active", wantStep: "In Progress: ", wantWrites: []string{"point staging at snap-2"}, wantRecheck: Timeout,
+		check: func(t *testing.T, p plan) {
+			if st := p.status.EnvironmentStatus[1].StartTime; st == nil || !st.Equal(&now) {
+				t.Errorf("step started %v, want now", st)
+			}
+		},
+	}, {
 		name: "a rollback recorded but not carried out is carried out again, once",
 		run:  run, t: func() target {
 			g := gatedStaging("snap-1", healthy, gates{gate: stagingGate(verified, entered(healthySince(now), verifying("Failed"), func(e *appstudiov1alpha1.GatedPromotion) {
@@ -218,6 +230,38 @@ func TestPlanGates(t *testing.T) {
 		}(),
 		wantState: "Complete", wantResult: "Failure", wantStep: "Failed: verification Job x failed; rolled back to Snapshot snap-1",
 		// The binding points at snap-1 already; it is entered (the entry says so) and not pointed back at snap-2.
+		// The entry gets the run's UID and Application.
+		wantGate: "RolledBack: verification Job x failed",
+	}, {
+		name: "a rollback recorded before the binding was pointed back: pointed back and held now",
+		run:  run, t: gatedStaging("snap-2", healthy, gates{gate: stagingGate(verified, entered(healthySince(now), verifying("Failed"), func(e *appstudiov1alpha1.GatedPromotion) {
+			e.Phase, e.Message = appstudiov1alpha1.GatePhaseRolledBack, "verification Job x failed; rolled back to Snapshot snap-1"
+		})), rollbackTo: snap1}),
+		wantState: "Complete", wantResult: "Failure", wantStep: "Failed: verification Job x failed; rolled back to Snapshot snap-1",
+		wantWrites: []string{"point staging at snap-1", "hold snap-1"}, wantGate: "RolledBack: verification Job x failed",
+	}, {
+		name: "the entry of an earlier run of the same name is not this run's: it waits at the gate again",
+		run:  runWaiting, t: gatedStaging("snap-1", healthy, gates{gate: stagingGate(twoApprovals, entered(func(e *appstudiov1alpha1.GatedPromotion) {
+			e.PromotionRunUID = "earlier-uid"
+		})), approvals: []*appstudiov1alpha1.PromotionApproval{func() *appstudiov1alpha1.PromotionApproval {
+			a := approvalBy("alice", "Approve")
+			a.Spec.PromotionRunUID = "earlier-uid"
+			return a
+		}()}}),
+		wantState: "Active", wantStep: "In Progress: Waiting for approvals: 0 of 2", wantGate: "Waiting: Waiting for approvals: 0 of 2",
+	}, {
+		name: "the Job could not be created: rolled back",
+		run:  run, t: gatedStaging("snap-2", healthy, gates{gate: stagingGate(verified, entered(healthySince(now), verifying("Failed"), func(e *appstudiov1alpha1.GatedPromotion) {
+			e.Message = "verification Job j could not be created in namespace ns as its deployer: forbidden"
+		})), rollbackTo: snap1}),
+		wantState: "Complete", wantResult: "Failure", wantStep: "Failed: verification failed: verification Job j could not be created",
+		wantWrites: []string{"point staging at snap-1", "hold snap-1"}, wantGate: "RolledBack: verification failed",
+	}, {
+		name: "never Healthy again after it was deployed: rolled back once its gates' time is over",
+		run:  run, t: gatedStaging("snap-2", degraded, gates{gate: stagingGate(soak30s, entered(healthySince(metav1.NewTime(now.Add(-promotiongate.ExitTimeout-30*time.Second))))),
+			rollbackTo: snap1}),
+		wantState: "Complete", wantResult: "Failure", wantStep: "Failed: Snapshot snap-2 did not pass the gates of Environment staging in the 10m30s",
+		wantWrites: []string{"point staging at snap-1", "hold snap-1"}, wantGate: "RolledBack: Snapshot snap-2 did not pass",
 	}, {
 		name: "nothing to roll back to: held all the same",
 		run:  run, t: gatedStaging("snap-2", healthy, gates{gate: stagingGate(verified, entered(healthySince(now), verifying(""), func(e *appstudiov1alpha1.GatedPromotion) {
@@ -280,7 +324,7 @@ func TestPlanGates(t *testing.T) {
 			}
 			var gate string
 			if len(p.gates) > 0 {
-				e, _ := promotiongate.EntryOf(p.gates[0].Status, "snap-2-dev-auto")
+				e, _ := promotiongate.EntryOf(p.gates[0].Status, "snap-2-dev-auto", "run-uid")
 				gate = fmt.Sprintf("%s: %s", e.Phase, e.Message)
 			}
 			if tc.wantGate == "" && gate != "" || !strings.HasPrefix(gate, tc.wantGate) {
@@ -309,7 +353,7 @@ func TestSupersededStopsGates(t *testing.T) {
 	if len(p.gates) != 1 {
 		t.Fatalf("gates written %d, want 1", len(p.gates))
 	}
-	e, _ := promotiongate.EntryOf(p.gates[0].Status, "snap-2-dev-auto")
+	e, _ := promotiongate.EntryOf(p.gates[0].Status, "snap-2-dev-auto", "run-uid")
 	if e.Phase != appstudiov1alpha1.GatePhaseStopped || !strings.HasPrefix(e.Message, "Superseded by PromotionRun snap-3-dev-auto") || e.CompletionTime == nil {
 		t.Errorf("entry %+v, want Stopped, superseded, with a completion time", e)
 	}

@@ -328,7 +328,9 @@ func (p *plan) writers(run *appstudiov1alpha1.PromotionRun, st *appstudiov1alpha
 		return *p
 	}
 	fail = func(reason, message, eventMessage string) plan {
-		p.writes = nil
+		// Nothing of the pass is carried out: not half of a step (a gate's record of a
+		// rollback without the binding pointed back).
+		p.writes, p.gates, p.jobs, p.holds, p.objectEvents = nil, nil, nil, nil, nil
 		if !setErrorCondition(st, message, now) {
 			return write() // already reported
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -78,7 +79,42 @@ func WithAuthorization(approvals *store.REST, runs, environments rest.Getter, au
 // Create implements rest.Creater.
 func (r *AuthorizedREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	options *metav1.CreateOptions) (runtime.Object, error) {
+	r.stampRun(ctx, obj)
 	return r.REST.Create(ctx, obj, r.admit(createValidation), options)
+}
+
+// stampRun sets obj's spec.promotionRunUID, whatever the client sent, to the UID of the run it
+// names (none when there is no such run, which admit refuses): the decision is on that run, not
+// on one made later under its name. (Not in admit: the store validates a copy.) An update keeps
+// the stored UID (the strategy's PrepareUpdate).
+func (r *AuthorizedREST) stampRun(ctx context.Context, obj runtime.Object) {
+	a, ok := obj.(*appstudio.PromotionApproval)
+	if !ok {
+		return
+	}
+	a.Spec.PromotionRunUID = ""
+	if r.runs == nil {
+		return
+	}
+	if run, err := r.runs.Get(ctx, a.Spec.PromotionRun, &metav1.GetOptions{}); err == nil {
+		if m, err := meta.Accessor(run); err == nil {
+			a.Spec.PromotionRunUID = m.GetUID()
+		}
+	}
+}
+
+// stampedInfo is an update's object with its run stamped (stampRun).
+type stampedInfo struct {
+	rest.UpdatedObjectInfo
+	r *AuthorizedREST
+}
+
+func (s stampedInfo) UpdatedObject(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	obj, err := s.UpdatedObjectInfo.UpdatedObject(ctx, old)
+	if err == nil {
+		s.r.stampRun(ctx, obj)
+	}
+	return obj, err
 }
 
 // Update implements rest.Updater: server-side apply creates a missing approval through it. An
@@ -86,7 +122,7 @@ func (r *AuthorizedREST) Create(ctx context.Context, obj runtime.Object, createV
 // RBAC.
 func (r *AuthorizedREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.REST.Update(ctx, name, objInfo, r.admit(createValidation), updateValidation, forceAllowCreate, options)
+	return r.REST.Update(ctx, name, stampedInfo{objInfo, r}, r.admit(createValidation), updateValidation, forceAllowCreate, options)
 }
 
 // admit adds to validate, which the generic store runs on every create (a create, dry run
@@ -206,7 +242,7 @@ func (r *AuthorizedREST) firstDecision(ctx context.Context, a *appstudio.Promoti
 		return err
 	}
 	for _, earlier := range list.(*appstudio.PromotionApprovalList).Items {
-		if earlier.Name == a.Name {
+		if earlier.Name == a.Name || earlier.Spec.PromotionRunUID != a.Spec.PromotionRunUID {
 			continue
 		}
 		return alreadyDecided(a, earlier.Name)

@@ -30,6 +30,7 @@ func kind(typer runtime.ObjectTyper) strategy.Kind {
 		validation.ValidatePromotionApproval, validation.ValidatePromotionApprovalUpdate, nil)
 	k.PrepareCreate = func(ctx context.Context, obj runtime.Object) {
 		spec := &obj.(object).Spec
+		// The run's UID is the server's too, set from the run (AuthorizedREST.stampRun).
 		spec.Username, spec.UID, spec.Groups = "", "", nil
 		if u, ok := genericapirequest.UserFrom(ctx); ok && u != nil {
 			spec.Username, spec.UID, spec.Groups = u.GetName(), u.GetUID(), slices.Clone(u.GetGroups())
@@ -38,6 +39,7 @@ func kind(typer runtime.ObjectTyper) strategy.Kind {
 	k.PrepareUpdate = func(_ context.Context, obj, old runtime.Object) {
 		spec, stored := &obj.(object).Spec, &old.(object).Spec
 		spec.Username, spec.UID, spec.Groups = stored.Username, stored.UID, slices.Clone(stored.Groups)
+		spec.PromotionRunUID = stored.PromotionRunUID
 	}
 	return k
 }

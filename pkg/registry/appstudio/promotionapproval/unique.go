@@ -22,9 +22,10 @@ var UniqueIndex = storage.UniqueIndex{
 		if a.Spec.Username == "" {
 			return "" // no user to tell apart (a server without authentication, in tests)
 		}
-		// The run and the Environment are DNS names, without "/": the user name, last, may
-		// hold any character without making two keys alike.
-		return a.Spec.PromotionRun + "/" + a.Spec.Environment + "/" + a.Spec.Username
+		// The run (by name and UID: a run made again under its name is another) and the
+		// Environment are DNS names and a UID, without "/": the user name, last, may hold any
+		// character without making two keys alike.
+		return a.Spec.PromotionRun + "/" + string(a.Spec.PromotionRunUID) + "/" + a.Spec.Environment + "/" + a.Spec.Username
 	},
 	Conflict: func(obj runtime.Object, holder string) error {
 		return alreadyDecided(obj.(object), holder)

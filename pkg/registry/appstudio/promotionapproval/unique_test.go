@@ -24,6 +24,7 @@ func TestUniqueIndexKey(t *testing.T) {
 		{"other groups", func(a object) { a.Spec.Groups, a.Spec.UID = nil, "x" }, true},
 		{"other user", func(a object) { a.Spec.Username = "bob" }, false},
 		{"other run", func(a object) { a.Spec.PromotionRun = "shop-43.dev-auto" }, false},
+		{"another run of the same name", func(a object) { a.Spec.PromotionRunUID = "made-again" }, false},
 		{"other Environment", func(a object) { a.Spec.Environment = "staging" }, false},
 	}
 	for _, tc := range cases {
@@ -36,7 +37,7 @@ func TestUniqueIndexKey(t *testing.T) {
 			}
 		})
 	}
-	if got := UniqueIndex.Key(stored()); got != "shop-42.dev-auto/prod/alice" {
+	if got := UniqueIndex.Key(stored()); got != "shop-42.dev-auto//prod/alice" {
 		t.Errorf("key = %q", got)
 	}
 	// Without a user the approval claims no key.

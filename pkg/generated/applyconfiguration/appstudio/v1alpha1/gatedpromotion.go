@@ -21,12 +21,15 @@ package v1alpha1
 import (
 	v1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	types "k8s.io/apimachinery/pkg/types"
 )
 
 // GatedPromotionApplyConfiguration represents a declarative configuration of the GatedPromotion type for use
 // with apply.
 type GatedPromotionApplyConfiguration struct {
 	PromotionRun     *string                               `json:"promotionRun,omitempty"`
+	PromotionRunUID  *types.UID                            `json:"promotionRunUID,omitempty"`
+	Application      *string                               `json:"application,omitempty"`
 	Snapshot         *string                               `json:"snapshot,omitempty"`
 	Phase            *v1alpha1.GatePhase                   `json:"phase,omitempty"`
 	Message          *string                               `json:"message,omitempty"`
@@ -50,6 +53,22 @@ func GatedPromotion() *GatedPromotionApplyConfiguration {
 // If called multiple times, the PromotionRun field is set to the value of the last call.
 func (b *GatedPromotionApplyConfiguration) WithPromotionRun(value string) *GatedPromotionApplyConfiguration {
 	b.PromotionRun = &value
+	return b
+}
+
+// WithPromotionRunUID sets the PromotionRunUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PromotionRunUID field is set to the value of the last call.
+func (b *GatedPromotionApplyConfiguration) WithPromotionRunUID(value types.UID) *GatedPromotionApplyConfiguration {
+	b.PromotionRunUID = &value
+	return b
+}
+
+// WithApplication sets the Application field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Application field is set to the value of the last call.
+func (b *GatedPromotionApplyConfiguration) WithApplication(value string) *GatedPromotionApplyConfiguration {
+	b.Application = &value
 	return b
 }
 

@@ -20,18 +20,20 @@ package v1alpha1
 
 import (
 	v1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	types "k8s.io/apimachinery/pkg/types"
 )
 
 // PromotionApprovalSpecApplyConfiguration represents a declarative configuration of the PromotionApprovalSpec type for use
 // with apply.
 type PromotionApprovalSpecApplyConfiguration struct {
-	PromotionRun *string                    `json:"promotionRun,omitempty"`
-	Environment  *string                    `json:"environment,omitempty"`
-	Decision     *v1alpha1.ApprovalDecision `json:"decision,omitempty"`
-	Comment      *string                    `json:"comment,omitempty"`
-	Username     *string                    `json:"username,omitempty"`
-	UID          *string                    `json:"uid,omitempty"`
-	Groups       []string                   `json:"groups,omitempty"`
+	PromotionRun    *string                    `json:"promotionRun,omitempty"`
+	PromotionRunUID *types.UID                 `json:"promotionRunUID,omitempty"`
+	Environment     *string                    `json:"environment,omitempty"`
+	Decision        *v1alpha1.ApprovalDecision `json:"decision,omitempty"`
+	Comment         *string                    `json:"comment,omitempty"`
+	Username        *string                    `json:"username,omitempty"`
+	UID             *string                    `json:"uid,omitempty"`
+	Groups          []string                   `json:"groups,omitempty"`
 }
 
 // PromotionApprovalSpecApplyConfiguration constructs a declarative configuration of the PromotionApprovalSpec type for use with
@@ -45,6 +47,14 @@ func PromotionApprovalSpec() *PromotionApprovalSpecApplyConfiguration {
 // If called multiple times, the PromotionRun field is set to the value of the last call.
 func (b *PromotionApprovalSpecApplyConfiguration) WithPromotionRun(value string) *PromotionApprovalSpecApplyConfiguration {
 	b.PromotionRun = &value
+	return b
+}
+
+// WithPromotionRunUID sets the PromotionRunUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PromotionRunUID field is set to the value of the last call.
+func (b *PromotionApprovalSpecApplyConfiguration) WithPromotionRunUID(value types.UID) *PromotionApprovalSpecApplyConfiguration {
+	b.PromotionRunUID = &value
 	return b
 }
 
