@@ -19,11 +19,11 @@ import (
 
 // Event reasons of gates.
 const (
-	EventRejected            = "PromotionRejected"
-	EventRolledBack          = "RolledBack"
-	EventHeld                = "EnvironmentHeld"
-	EventVerificationStarted = "VerificationStarted"
-	EventVerificationNotCreated  = "VerificationJobNotCreated"
+	EventRejected               = "PromotionRejected"
+	EventRolledBack             = "RolledBack"
+	EventHeld                   = "EnvironmentHeld"
+	EventVerificationStarted    = "VerificationStarted"
+	EventVerificationNotCreated = "VerificationJobNotCreated"
 )
 
 // gates is what the controller sees of an Environment's PromotionGate and EnvironmentHold for
