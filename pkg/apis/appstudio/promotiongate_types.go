@@ -51,7 +51,7 @@ type PromotionGateSpec struct {
 	// it; a deployment that becomes Degraded in that time is rolled back.
 	// +optional
 	SoakTime *metav1.Duration `json:"soakTime,omitempty"`
-	// Verification is a Job run in the Environment's target namespace, with the namespace's
+	// Verification is a Job run in the PromotionRun's namespace, with the namespace's
 	// deployer identity, once every GitOpsDeployment is Synced and Healthy at the Snapshot; the
 	// step succeeds when the Job succeeds, and is rolled back when it fails or times out.
 	// +optional
@@ -187,7 +187,7 @@ type GatedPromotion struct {
 type VerificationStatus struct {
 	// Job is the Job's name, in Namespace.
 	Job string `json:"job"`
-	// Namespace is the Job's namespace: the Environment's target namespace.
+	// Namespace is the Job's namespace: the PromotionRun's.
 	Namespace string `json:"namespace"`
 	// Logs is the command that shows the Job's logs.
 	Logs string `json:"logs"`

@@ -3450,7 +3450,7 @@ func schema_pkg_apis_appstudio_v1alpha1_PromotionGateSpec(ref common.ReferenceCa
 					},
 					"verification": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Verification is a Job run in the Environment's target namespace, with the namespace's deployer identity, once every GitOpsDeployment is Synced and Healthy at the Snapshot; the step succeeds when the Job succeeds, and is rolled back when it fails or times out.",
+							Description: "Verification is a Job run in the PromotionRun's namespace, with the namespace's deployer identity, once every GitOpsDeployment is Synced and Healthy at the Snapshot; the step succeeds when the Job succeeds, and is rolled back when it fails or times out.",
 							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1.Verification"),
 						},
 					},
@@ -4434,7 +4434,7 @@ func schema_pkg_apis_appstudio_v1alpha1_VerificationStatus(ref common.ReferenceC
 					},
 					"namespace": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Namespace is the Job's namespace: the Environment's target namespace.",
+							Description: "Namespace is the Job's namespace: the PromotionRun's.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
