@@ -289,6 +289,22 @@ func Record(status appstudiov1alpha1.PromotionGateStatus, entry appstudiov1alpha
 	return out
 }
 
+// Prune drops from status the entries in progress of runs that are gone (live tells which
+// are not, by name and UID): a run deleted while it waited at the gate, whose passage nobody
+// ends. Nil live prunes nothing.
+func Prune(status appstudiov1alpha1.PromotionGateStatus, live func(run string, uid types.UID) bool) appstudiov1alpha1.PromotionGateStatus {
+	if live == nil {
+		return status
+	}
+	out := appstudiov1alpha1.PromotionGateStatus{}
+	for _, p := range status.Promotions {
+		if Final(p.Phase) || live(p.PromotionRun, p.PromotionRunUID) {
+			out.Promotions = append(out.Promotions, p)
+		}
+	}
+	return out
+}
+
 // MaxEnded is how many entries a gate's status keeps when no more are in progress.
 const MaxEnded = 10
 

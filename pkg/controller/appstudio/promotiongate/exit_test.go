@@ -70,3 +70,25 @@ func TestRollbackTarget(t *testing.T) {
 		})
 	}
 }
+
+func TestPrune(t *testing.T) {
+	status := appstudiov1alpha1.PromotionGateStatus{Promotions: []appstudiov1alpha1.GatedPromotion{
+		{PromotionRun: "deleted", PromotionRunUID: "u1", Phase: appstudiov1alpha1.GatePhaseWaiting},
+		{PromotionRun: "made-again", PromotionRunUID: "old", Phase: appstudiov1alpha1.GatePhaseVerifying},
+		{PromotionRun: "waiting", PromotionRunUID: "u2", Phase: appstudiov1alpha1.GatePhaseWaiting},
+		{PromotionRun: "deleted-after-it-passed", PromotionRunUID: "u3", Phase: appstudiov1alpha1.GatePhasePassed},
+	}}
+	live := func(run string, uid types.UID) bool {
+		return map[string]types.UID{"waiting": "u2", "made-again": "new"}[run] == uid
+	}
+	var kept []string
+	for _, p := range Prune(status, live).Promotions {
+		kept = append(kept, p.PromotionRun)
+	}
+	if fmt.Sprint(kept) != "[waiting deleted-after-it-passed]" {
+		t.Errorf("kept %v, want the live run's and the ended one", kept)
+	}
+	if len(Prune(status, nil).Promotions) != 4 {
+		t.Error("pruned without knowing which runs live")
+	}
+}

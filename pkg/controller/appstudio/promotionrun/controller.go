@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -476,6 +477,10 @@ func (c *Controller) observeGates(ctx context.Context, run *appstudiov1alpha1.Pr
 	}
 	if g.gate == nil {
 		return g, nil
+	}
+	g.live = func(name string, uid types.UID) bool {
+		r, err := c.runs.PromotionRuns(ns).Get(name)
+		return err != nil && !apierrors.IsNotFound(err) || err == nil && (uid == "" || r.UID == uid)
 	}
 	entry, ok := promotiongate.EntryOf(g.gate.Status, run.Name, run.UID)
 	if !ok {

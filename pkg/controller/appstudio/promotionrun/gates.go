@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -43,6 +44,9 @@ type gates struct {
 	rollbackTo *appstudiov1alpha1.Snapshot
 	// environment is the Environment, for its Events; nil when missing.
 	environment *appstudiov1alpha1.Environment
+	// live tells whether a PromotionRun of the namespace, by name and UID, still exists: a
+	// gate's entries of runs that are gone are dropped when it is written. Nil keeps them.
+	live func(run string, uid types.UID) bool
 }
 
 // objectEvent is an Event to record on another object than the PromotionRun.
@@ -88,7 +92,7 @@ func (gp *gatePass) record(p *plan) {
 		return
 	}
 	g := gp.g.gate.DeepCopy()
-	g.Status = promotiongate.Record(g.Status, gp.entry)
+	g.Status = promotiongate.Prune(promotiongate.Record(g.Status, gp.entry), gp.g.live)
 	p.gates = append(p.gates, g)
 }
 
@@ -116,7 +120,7 @@ func stopGates(p *plan, s state, message string, now metav1.Time) {
 		}
 		e.Phase, e.Message, e.CompletionTime = appstudiov1alpha1.GatePhaseStopped, message, now.DeepCopy()
 		g := gate.DeepCopy()
-		g.Status = promotiongate.Record(g.Status, e)
+		g.Status = promotiongate.Prune(promotiongate.Record(g.Status, e), s.targets[env].gates.live)
 		if i >= 0 {
 			p.gates[i] = g
 		} else {
