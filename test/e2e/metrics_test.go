@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
@@ -43,6 +44,8 @@ var _ = Describe("monitoring", func() {
 
 		ns := fmt.Sprintf("e2e-monitoring-%d", time.Now().UnixNano()%100000)
 		createNamespace(ctx, ns)
+		// Cleanups run last first: the deployment goes, then its namespace.
+		DeferCleanup(func(ctx context.Context) { _ = kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
 		createDeployment(ctx, ns, "watched", placeholderRepo, "deploy", false)
 		DeferCleanup(func(ctx context.Context) { deleteDeploymentAndWait(ctx, ns, "watched") })
 		Eventually(func(g Gomega, ctx context.Context) {
