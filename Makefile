@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen codegen bench bench-agent linearizability fuzz
+.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen verify-monitoring codegen bench bench-agent linearizability fuzz
 
 all: build
 
@@ -20,11 +20,11 @@ stop:
 	hack/local-up.sh stop
 
 # Everything CI runs (.ci/run calls exactly this): the host tools are there, generated code is
-# current, gofmt and vet are clean, the images' binaries build, every unit test
-# passes under the race detector against a throwaway PostgreSQL, and the e2e suite passes
-# against a stack of its own. Each stage prints its wall time ("stage NAME: N s");
-# hack/verify-fresh.sh runs all of it on a cold machine.
-test: host-tools verify-codegen vet images unit e2e
+# current, gofmt and vet are clean, the images' binaries build, the Prometheus rules check and
+# pass their promtool unit tests, every unit test passes under the race detector against a
+# throwaway PostgreSQL, and the e2e suite passes against a stack of its own. Each stage prints
+# its wall time ("stage NAME: N s"); hack/verify-fresh.sh runs all of it on a cold machine.
+test: host-tools verify-codegen vet images verify-monitoring unit e2e
 
 host-tools:
 	hack/host-tools.sh
@@ -51,6 +51,10 @@ e2e:
 
 verify-codegen:
 	hack/stage.sh verify-codegen hack/verify-codegen.sh
+
+# promtool check rules and promtool test rules on artifacts/monitoring (docs/monitoring.md).
+verify-monitoring:
+	hack/stage.sh monitoring hack/verify-monitoring.sh
 
 codegen:
 	hack/update-codegen.sh

@@ -7,6 +7,7 @@
 #   curl, openssl              the local stack's health checks and certificates
 #   PostgreSQL 15              the unit tests' throwaway server and the local stack's database
 #   redis-server               Argo CD's cache in the local stack
+#   promtool (prometheus)      checks and unit-tests the Prometheus rules (hack/verify-monitoring.sh)
 #
 # Not host tools: etcd, kube-apiserver, kubectl, Argo CD and the kustomize and helm its
 # repo-server runs are built from the Go module proxy into bin/ (hack/build-kube.sh,
@@ -23,3 +24,4 @@ ensure_command curl curl
 ensure_command openssl openssl
 ensure_command redis-server redis-server
 ensure_postgres "${PG_BIN:-/usr/lib/postgresql/15/bin}"
+ensure_promtool

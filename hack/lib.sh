@@ -5,6 +5,8 @@
 #   ensure_command CMD PKG    installs the Debian package PKG when CMD is missing and we are root;
 #                             otherwise stops with one line naming the package to install
 #   ensure_postgres PGBIN     the same for PostgreSQL 15's server binaries in PGBIN
+#   ensure_promtool           the same for promtool (Debian package prometheus), without the
+#                             Prometheus server the package would start
 #   stack_running DIR         whether the local stack with its state in DIR is running
 
 # `go list -m -f '{{.Dir}}'` prints nothing for a module whose files are not in the module cache
@@ -45,6 +47,37 @@ ensure_postgres() {
 	fi
 	[[ -x "${pgbin}/initdb" ]] && return 0
 	echo "no PostgreSQL 15 server binaries in ${pgbin}: install the Debian package postgresql-15, or set PG_BIN" >&2
+	return 1
+}
+
+# ensure_promtool installs promtool, which Debian ships in the prometheus package, with nothing
+# it recommends. The package's postinst starts the prometheus service through invoke-rc.d, which
+# a container's /usr/sbin/policy-rc.d usually forbids (exit 101); where nothing forbids it, the
+# server it started is stopped again by the PID in its pidfile (or with systemctl under systemd):
+# the tests need the command, not a server.
+ensure_promtool() {
+	command -v promtool >/dev/null && return 0
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		local pidfile=/run/prometheus/prometheus.pid was_running=""
+		if [[ -f "${pidfile}" ]] || { command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; }; then
+			was_running=1
+		fi
+		apt_install --no-install-recommends prometheus || true
+		if [[ -z "${was_running}" ]]; then
+			if [[ -f "${pidfile}" ]]; then
+				local pid
+				pid="$(cat "${pidfile}")"
+				echo "stopping the prometheus server (PID ${pid}) that installing the package started" >&2
+				kill "${pid}" 2>/dev/null || true
+				rm -f "${pidfile}"
+			elif [[ -d /run/systemd/system ]] && systemctl is-active --quiet prometheus 2>/dev/null; then
+				echo "stopping the prometheus service that installing the package started" >&2
+				systemctl stop prometheus || true
+			fi
+		fi
+	fi
+	command -v promtool >/dev/null && return 0
+	echo "promtool is missing: install the Debian package prometheus (apt-get install --no-install-recommends prometheus)" >&2
 	return 1
 }
 

@@ -18,10 +18,7 @@ import (
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/metrics/legacyregistry"
 
-	// client-go's leader election, request latency and rate-limiter metrics, on /metrics.
-	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection"
-	_ "k8s.io/component-base/metrics/prometheus/restclient"
-
+	// pkg/agent registers every metric the agent exports (client-go's among them).
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	"github.com/gitops-service/gitops-service/pkg/agent/options"
 )

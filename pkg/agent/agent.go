@@ -241,6 +241,8 @@ type Agent struct {
 	// tenants are the tenant namespaces the Argo CD controllers serve: every one when nil
 	// (tenancy.go).
 	tenants *tenancy.Tenants
+	// instance is the ArgoCDInstance served, "" for every namespace.
+	instance string
 
 	ops          *operations.Recorder
 	opsRetention time.Duration
@@ -286,6 +288,7 @@ func New(cfg Config) (*Agent, error) {
 		tenantSecrets:            tenantsecrets.New(cfg.Kube),
 		events:                   framework.NewEvents(cfg.Kube),
 		leaderElection:           cfg.LeaderElection,
+		instance:                 cfg.Instance,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if cfg.Controllers[ArgoCDControllers] {
@@ -500,6 +503,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		return ctls
 	})
+	reportInfo(a.instance, a.argoNamespace)
 	a.events.Start(ctx)
 	klog.InfoS("agent started", "workers", a.workers, "controllers", len(all), "leaderElection", a.leaderElection != nil)
 

@@ -31,6 +31,7 @@ func (a *Agent) setupDeployments() error {
 		return err
 	}
 	ctl.RecordPanicsOn(a.events.Recorder, deployments.Informer().GetStore())
+	ctl.RegisterMetrics()
 	a.argoCDPackaged = append(a.argoCDPackaged, packagedController{Controller: ctl.Controller, run: ctl.Run},
 		packagedController{Controller: ctl.ProjectRefresh, run: ctl.ProjectRefresh.Run})
 	return a.addInformers(deployments.Informer(), envs.Informer(), apps.Informer(), projects.Informer(),

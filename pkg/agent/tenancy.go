@@ -57,6 +57,7 @@ func (a *Agent) setupPlacement(share float64) error {
 	if err != nil {
 		return err
 	}
+	ctl.RegisterMetrics()
 	a.appStudio = append(a.appStudio, packagedController{Controller: ctl.Controller, run: ctl.Run})
 	return a.addInformers(managed.ArgoCDInstances().Informer(), managed.TenantPlacements().Informer(), managed.GitOpsDeployments().Informer(),
 		managed.GitOpsDeploymentManagedEnvironments().Informer(), managed.GitOpsDeploymentRepositoryCredentials().Informer(),

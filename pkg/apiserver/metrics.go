@@ -14,9 +14,10 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
-// poolCollector exposes the PostgreSQL connection pools and the watch feed's lag on /metrics,
-// read at scrape time from the storage of the newest server of the process (there is one
-// outside tests, which run several servers one after another).
+// poolCollector exposes the PostgreSQL connection pools, the watch feed's lag, the storage's
+// readiness and the primary's standbys on /metrics, read at scrape time from the storage of
+// the newest server of the process (there is one outside tests, which run several servers
+// one after another).
 type poolCollector struct {
 	metrics.BaseStableCollector
 	current atomic.Pointer[exposedStorage]
@@ -41,6 +42,16 @@ var (
 	feedLag = metrics.NewDesc("gitops_storage_watch_feed_lag_resource_versions",
 		"How many resourceVersions the database is ahead of what this process's watch feed has dispatched.",
 		nil, nil, metrics.ALPHA, "")
+	feedDelay = metrics.NewDesc("gitops_storage_watch_feed_lag_seconds",
+		"Age of the oldest change in the database that this process's watch feed has not dispatched yet: how late its watches are; 0 when they are current.",
+		nil, nil, metrics.ALPHA, "")
+	storageReady = metrics.NewDesc("gitops_storage_ready",
+		"1 while the storage passes /readyz's postgres check (the watch feed reads the change log, the schema takes this release's writes), else 0.",
+		nil, nil, metrics.ALPHA, "")
+	postgresStandbys = metrics.NewDesc("gitops_storage_postgres_standbys",
+		"Standbys streaming from the PostgreSQL primary the storage writes to (its pg_stat_replication), by sync_state; "+
+			"unknown when the database role may not read the state (grant it pg_monitor to see it).",
+		[]string{"sync_state"}, nil, metrics.ALPHA, "")
 
 	queryDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Name:           "gitops_storage_query_duration_seconds",
@@ -48,6 +59,14 @@ var (
 		Buckets:        metrics.ExponentialBuckets(0.0005, 2, 14),
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"kind"})
+
+	commitDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Name: "gitops_storage_commit_duration_seconds",
+		Help: "Duration of the storage's write transactions (one group-committed batch of writes each), from BEGIN to the end of " +
+			"COMMIT, a synchronous standby's confirmation included, by result (committed, retried, failed).",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 16),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
 )
 
 func (c *poolCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
@@ -55,6 +74,9 @@ func (c *poolCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- poolAcquires
 	ch <- poolAcquireWait
 	ch <- feedLag
+	ch <- feedDelay
+	ch <- storageReady
+	ch <- postgresStandbys
 }
 
 func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
@@ -70,6 +92,19 @@ func (c *poolCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	defer cancel()
 	if lag, err := cur.backend.FeedLag(ctx); err == nil {
 		ch <- metrics.NewLazyConstMetric(feedLag, metrics.GaugeValue, float64(lag))
+	}
+	if delay, err := cur.backend.FeedDelay(ctx); err == nil {
+		ch <- metrics.NewLazyConstMetric(feedDelay, metrics.GaugeValue, delay.Seconds())
+	}
+	ready := 0.0
+	if cur.backend.ReadinessCheck() == nil {
+		ready = 1
+	}
+	ch <- metrics.NewLazyConstMetric(storageReady, metrics.GaugeValue, ready)
+	if standbys, err := cur.backend.Standbys(ctx); err == nil {
+		for state, n := range standbys {
+			ch <- metrics.NewLazyConstMetric(postgresStandbys, metrics.GaugeValue, float64(n), state)
+		}
 	}
 }
 
@@ -95,7 +130,10 @@ func exposeStorageMetrics(pool *pgxpool.Pool, backend *storage.Backend) {
 	storageCollector.current.Store(&exposedStorage{pool: pool, backend: backend})
 	registerStorageMetrics.Do(func() {
 		legacyregistry.CustomMustRegister(storageCollector)
-		legacyregistry.MustRegister(queryDuration)
+		legacyregistry.MustRegister(queryDuration, commitDuration)
+	})
+	backend.SetCommitObserver(func(d time.Duration, result string) {
+		commitDuration.WithLabelValues(result).Observe(d.Seconds())
 	})
 }
 

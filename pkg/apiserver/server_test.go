@@ -168,7 +168,8 @@ func TestServerServesGitOpsDeployments(t *testing.T) {
 	for _, want := range []string{`gitops_storage_pool_connections{pool="requests",state="max"} 20`,
 		`gitops_storage_pool_connections{pool="committer",state="max"} 1`, `gitops_storage_pool_connections{pool="feed",state="max"} 1`, "apiserver_request_total",
 		"gitops_storage_watch_feed_lag_resource_versions", `gitops_storage_query_duration_seconds_count{kind="batch"}`,
-		`gitops_storage_query_duration_seconds_count{kind="query"}`} {
+		`gitops_storage_query_duration_seconds_count{kind="query"}`, `gitops_storage_commit_duration_seconds_count{result="committed"}`,
+		"\ngitops_storage_ready 1\n", "\ngitops_storage_watch_feed_lag_seconds ", `gitops_storage_postgres_standbys{sync_state="sync"} 0`, `gitops_storage_postgres_standbys{sync_state="unknown"} 0`} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

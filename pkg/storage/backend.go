@@ -210,6 +210,9 @@ type Backend struct {
 	// refused is the schema's refusal of this release's last write batch (noteRefusal).
 	refused atomic.Pointer[WriterTooOldError]
 
+	// commitObserver is told of every write transaction (SetCommitObserver).
+	commitObserver atomic.Pointer[CommitObserver]
+
 	// beforeRV and afterRV run inside every write transaction, just before the statements that
 	// take the RVs and just before COMMIT; an error aborts the transaction. Tests use them to
 	// widen race windows and to abort transactions that already hold RVs.

@@ -231,6 +231,7 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 	results := make([]writeResult, len(ops))
 	var exists []int
 	var last int64
+	started := time.Now()
 	err = pgx.BeginFunc(ctx, b.writePool, func(tx pgx.Tx) error {
 		cur, err := lockRows(ctx, tx, ops)
 		if err != nil {
@@ -304,6 +305,7 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 		}
 		return runHook(b.afterRV)
 	})
+	b.observeCommit(time.Since(started), err)
 	switch {
 	case errors.Is(err, errRetry):
 		skip := map[int]bool{}

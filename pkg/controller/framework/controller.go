@@ -140,6 +140,10 @@ func (c *Controller) HandlersSynced() bool {
 	return true
 }
 
+// Running tells whether Run drains the queue: false before, after, and while a standby waits
+// for its Lease.
+func (c *Controller) Running() bool { return c.running.Load() }
+
 // Run drains the queue with the given number of workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer c.Queue.ShutDown()

@@ -37,17 +37,28 @@ var (
 		"Age of the oldest change a running controller has been told of and not yet reconciled successfully "+
 			"(none for a controller waiting for its Lease).",
 		[]string{"controller"}, nil, metrics.ALPHA, "")
+	controllerRunningDesc = metrics.NewDesc("gitops_agent_controller_running",
+		"1 for a controller this process runs (it holds the controller's Lease), 0 for one it waits to run (a standby).",
+		[]string{"controller"}, nil, metrics.ALPHA, "")
 )
 
 var registerOnce sync.Once
 
 // RegisterMetrics adds the reconcile metrics of the controllers listed to the legacy registry,
-// which cmd/agent serves. Only the first call registers.
+// which cmd/agent serves. Only the first call registers; every call starts the counters of the
+// controllers listed at zero, so that the first error or panic is an increase of a series
+// that exists already, which rate() and increase() see.
 func RegisterMetrics(controllers func() []*Controller) {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(reconcilesTotal, reconcileDuration, reconcilePanicsTotal)
 		legacyregistry.CustomMustRegister(&oldestCollector{controllers: controllers})
 	})
+	for _, c := range controllers() {
+		for _, result := range []string{"success", "error", "panic"} {
+			reconcilesTotal.WithLabelValues(c.Name, result)
+		}
+		reconcilePanicsTotal.WithLabelValues(c.Name)
+	}
 }
 
 // PendingSince remembers, per key, when the first change not yet reconciled arrived. A
@@ -110,12 +121,18 @@ type oldestCollector struct {
 
 func (c *oldestCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- oldestUnreconciledDesc
+	ch <- controllerRunningDesc
 }
 
 func (c *oldestCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	now := time.Now()
 	for _, ctl := range c.controllers() {
-		if !ctl.running.Load() {
+		running := 0.0
+		if ctl.Running() {
+			running = 1
+		}
+		ch <- metrics.NewLazyConstMetric(controllerRunningDesc, metrics.GaugeValue, running, ctl.Name)
+		if !ctl.Running() {
 			continue
 		}
 		age := 0.0

@@ -51,4 +51,15 @@ gitops_agent_oldest_unreconciled_seconds{controller="running"} 0
 	if err := testutil.CustomCollectAndCompare(collector, strings.NewReader(want), "gitops_agent_oldest_unreconciled_seconds"); err != nil {
 		t.Error(err)
 	}
+	// Which controllers run here is reported for each, so that queue metrics (which a standby
+	// has too) can be told apart.
+	want = `# HELP gitops_agent_controller_running [ALPHA] 1 for a controller this process runs (it holds the controller's Lease), 0 for one it waits to run (a standby).
+# TYPE gitops_agent_controller_running gauge
+gitops_agent_controller_running{controller="running"} 1
+gitops_agent_controller_running{controller="standby"} 0
+`
+	collector = &oldestCollector{controllers: collector.controllers}
+	if err := testutil.CustomCollectAndCompare(collector, strings.NewReader(want), "gitops_agent_controller_running"); err != nil {
+		t.Error(err)
+	}
 }

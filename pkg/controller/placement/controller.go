@@ -242,17 +242,14 @@ func (c *Controller) fleet(now time.Time) ([]Instance, time.Time, []*managedv1al
 	var lost []*managedv1alpha1.ArgoCDInstance
 	instances := make([]Instance, 0, len(list))
 	for _, in := range list {
-		ready := false
-		if readyCondition(in) {
-			hb := in.Status.LastHeartbeatTime
-			if hb != nil && hb.Add(HeartbeatTimeout).After(now) {
-				ready = true
-				if at := hb.Add(HeartbeatTimeout); staleAt.IsZero() || at.Before(staleAt) {
-					staleAt = at
-				}
-			} else {
-				lost = append(lost, in)
+		ready := readyForPlacing(in, now)
+		switch {
+		case ready:
+			if at := in.Status.LastHeartbeatTime.Add(HeartbeatTimeout); staleAt.IsZero() || at.Before(staleAt) {
+				staleAt = at
 			}
+		case readyCondition(in):
+			lost = append(lost, in)
 		}
 		instances = append(instances, Instance{
 			Name: in.Name, Capacity: int(in.Spec.Capacity), Draining: in.Spec.Draining, Ready: ready,
