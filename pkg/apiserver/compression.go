@@ -15,7 +15,7 @@ import (
 
 // gzipThreshold is k8s.io/apiserver's: a response is compressed when its first write is
 // larger, which is the whole object for single objects and a 256 KiB chunk for lists
-// (streamingLists).
+// (listjson.StreamingLists).
 const gzipThreshold = 128 << 10
 
 // withFastGzip compresses responses as k8s.io/apiserver does (APIResponseCompression: gzip at

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/gitops-service/gitops-service/internal/listjson"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
@@ -174,7 +175,7 @@ func TestCompressedBodyGoesOutInLargeWrites(t *testing.T) {
 	}
 	handler := withFastGzip(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		for chunk := range slices.Chunk(body.Bytes(), listChunk) {
+		for chunk := range slices.Chunk(body.Bytes(), listjson.ChunkSize) {
 			if _, err := w.Write(chunk); err != nil {
 				t.Error(err)
 			}

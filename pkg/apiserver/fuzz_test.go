@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -21,18 +22,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/dump"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/gitops-service/gitops-service/internal/listjson"
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/registry/strategy"
 )
 
-// FuzzListEncoder checks that streamingLists, whose items go through itemEncoder, writes
+// FuzzListEncoder checks that listjson.StreamingLists writes
 // exactly the JSON serializer's bytes for lists of GitOpsDeployments made of fuzzed values
 // (strings with any bytes, FieldsV1 that may not be JSON, any instant in any zone), or fails
 // where it fails. flags picks which optional fields are set and the list's length.
 func FuzzListEncoder(f *testing.F) {
-	plain := jsonSerializer(f)
-	streaming := streamingLists{plain}
+	plain := servedJSON(f)
+	streaming := listjson.StreamingLists{Serializer: plain}
 	for _, seed := range []struct {
 		a, b, c   string
 		fieldsV1  []byte
@@ -60,10 +62,10 @@ func FuzzListEncoder(f *testing.F) {
 		wantErr := plain.Encode(list, &want)
 		gotErr := streaming.Encode(list, &got)
 		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("streamingLists: error %v, the JSON serializer's %v", gotErr, wantErr)
+			t.Fatalf("StreamingLists: error %v, the JSON serializer's %v", gotErr, wantErr)
 		}
 		if wantErr == nil && !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Fatalf("streamingLists wrote\n%s\nthe JSON serializer\n%s", got.Bytes(), want.Bytes())
+			t.Fatalf("StreamingLists wrote\n%s\nthe JSON serializer\n%s", got.Bytes(), want.Bytes())
 		}
 	})
 }
@@ -208,7 +210,7 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 func FuzzDecode(f *testing.F) {
 	kinds := decodeKinds(f)
 	strategies := kindStrategies(f)
-	plain := jsonSerializer(f)
+	plain := servedJSON(f)
 	decoder := Codecs.UniversalDeserializer()
 	for i, gvk := range kinds {
 		f.Add([]byte(`{"metadata":{"name":"x","namespace":"n","labels":{"a":"b"}},"spec":{},"status":{}}`), uint8(i))
@@ -237,7 +239,7 @@ func FuzzDecode(f *testing.F) {
 // case-variant keys, FieldsV1 and RawExtension as written by hand, quantities, times with
 // zones and fractions, escapes and invalid UTF-8.
 var fuzzDecodeSeeds = []string{
-	benchObject,
+	mustReadSeed("../../internal/listjson/testdata/gitopsdeployment.json"),
 	`{}`, `null`, `[]`, ``, `"x"`,
 	"apiVersion: managed-gitops.redhat.com/v1alpha1\nkind: GitOpsDeployment\nmetadata:\n  name: y\n  labels: {a: b}\nspec:\n  source: {repoURL: 'https://e/x', path: p}\n",
 	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"GitOpsDeployment","metadata":null,"spec":null,"status":null}`,
@@ -385,4 +387,22 @@ func clearKinds(t *testing.T, obj runtime.Object) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// mustReadSeed is the content of the seed file at path.
+func mustReadSeed(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
+
+// servedJSON is the server's JSON serializer.
+func servedJSON(tb testing.TB) runtime.Serializer {
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		tb.Fatal("no JSON serializer")
+	}
+	return info.Serializer
 }

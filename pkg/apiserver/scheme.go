@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
+	"github.com/gitops-service/gitops-service/internal/listjson"
 	appstudioinstall "github.com/gitops-service/gitops-service/pkg/apis/appstudio/install"
 	gitopsinstall "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/install"
 )
@@ -16,7 +17,7 @@ var (
 	// Codecs encodes and decodes with Scheme.
 	Codecs = serializer.NewCodecFactory(Scheme)
 	// apiSerializer is what the API groups negotiate with: Codecs with JSON lists written item
-	// by item (streamingLists), without protobuf, which our types have no encoding for. Clients that prefer protobuf (kube-controller-manager's
+	// by item (listjson.StreamingLists), without protobuf, which our types have no encoding for. Clients that prefer protobuf (kube-controller-manager's
 	// namespace deleter and garbage collector, through the metadata client) then get JSON;
 	// offered protobuf, they were answered with an encoding error, and a namespace holding
 	// GitOps objects could never be deleted.
@@ -32,7 +33,7 @@ func (w withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
 		case runtime.ContentTypeProtobuf:
 			continue
 		case runtime.ContentTypeJSON:
-			info.Serializer = streamingLists{info.Serializer}
+			info.Serializer = listjson.StreamingLists{Serializer: info.Serializer}
 		}
 		out = append(out, info)
 	}

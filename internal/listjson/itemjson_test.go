@@ -1,4 +1,4 @@
-package apiserver
+package listjson
 
 import (
 	"bytes"
@@ -16,14 +16,14 @@ import (
 )
 
 // TestItemEncoderWritesWhatEncodingJSONWrites fills lists of every kind both groups serve,
-// and metav1's PartialObjectMetadataList, with random content, and checks that streamingLists
+// and metav1's PartialObjectMetadataList, with random content, and checks that StreamingLists
 // (whose items go through itemEncoder) writes exactly the JSON serializer's bytes, or fails
 // where it fails. The strings include every byte encoding/json escapes, invalid UTF-8 and
 // U+2028; FieldsV1 is compact (the copied fast path), indented, HTML-bearing, non-ASCII or not
 // JSON at all.
 func TestItemEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
 	plain := jsonSerializer(t)
-	streaming := streamingLists{plain}
+	streaming := StreamingLists{plain}
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewSource(seed))

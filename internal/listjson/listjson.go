@@ -1,4 +1,4 @@
-package apiserver
+package listjson
 
 import (
 	"bufio"
@@ -14,23 +14,23 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// streamingLists is the JSON serializer, except that it writes a list item by item, in
-// chunks of listChunk bytes, instead of marshalling the whole list into one buffer first. The
+// StreamingLists is the JSON serializer, except that it writes a list item by item, in
+// chunks of ChunkSize bytes, instead of marshalling the whole list into one buffer first. The
 // bytes are the same. A list of 10,000 GitOpsDeployments is about 20 MB of JSON: in one piece,
 // encoding/json grows (and zeroes) its buffer to that size, nothing reaches kube-apiserver's
 // aggregation proxy or the client until the last item is encoded, and the process holds the
 // whole response at once. In chunks, gzip, the proxy and the client work on the first items
 // while the later ones are encoded, and the process holds one chunk. (Kubernetes 1.33 added the
 // same to k8s.io/apiserver as StreamingCollectionEncodingToJSON.)
-type streamingLists struct {
+type StreamingLists struct {
 	runtime.Serializer
 }
 
-// listChunk is larger than the apiserver's gzip threshold (128 KiB, decided on the first
+// ChunkSize is larger than the apiserver's gzip threshold (128 KiB, decided on the first
 // write), so that a list is compressed exactly when it was before.
-const listChunk = 256 << 10
+const ChunkSize = 256 << 10
 
-func (s streamingLists) Encode(obj runtime.Object, w io.Writer) error {
+func (s StreamingLists) Encode(obj runtime.Object, w io.Writer) error {
 	if _, ok := obj.(runtime.CacheableObject); ok {
 		return s.Serializer.Encode(obj, w)
 	}
@@ -88,9 +88,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// chunkWriters are reused: a buffer of listChunk bytes per list was a tenth of the garbage of
+// chunkWriters are reused: a buffer of ChunkSize bytes per list was a tenth of the garbage of
 // a label-selected list of a thousand objects.
-var chunkWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, listChunk) }}
+var chunkWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, ChunkSize) }}
 
 // itemBatch is how many items one goroutine encodes at a time: large enough that starting a
 // goroutine costs little next to encoding the batch (about 2 KB and 10 µs per

@@ -1,4 +1,4 @@
-package apiserver
+package listjson
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func jsonSerializer(t testing.TB) runtime.Serializer {
 // is above the apiserver's gzip threshold (so compression is decided as before).
 func TestStreamingListsWriteTheSameBytes(t *testing.T) {
 	plain := jsonSerializer(t)
-	streaming := streamingLists{plain}
+	streaming := StreamingLists{plain}
 	list := func(n int) *gitopsv1alpha1.GitOpsDeploymentList {
 		l := &gitopsv1alpha1.GitOpsDeploymentList{
 			TypeMeta: metav1.TypeMeta{Kind: "GitOpsDeploymentList", APIVersion: "managed-gitops.redhat.com/v1alpha1"},
@@ -88,7 +89,7 @@ func TestStreamingListsWriteTheSameBytes(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Fatalf("streamed:\n%.300s\nwant:\n%.300s", got.Bytes(), want.Bytes())
 			}
-			if want.Len() > listChunk {
+			if want.Len() > ChunkSize {
 				if len(got.sizes) < 2 || got.sizes[0] <= 128<<10 {
 					t.Errorf("%d bytes written as %v, want chunks, the first above 128 KiB", want.Len(), got.sizes)
 				}
@@ -126,7 +127,7 @@ func TestStreamingListsStopAtAnItemThatCannotBeEncoded(t *testing.T) {
 		l.Items = append(l.Items, failingItem{i})
 	}
 	var got bytes.Buffer
-	err := streamingLists{jsonSerializer(t)}.Encode(l, &got)
+	err := StreamingLists{jsonSerializer(t)}.Encode(l, &got)
 	if err == nil || !strings.Contains(err.Error(), "item cannot be encoded") {
 		t.Fatalf("got error %v, want the item's", err)
 	}
@@ -182,7 +183,7 @@ func (l *bigList) DeepCopyObject() runtime.Object { return l }
 // not a 200 that ends half-way, and that before anything was sent the error is returned for the
 // apiserver to answer with a status.
 func TestStreamingListsCutTheResponseAfterTheFirstChunk(t *testing.T) {
-	serializer := streamingLists{jsonSerializer(t)}
+	serializer := StreamingLists{jsonSerializer(t)}
 	big := &bigList{}
 	for i := range 1000 {
 		big.Items = append(big.Items, bigItem{i})
@@ -204,8 +205,8 @@ func TestStreamingListsCutTheResponseAfterTheFirstChunk(t *testing.T) {
 	if err == nil {
 		t.Fatalf("read a whole %d response of %d bytes, want it cut: %.100s…%s", resp.StatusCode, len(body), body, body[max(0, len(body)-100):])
 	}
-	if len(body) < listChunk {
-		t.Errorf("cut after %d bytes, before the first chunk (%d) was even sent", len(body), listChunk)
+	if len(body) < ChunkSize {
+		t.Errorf("cut after %d bytes, before the first chunk (%d) was even sent", len(body), ChunkSize)
 	}
 
 	small := &failingList{Items: []failingItem{{failAt}}}
@@ -219,7 +220,13 @@ func TestStreamingListsCutTheResponseAfterTheFirstChunk(t *testing.T) {
 // and on all. Compare with: benchstat -col /enc
 func BenchmarkListEncoding(b *testing.B) {
 	var obj gitopsv1alpha1.GitOpsDeployment
-	if err := json.Unmarshal([]byte(benchObject), &obj); err != nil {
+	// A GitOpsDeployment as make bench leaves it: created, then given a status, by client-go,
+	// so with the two managed fields entries such a write records.
+	benchObject, err := os.ReadFile("testdata/gitopsdeployment.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := json.Unmarshal(benchObject, &obj); err != nil {
 		b.Fatal(err)
 	}
 	l := &gitopsv1alpha1.GitOpsDeploymentList{TypeMeta: metav1.TypeMeta{Kind: "GitOpsDeploymentList", APIVersion: "managed-gitops.redhat.com/v1alpha1"}}
@@ -234,7 +241,7 @@ func BenchmarkListEncoding(b *testing.B) {
 	for _, enc := range []struct {
 		name string
 		s    runtime.Serializer
-	}{{"plain", plain}, {"streaming", streamingLists{plain}}} {
+	}{{"plain", plain}, {"streaming", StreamingLists{plain}}} {
 		for _, procs := range []int{1, goruntime.GOMAXPROCS(0)} {
 			b.Run(fmt.Sprintf("enc=%s/procs=%d", enc.name, procs), func(b *testing.B) {
 				defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(procs))
@@ -250,7 +257,3 @@ func BenchmarkListEncoding(b *testing.B) {
 		}
 	}
 }
-
-// benchObject is a GitOpsDeployment as make bench leaves it: created, then given a status, by
-// client-go, so with the two managed fields entries such a write records.
-const benchObject = `{"kind":"GitOpsDeployment","apiVersion":"managed-gitops.redhat.com/v1alpha1","metadata":{"name":"bench-000005","namespace":"gitops-bench-a","uid":"66e7a370-24a4-47fc-8557-57aa6e73e3d7","resourceVersion":"661422","generation":1,"creationTimestamp":"2026-11-22T21:49:19Z","labels":{"app.kubernetes.io/instance":"tenant-5","app.kubernetes.io/name":"bench","bench.gitops-service.io/bucket":"5"},"managedFields":[{"manager":"gitops-bench","operation":"Update","apiVersion":"managed-gitops.redhat.com/v1alpha1","time":"2026-11-22T21:49:19Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/name":{},"f:bench.gitops-service.io/bucket":{}}},"f:spec":{"f:destination":{"f:namespace":{}},"f:source":{"f:path":{},"f:repoURL":{},"f:targetRevision":{}},"f:type":{}}}},{"manager":"gitops-bench","operation":"Update","apiVersion":"managed-gitops.redhat.com/v1alpha1","time":"2026-11-22T21:49:19Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:health":{"f:status":{}},"f:reconciledState":{"f:destination":{"f:namespace":{}},"f:source":{"f:branch":{},"f:path":{},"f:repoURL":{}}},"f:resources":{},"f:sync":{"f:revision":{},"f:status":{}}}},"subresource":"status"}]},"spec":{"source":{"repoURL":"https://github.com/example/gitops-5","path":"environments/overlays/app-5","targetRevision":"main"},"destination":{"namespace":"gitops-bench-a"},"type":"automated"},"status":{"sync":{"status":"Synced","revision":"0000000000000000000000000000000000000005"},"health":{"status":"Healthy"},"resources":[{"group":"apps","version":"v1","kind":"Deployment","namespace":"gitops-bench-a","name":"web","status":"Synced","health":{"status":"Healthy"}},{"version":"v1","kind":"Service","namespace":"gitops-bench-a","name":"web","status":"Synced","health":{"status":"Healthy"}}],"reconciledState":{"source":{"path":"environments/overlays/app-5","repoURL":"https://github.com/example/gitops-5","branch":"main"},"destination":{"name":"","namespace":"gitops-bench-a"}}}}`
