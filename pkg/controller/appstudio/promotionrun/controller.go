@@ -289,25 +289,15 @@ func (c *Controller) onBinding(obj interface{}) {
 // onEnvironment queues the automated runs of the Environment's namespace that are not Complete.
 func (c *Controller) onEnvironment(obj interface{}) {
 	if env, ok := framework.UnwrapTombstone(obj).(*appstudiov1alpha1.Environment); ok {
-		c.enqueueAutomated(env.Namespace)
+		c.enqueueActive(env.Namespace, isAutomated)
 	}
 }
 
 // onNamespaceGate queues the runs of a PromotionGate's or EnvironmentHold's namespace that
 // are not Complete.
 func (c *Controller) onNamespaceGate(obj interface{}) {
-	m, ok := framework.UnwrapTombstone(obj).(metav1.Object)
-	if !ok {
-		return
-	}
-	runs, err := c.runs.PromotionRuns(m.GetNamespace()).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, run := range runs {
-		if run.Status.State != appstudiov1alpha1.PromotionRunStateComplete {
-			c.Enqueue(run)
-		}
+	if m, ok := framework.UnwrapTombstone(obj).(metav1.Object); ok {
+		c.enqueueActive(m.GetNamespace(), func(*appstudiov1alpha1.PromotionRun) bool { return true })
 	}
 }
 
@@ -318,14 +308,14 @@ func (c *Controller) onApproval(obj interface{}) {
 	}
 }
 
-// enqueueAutomated queues the automated runs of namespace that are not Complete.
-func (c *Controller) enqueueAutomated(namespace string) {
+// enqueueActive queues the runs of namespace that are not Complete and that which selects.
+func (c *Controller) enqueueActive(namespace string, which func(*appstudiov1alpha1.PromotionRun) bool) {
 	runs, err := c.runs.PromotionRuns(namespace).List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, run := range runs {
-		if isAutomated(run) && run.Status.State != appstudiov1alpha1.PromotionRunStateComplete {
+		if which(run) && run.Status.State != appstudiov1alpha1.PromotionRunStateComplete {
 			c.Enqueue(run)
 		}
 	}

@@ -2,6 +2,7 @@ package promotionrun
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -100,12 +101,7 @@ func (gp *gatePass) record(p *plan) {
 // (the walk's current level), as this pass leaves them: the run ends, superseded or failed,
 // and those steps with it.
 func stopGates(p *plan, s state, message string, now metav1.Time) {
-	envs := make([]string, 0, len(s.targets))
-	for env := range s.targets {
-		envs = append(envs, env)
-	}
-	sort.Strings(envs)
-	for _, env := range envs {
+	for _, env := range slices.Sorted(maps.Keys(s.targets)) {
 		gate := s.targets[env].gates.gate
 		if gate == nil {
 			continue
@@ -250,12 +246,7 @@ func (gp *gatePass) carryOutRollback(p *plan, run *appstudiov1alpha1.PromotionRu
 // Environments it observed still need: a run that ends (superseded) still leaves each
 // Environment it rolled back where the rollback put it.
 func carryOutRollbacks(p *plan, s state, now metav1.Time) {
-	envs := make([]string, 0, len(s.targets))
-	for env := range s.targets {
-		envs = append(envs, env)
-	}
-	sort.Strings(envs)
-	for _, env := range envs {
+	for _, env := range slices.Sorted(maps.Keys(s.targets)) {
 		t := s.targets[env]
 		gp := openGate(s.run, t.gates)
 		if gp.was != nil && gp.was.Phase == appstudiov1alpha1.GatePhaseRolledBack {

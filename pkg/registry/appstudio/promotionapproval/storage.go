@@ -203,7 +203,8 @@ func (r *AuthorizedREST) exist(ctx context.Context, a *appstudio.PromotionApprov
 		{r.runs, field.NewPath("spec", "promotionRun"), "PromotionRun", a.Spec.PromotionRun},
 		{r.environments, field.NewPath("spec", "environment"), "Environment", a.Spec.Environment},
 	} {
-		if ref.getter == nil {
+		// A stamped run UID (stampRun) is the run found a moment ago: not read again.
+		if ref.getter == nil || ref.kind == "PromotionRun" && a.Spec.PromotionRunUID != "" {
 			continue
 		}
 		_, err := ref.getter.Get(ctx, ref.name, &metav1.GetOptions{})
