@@ -1,0 +1,126 @@
+# shellcheck shell=bash
+# The agent (hack/local-up.sh sources this file; do not run it): start_agent applies the
+# admission policies, the agent's and the namespace provisioner's artifacts, the local bindings
+# of its identity gitops-agent and the ArgoCDInstance "main", then starts bin/agent as instance
+# main's agent, the AppStudio controllers and the namespace provisioner in one process;
+# stop_agent stops it. instance and tenant_secrets_role also serve the engine instance
+# (hack/local/engine.sh).
+#
+# Expects from the caller: ROOT, STATE, LOGS, ARGOCD_NAMESPACE, AGENT_METRICS_PORT, KUBECTL
+# (kubectl with the admin kubeconfig, an array); the agent's kubeconfig (hack/local/kube.sh);
+# log, start_bg, wait_for and stop_pid (hack/local/processes.sh).
+
+# instance NAME NAMESPACE [CLUSTER] is the ArgoCDInstance of one of the stack's Argo CD instances.
+instance() {
+	cat <<EOF
+apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: ArgoCDInstance
+metadata:
+  name: $1
+spec:
+  namespace: $2
+  capacity: 1000
+EOF
+	if [[ -n "${3:-}" ]]; then echo "  cluster: $3"; fi
+}
+
+# tenant_secrets_role SERVICEACCOUNT is the ClusterRole, and its binding, that let an identity
+# of gitops-service delete its own binding of gitops-service-tenant-secrets-reader in a tenant
+# namespace it stops serving, as artifacts/agent/rbac.yaml gives instance main's agent
+# (gitops-agent-main-tenant-secrets).
+tenant_secrets_role() {
+	cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: $1-tenant-secrets
+rules:
+  - apiGroups: ["rbac.authorization.k8s.io"]
+    resources: ["rolebindings"]
+    resourceNames: ["gitops-service-tenant-secrets-reader-$1"]
+    verbs: ["delete"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: $1-tenant-secrets
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: $1-tenant-secrets
+subjects:
+  - kind: ServiceAccount
+    name: $1
+    namespace: gitops-service
+EOF
+}
+
+# bind_local_agent gives the stack's one agent process, gitops-agent, the rights of the three
+# identities it plays: instance main's agent, the AppStudio controllers and the namespace
+# provisioner. It reads the tenants' Secrets in the namespaces any of the three serves, through
+# one binding of its own in each (gitops-service-tenant-secrets-reader-gitops-agent).
+bind_local_agent() {
+	tenant_secrets_role gitops-agent
+	local sa="  - kind: ServiceAccount
+    name: gitops-agent
+    namespace: gitops-service"
+	local role
+	for role in gitops-agent gitops-agent-deployers gitops-controllers gitops-controllers-environments gitops-agent-namespace-provisioner; do
+		cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: local-${role}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: ${role}
+subjects:
+${sa}
+EOF
+	done
+	local ns
+	for ns in "${ARGOCD_NAMESPACE}/gitops-agent" "${ARGOCD_NAMESPACE}/gitops-agent-operations" gitops-service/gitops-agent-leader-election \
+		gitops-service/gitops-namespace-provisioner-leader-election; do
+		cat <<EOF
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: local-${ns#*/}
+  namespace: ${ns%/*}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: ${ns#*/}
+subjects:
+${sa}
+EOF
+	done
+}
+
+start_agent() {
+	# The admission policies first: they hold what the agents' cluster-wide rights may not do.
+	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/admission-policy" >/dev/null
+	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
+	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/namespace-provisioner" >/dev/null
+	bind_local_agent | "${KUBECTL[@]}" apply -f - >/dev/null
+	instance main "${ARGOCD_NAMESPACE}" | "${KUBECTL[@]}" apply -f - >/dev/null
+	log "starting the agent"
+	# The name in the Leases is fixed so that the agent, restarted after a crash (the e2e suite
+	# kills it), takes its Leases back at once instead of waiting out the lease duration.
+	# --placement-max-owner-share 0.002 lets one owner (managed-gitops.redhat.com/tenant-owner)
+	# have 2 of each instance's 1000 places: the e2e suite sees the share hold with a handful of
+	# namespaces, and every other tenant of the suite is its own owner.
+	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
+		--argocd-namespace "${ARGOCD_NAMESPACE}" --instance main --leader-elect-identity local-agent \
+		--controllers '*,namespaceprovisioner' --placement-max-owner-share 0.002 \
+		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
+	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
+}
+
+stop_agent() {
+	stop_pid agent
+}
