@@ -33,6 +33,7 @@ vet:
 	GO=$(GO) hack/stage.sh gofmt hack/verify-gofmt.sh
 	hack/stage.sh vet $(GO) vet ./...
 	hack/stage.sh vet-e2e $(GO) vet -tags e2e ./test/e2e/...
+	hack/stage.sh vet-bench sh -c 'cd bench && $(GO) vet ./...'
 
 # The container images' contents without Docker or a registry (hack/build-images.sh): both
 # binaries as build/Dockerfile builds them, into bin/images/<version>/. images-verify builds
@@ -45,6 +46,7 @@ images-verify:
 
 unit:
 	hack/stage.sh unit hack/test-postgres.sh $(GO) test -race -count=1 ./...
+	hack/stage.sh unit-bench sh -c 'cd bench && $(GO) test -race -count=1 ./...'
 
 e2e:
 	hack/stage.sh e2e hack/e2e.sh
@@ -74,7 +76,8 @@ fuzz:
 	$(call fuzz_go,FuzzDecode,./pkg/apiserver/)
 
 # The benchmark of issue 6 (hack/bench.sh): reuses a running local stack or starts one, runs
-# cmd/gitops-bench and regenerates docs/performance.md and docs/performance.png.
+# bench/cmd/gitops-bench (the benchmark programs are the module bench/, whose go.mod alone carries
+# the plotting library) and regenerates docs/performance.md and docs/performance.png.
 # Extra flags: make bench BENCH_FLAGS='-n 1000,10000'
 bench:
 	hack/bench.sh

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# make bench-agent-fleet: the fleet benchmark (cmd/agent-bench fleet): N tenant namespaces (default
-# 60) with one automated GitOpsDeployment each, placed by the service over two Argo CD instances,
-# "main" on the stack's cluster and "engine" on its remote cluster; then instance main is drained
-# and the moves of its tenants to engine are timed. Writes the section "A fleet of two instances"
-# of docs/agent-scale.md (between <!-- fleet:begin --> and <!-- fleet:end -->), and nothing else
-# of that file.
+# make bench-agent-fleet: the fleet benchmark (bench/cmd/agent-bench fleet): N tenant namespaces
+# (default 60) with one automated GitOpsDeployment each, placed by the service over two Argo CD
+# instances, "main" on the stack's cluster and "engine" on its remote cluster; then instance main
+# is drained and the moves of its tenants to engine are timed. Writes the section "A fleet of two
+# instances" of docs/agent-scale.md (between <!-- fleet:begin --> and <!-- fleet:end -->), and
+# nothing else of that file.
 #
 # It runs on a stack of its own, so that a `make run` stack (ports of offset 0, state in .local),
 # the e2e stacks (offsets 1000 and 3000) and the scale benchmark's (500) are neither measured nor
@@ -47,7 +47,8 @@ else
 	hack/local-up.sh up
 fi
 
-go build -o bin/agent-bench ./cmd/agent-bench
+# The benchmark programs are a module of their own (bench/go.mod).
+(cd bench && go build -o "${ROOT}/bin/agent-bench" ./cmd/agent-bench)
 mkdir -p docs
 # shellcheck disable=SC2086 # AGENT_BENCH_FLEET_FLAGS is a list of flags
 bin/agent-bench fleet -local-dir "${STATE}" -out docs/agent-scale.md \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-agent-scale: the scale benchmark of issue 18 (cmd/agent-bench scale): T tenant
+# make bench-agent-scale: the scale benchmark of issue 18 (bench/cmd/agent-bench scale): T tenant
 # namespaces with one automated GitOpsDeployment each, for T = 10, 100, 1000 (growing from one
 # to the next); regenerates docs/agent-scale.md.
 #
@@ -47,7 +47,8 @@ else
 	trap 'echo "bench-agent-scale: stopping the stack it started (logs stay in ${STATE}/logs)" >&2; hack/local-up.sh stop' EXIT
 fi
 
-go build -o bin/agent-bench ./cmd/agent-bench
+# The benchmark programs are a module of their own (bench/go.mod).
+(cd bench && go build -o "${ROOT}/bin/agent-bench" ./cmd/agent-bench)
 mkdir -p docs
 # shellcheck disable=SC2086 # AGENT_BENCH_SCALE_FLAGS is a list of flags
 bin/agent-bench scale -local-dir "${STATE}" -out docs/agent-scale.md \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make bench-agent: measure the agent's latency in both directions (cmd/agent-bench) against the
-# local stack and regenerate docs/agent-latency.md.
+# make bench-agent: measure the agent's latency in both directions (bench/cmd/agent-bench) against
+# the local stack and regenerate docs/agent-latency.md.
 #
 # A stack already running at GITOPS_LOCAL_DIR (default .local, started by `make up` or `make run`)
 # is reused and left running; otherwise one is started for the benchmark and stopped afterwards.
@@ -22,7 +22,8 @@ else
 	trap 'echo "bench-agent: stopping the stack it started" >&2; hack/local-up.sh stop' EXIT
 fi
 
-go build -o bin/agent-bench ./cmd/agent-bench
+# The benchmark programs are a module of their own (bench/go.mod).
+(cd bench && go build -o "${ROOT}/bin/agent-bench" ./cmd/agent-bench)
 mkdir -p docs
 # shellcheck disable=SC2086 # AGENT_BENCH_FLAGS is a list of flags
 bin/agent-bench -kubeconfig "${STATE}/kubeconfig" -out docs/agent-latency.md \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: run cmd/gitops-bench against the local stack and regenerate docs/performance.md,
+# make bench: run bench/cmd/gitops-bench against the local stack and regenerate docs/performance.md,
 # docs/performance.png (and the raw docs/performance.json).
 #
 # A stack already running at GITOPS_LOCAL_DIR (default .local, started by `make up` or `make run`)
@@ -33,7 +33,8 @@ else
 	trap 'echo "bench: stopping the stack it started" >&2; hack/local-up.sh stop' EXIT
 fi
 
-go build -o bin/gitops-bench ./cmd/gitops-bench
+# The benchmark programs are a module of their own (bench/go.mod).
+(cd bench && go build -o "${ROOT}/bin/gitops-bench" ./cmd/gitops-bench)
 mkdir -p docs
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
 bin/gitops-bench \

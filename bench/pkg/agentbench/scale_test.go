@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gitops-service/gitops-service/pkg/bench"
+	"github.com/gitops-service/gitops-service/bench/pkg/bench"
 )
 
 const apiserverMetrics = `# HELP apiserver_longrunning_requests [STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.
@@ -68,7 +68,7 @@ func TestParseMetricSamplesLabelValues(t *testing.T) {
 	}
 }
 
-// The RSS comes from the PID files of the stack through pkg/bench, whose parsing of
+// The RSS comes from the PID files of the stack through bench/pkg/bench, whose parsing of
 // /proc/<pid>/status is tested there; this reads this very process's.
 func TestStackSamplerRSS(t *testing.T) {
 	dir := t.TempDir()

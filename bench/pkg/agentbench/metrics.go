@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gitops-service/gitops-service/pkg/bench"
+	"github.com/gitops-service/gitops-service/bench/pkg/bench"
 )
 
 // MetricSample is one sample line of the Prometheus text exposition format.

@@ -37,7 +37,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gitops-service/gitops-service/pkg/bench"
+	"github.com/gitops-service/gitops-service/bench/pkg/bench"
 )
 
 type options struct {

@@ -195,7 +195,7 @@ func TestSpliceFleetSection(t *testing.T) {
 }
 
 // The scale benchmark's report, which replaces the whole file, takes the fleet section along
-// (cmd/agent-bench scale.go splices it in).
+// (bench/cmd/agent-bench/scale.go splices it in).
 func TestSpliceKeepsTheFleetSection(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent-scale.md")
 	if err := WriteFleetSection(path, "fleet figures"); err != nil {

@@ -15,14 +15,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gitops-service/gitops-service/bench/pkg/agentbench"
+	"github.com/gitops-service/gitops-service/bench/pkg/bench"
 	"github.com/gitops-service/gitops-service/pkg/agent"
-	"github.com/gitops-service/gitops-service/pkg/agentbench"
-	"github.com/gitops-service/gitops-service/pkg/bench"
 )
 
 // scaleMain runs "agent-bench scale": T tenants with one automated deployment each, for each
-// T of -tenants, growing from one to the next (pkg/agentbench.RunScale); with -environments,
-// then ManagedEnvironments to the stack's remote cluster (pkg/agentbench/scale_env.go).
+// T of -tenants, growing from one to the next (agentbench.RunScale); with -environments,
+// then ManagedEnvironments to the stack's remote cluster (bench/pkg/agentbench/scale_env.go).
 func scaleMain(args []string) error {
 	fs := flag.NewFlagSet("agent-bench scale", flag.ExitOnError)
 	var (
