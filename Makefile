@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen verify-monitoring codegen bench bench-agent linearizability fuzz
+.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen verify-monitoring codegen docs bench bench-agent linearizability fuzz
 
 all: build
 
@@ -60,6 +60,11 @@ verify-monitoring:
 
 codegen:
 	hack/update-codegen.sh
+
+# docs/reference/flags.md and api.md, from the binaries' flag sets and the OpenAPI definitions
+# (hack/docgen); make unit fails when they are out of date.
+docs:
+	$(GO) run ./hack/docgen
 
 # Go's fuzzing beyond the seed corpora, which `make unit` already runs as tests: each target for
 # FUZZTIME, one after the other, the storage ones against a throwaway PostgreSQL each. A failing
