@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -36,10 +35,24 @@ var jobs = map[string]string{
 // generated are the series Prometheus writes itself, which no binary exports.
 var generated = map[string]bool{"up": true, "scrape_duration_seconds": true, "scrape_samples_scraped": true}
 
-// Dir is artifacts/monitoring of this repository.
+// Dir is artifacts/monitoring of this repository, found from the working folder (go test runs a
+// package's tests in its folder), not from this file's path, which -trimpath removes.
 func Dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "artifacts", "monitoring")
+	dir, err := os.Getwd()
+	if err != nil {
+		return filepath.Join("artifacts", "monitoring")
+	}
+	for {
+		candidate := filepath.Join(dir, "artifacts", "monitoring")
+		if info, err := os.Stat(candidate); err == nil && info.IsDir() {
+			return candidate
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join("artifacts", "monitoring")
+		}
+		dir = parent
+	}
 }
 
 // RulesFile is a Prometheus rules file.
