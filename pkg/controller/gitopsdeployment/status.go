@@ -69,6 +69,7 @@ func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1
 		st.OperationState = op
 	}
 	st.Conditions = mirrorConditions(st.Conditions, as.Conditions, now)
+	st.Conditions = resourcesReady(st.Conditions, as, app.Spec.Destination.Namespace, now)
 	return st, nil
 }
 

@@ -67,6 +67,10 @@ func TestComputeStatusCopiesArgoCD(t *testing.T) {
 	}
 	finished := t0
 	want := managedv1alpha1.GitOpsDeploymentStatus{
+		Conditions: []managedv1alpha1.GitOpsDeploymentCondition{{
+			Type: "ResourcesReady", Status: "True", Reason: "ResourcesReady", Message: "1 resource Synced and Healthy",
+			LastProbeTime: t1, LastTransitionTime: &t1,
+		}},
 		Sync:   managedv1alpha1.SyncStatus{Status: managedv1alpha1.SyncStatusCodeSynced, Revision: "abc123"},
 		Health: managedv1alpha1.HealthStatus{Status: managedv1alpha1.HealthStatusCodeHealthy},
 		Resources: []managedv1alpha1.ResourceStatus{{
@@ -132,8 +136,8 @@ func TestMirroredConditions(t *testing.T) {
 		Type: "ComparisonError", Status: "True", Reason: "ComparisonError", Message: "repository not found",
 		LastProbeTime: t0, LastTransitionTime: &t0,
 	})
-	if len(st.Conditions) != 1 {
-		t.Errorf("conditions = %+v, want only the mirrored ComparisonError", st.Conditions)
+	if len(st.Conditions) != 2 {
+		t.Errorf("conditions = %+v, want only the mirrored ComparisonError and ResourcesReady", st.Conditions)
 	}
 
 	// The message changes: a transition.
@@ -260,7 +264,7 @@ func TestConditionsSortedByType(t *testing.T) {
 	for _, c := range st.Conditions {
 		types = append(types, string(c.Type))
 	}
-	if want := []string{"ComparisonError", "ErrorOccurred", "SyncError"}; !apiequality.Semantic.DeepEqual(types, want) {
+	if want := []string{"ComparisonError", "ErrorOccurred", "ResourcesReady", "SyncError"}; !apiequality.Semantic.DeepEqual(types, want) {
 		t.Errorf("condition order = %v, want %v", types, want)
 	}
 }

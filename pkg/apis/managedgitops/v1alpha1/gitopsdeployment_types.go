@@ -91,6 +91,17 @@ type SyncPolicy struct {
 	SyncOptions SyncOptions `json:"syncOptions,omitempty"`
 }
 
+// ResourcesNotReady is the message of the ResourcesReady condition while it is False (which
+// resources are not Synced and Healthy, and why), or "" when it is True or absent.
+func (s *GitOpsDeploymentStatus) ResourcesNotReady() string {
+	for _, c := range s.Conditions {
+		if c.Type == GitOpsDeploymentConditionResourcesReady && c.Status == GitOpsConditionStatusFalse {
+			return c.Message
+		}
+	}
+	return ""
+}
+
 // GitOpsDeploymentConditionType is the type of a GitOpsDeployment condition. Besides the
 // service's own types, the conditions of the Argo CD Application are mirrored with their
 // Argo CD type.
@@ -99,6 +110,10 @@ type GitOpsDeploymentConditionType string
 const (
 	GitOpsDeploymentConditionErrorOccurred GitOpsDeploymentConditionType = "ErrorOccurred"
 	GitOpsDeploymentConditionSyncError     GitOpsDeploymentConditionType = "SyncError"
+	// GitOpsDeploymentConditionResourcesReady is True when every resource deployed is Synced and
+	// Healthy; False names those that are not, each with Argo CD's reason (beyond the original
+	// service, which had no such condition).
+	GitOpsDeploymentConditionResourcesReady GitOpsDeploymentConditionType = "ResourcesReady"
 
 	// Argo CD Application condition types that are mirrored into the status.
 	GitOpsDeploymentConditionDeletionError           GitOpsDeploymentConditionType = "DeletionError"
@@ -119,6 +134,8 @@ const (
 	GitOpsDeploymentReasonErrorOccurred         GitOpsDeploymentReasonType = "ErrorOccurred"
 	GitOpsDeploymentReasonErrorOccurredResolved GitOpsDeploymentReasonType = "ErrorOccurredResolved"
 	GitOpsDeploymentReasonSyncError             GitOpsDeploymentReasonType = "SyncError"
+	GitOpsDeploymentReasonResourcesReady        GitOpsDeploymentReasonType = "ResourcesReady"
+	GitOpsDeploymentReasonResourcesNotReady     GitOpsDeploymentReasonType = "ResourcesNotReady"
 
 	// GitOpsDeploymentReasonResolvedSuffix is appended to a condition's type to form the reason
 	// of a condition that no longer holds.

@@ -176,7 +176,7 @@ func New(
 		AddFunc: c.onDeployment,
 		UpdateFunc: func(old, obj interface{}) {
 			if o, n := old.(*managedv1alpha1.GitOpsDeployment), obj.(*managedv1alpha1.GitOpsDeployment); o.Status.Sync != n.Status.Sync ||
-				o.Status.Health.Status != n.Status.Health.Status {
+				o.Status.Health.Status != n.Status.Health.Status || o.Status.ResourcesNotReady() != n.Status.ResourcesNotReady() {
 				c.onDeployment(obj)
 			}
 		},

@@ -55,6 +55,28 @@ func msgWaitingFor(deployments []string) string {
 
 // Messages of rules the original did not have.
 
+// maxDeploymentReasons is how many GitOpsDeployments' reasons a step's displayStatus quotes.
+const maxDeploymentReasons = 3
+
+// reasonsOf adds, to the original's list of GitOpsDeployments waited for, why each is not yet
+// Synced and Healthy where its ResourcesReady condition says: ". web-dev: 1 of 2 resources not
+// Synced and Healthy: Deployment/web: Degraded: …".
+func reasonsOf(names []string, why map[string]string) string {
+	var out []string
+	for _, n := range names {
+		if why[n] != "" {
+			out = append(out, n+": "+why[n])
+		}
+	}
+	if len(out) > maxDeploymentReasons {
+		out = append(out[:maxDeploymentReasons], fmt.Sprintf("and %d more", len(out)-maxDeploymentReasons))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ". " + strings.Join(out, "; ")
+}
+
 func msgSnapshotOfOtherApplication(snapshot, application string) string {
 	return "Snapshot: " + snapshot + " does not belong to Application: " + application + "."
 }
@@ -560,16 +582,20 @@ func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed b
 		commits[c.Name] = c.GitOpsRepository.CommitID
 	}
 	var names []string
+	why := map[string]string{}
 	for _, d := range binding.Status.GitOpsDeployments {
 		if !deployedAt(deployments[d.GitOpsDeployment], commits[d.ComponentName]) {
 			names = append(names, d.GitOpsDeployment)
+			if gd := deployments[d.GitOpsDeployment]; gd != nil {
+				why[d.GitOpsDeployment] = gd.Status.ResourcesNotReady()
+			}
 		}
 	}
 	if len(names) == 0 {
 		return "", false, nil
 	}
 	sort.Strings(names)
-	return msgWaitingFor(names), true, nil
+	return msgWaitingFor(names) + reasonsOf(names, why), true, nil
 }
 
 // pointingAnnotation records, on a binding a PromotionRun pointed at a Snapshot, in the same

@@ -659,6 +659,22 @@ func TestPlanPromotion(t *testing.T) {
 			wantRecheck: 9 * time.Minute,
 		},
 		{
+			name: "waiting for a Degraded deployment: its ResourcesReady reason is quoted",
+			state: state{run: promotionRun(underway), snapshot: snapshot("api", "web"), binding: binding("snap-2", "api", "web"),
+				deployments: deployments(func() *managedv1alpha1.GitOpsDeployment {
+					d := deployment("api", synced, degraded, "new-api")
+					d.Status.Conditions = []managedv1alpha1.GitOpsDeploymentCondition{{
+						Type: managedv1alpha1.GitOpsDeploymentConditionResourcesReady, Status: managedv1alpha1.GitOpsConditionStatusFalse,
+						Reason:  managedv1alpha1.GitOpsDeploymentReasonResourcesNotReady,
+						Message: `1 of 1 resource not Synced and Healthy: Deployment/api: Degraded: Deployment "api" exceeded its progress deadline`,
+					}}
+					return d
+				}(), deployment("web", outOfSync, healthy, "new-web"))},
+			want: ptr(waitingStatus("Waiting for following GitOpsDeployments to be Synced/Healthy: gd-api, gd-web. " +
+				`gd-api: 1 of 1 resource not Synced and Healthy: Deployment/api: Degraded: Deployment "api" exceeded its progress deadline`)),
+			wantRecheck: 9 * time.Minute,
+		},
+		{
 			name: "fixed bug: OutOfSync though Healthy at the Snapshot's commit is not deployed: Waiting",
 			state: state{run: promotionRun(underway), snapshot: snapshot("api"), binding: binding("snap-2", "api"),
 				deployments: deployments(deployment("api", outOfSync, healthy, "new-api"))},
@@ -1163,3 +1179,14 @@ func toJSON(v interface{}) string {
 }
 
 func jsonEqual(a, b interface{}) bool { return toJSON(a) == toJSON(b) }
+
+func TestReasonsOfIsCapped(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	why := map[string]string{"a": "ra", "b": "", "c": "rc", "d": "rd", "e": "re"}
+	if got, want := reasonsOf(names, why), ". a: ra; c: rc; d: rd; and 1 more"; got != want {
+		t.Errorf("reasonsOf = %q, want %q", got, want)
+	}
+	if got := reasonsOf(names, map[string]string{}); got != "" {
+		t.Errorf("no reasons gave %q", got)
+	}
+}

@@ -159,12 +159,14 @@ func New(
 		return nil, err
 	}
 	// The GitOpsDeployment controller rewrites their status often; only their spec, labels,
-	// owners and the sync and health that the binding's status copies matter here.
+	// owners, and the sync, health and ResourcesReady reason that the binding's status copies
+	// matter here.
 	if err := c.Watch(deployments.Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: c.onDeployment,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*managedv1alpha1.GitOpsDeployment), obj.(*managedv1alpha1.GitOpsDeployment)
 			if o.Generation != n.Generation || o.Status.Sync != n.Status.Sync || o.Status.Health.Status != n.Status.Health.Status ||
+				o.Status.ResourcesNotReady() != n.Status.ResourcesNotReady() ||
 				!apiequality.Semantic.DeepEqual(o.Labels, n.Labels) || !apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences) {
 				c.onDeployment(old) // an owner it no longer has
 				c.onDeployment(obj)

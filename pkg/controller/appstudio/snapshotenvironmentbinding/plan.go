@@ -212,6 +212,7 @@ func planBinding(s state, now metav1.Time) plan {
 	sort.Slice(components, func(i, j int) bool { return components[i].Name < components[j].Name })
 	expected := map[string]bool{}
 	var entries []appstudiov1alpha1.BindingStatusGitOpsDeployment
+	why := map[string]string{} // component → its GitOpsDeployment's ResourcesReady message, when False
 	for _, c := range components {
 		want, pr := desiredDeployment(b, c, dest)
 		if pr != nil {
@@ -236,6 +237,9 @@ func planBinding(s state, now metav1.Time) plan {
 		entry.SyncStatus = string(existing.Status.Sync.Status)
 		entry.Health = string(existing.Status.Health.Status)
 		entry.CommitID = existing.Status.Sync.Revision
+		if r := existing.Status.ResourcesNotReady(); r != "" {
+			why[c.Name] = r
+		}
 		entries = append(entries, entry)
 	}
 	for _, d := range controlled(s.deployments, b.Name) {
@@ -246,7 +250,7 @@ func planBinding(s state, now metav1.Time) plan {
 
 	st := b.Status.DeepCopy()
 	st.GitOpsDeployments = entries
-	st.ComponentDeploymentConditions = allComponentsDeployed(b.Status.ComponentDeploymentConditions, entries, now)
+	st.ComponentDeploymentConditions = allComponentsDeployed(b.Status.ComponentDeploymentConditions, entries, why, now)
 	st.BindingConditions = bindingConditions(b.Status.BindingConditions, nil, now)
 	if !apiequality.Semantic.DeepEqual(*st, b.Status) {
 		p.status = st
@@ -430,19 +434,37 @@ func bindingConditions(conds []metav1.Condition, pr *problem, now metav1.Time) [
 	return out
 }
 
+// maxComponentReasons is how many components' reasons AllComponentsDeployed quotes; each is its
+// GitOpsDeployment's ResourcesReady message, itself capped.
+const maxComponentReasons = 5
+
 // allComponentsDeployed is the binding's one component deployment condition for entries:
-// True when every GitOpsDeployment is both Synced and Healthy, with the count in the message.
-func allComponentsDeployed(conds []metav1.Condition, entries []appstudiov1alpha1.BindingStatusGitOpsDeployment, now metav1.Time) []metav1.Condition {
+// True when every GitOpsDeployment is both Synced and Healthy, with the count in the message;
+// while not, the message adds why for each component whose deployment says (its ResourcesReady
+// condition), so that the binding's reader need not look at each GitOpsDeployment.
+func allComponentsDeployed(conds []metav1.Condition, entries []appstudiov1alpha1.BindingStatusGitOpsDeployment, why map[string]string,
+	now metav1.Time,
+) []metav1.Condition {
 	deployed := 0
+	var reasons []string
 	for _, e := range entries {
 		if e.SyncStatus == string(managedv1alpha1.SyncStatusCodeSynced) && e.Health == string(managedv1alpha1.HealthStatusCodeHealthy) {
 			deployed++
+		} else if r := why[e.ComponentName]; r != "" {
+			reasons = append(reasons, e.ComponentName+": "+r)
 		}
+	}
+	message := fmt.Sprintf("%d of %d components deployed", deployed, len(entries))
+	if len(reasons) > maxComponentReasons {
+		reasons = append(reasons[:maxComponentReasons], fmt.Sprintf("and %d more", len(reasons)-maxComponentReasons))
+	}
+	if len(reasons) > 0 {
+		message += "; " + strings.Join(reasons, "; ")
 	}
 	c := metav1.Condition{
 		Type: appstudiov1alpha1.ComponentDeploymentConditionAllComponentsDeployed, Status: metav1.ConditionFalse,
 		Reason:  appstudiov1alpha1.ComponentDeploymentConditionCommitsUnsynced,
-		Message: fmt.Sprintf("%d of %d components deployed", deployed, len(entries)), LastTransitionTime: now,
+		Message: message, LastTransitionTime: now,
 	}
 	if deployed == len(entries) {
 		c.Status, c.Reason = metav1.ConditionTrue, appstudiov1alpha1.ComponentDeploymentConditionCommitsSynced

@@ -641,3 +641,31 @@ func describe(p plan) string {
 	b, _ := json.MarshalIndent(out, "", "  ")
 	return string(b)
 }
+
+func TestAllComponentsDeployedSaysWhy(t *testing.T) {
+	entries := []appstudiov1alpha1.BindingStatusGitOpsDeployment{
+		entry("a", "Synced", "Healthy", "c1"), entry("b", "Synced", "Degraded", "c1"), entry("c", "OutOfSync", "Missing", "c1"),
+	}
+	why := map[string]string{
+		"a": "stale: a deployed component's reason is not quoted",
+		"b": `1 of 1 resource not Synced and Healthy: Deployment/web: Degraded: Deployment "web" exceeded its progress deadline`,
+	}
+	got := allComponentsDeployed(nil, entries, why, now)
+	want := deployedCond(metav1.ConditionFalse, `1 of 3 components deployed; b: 1 of 1 resource not Synced and Healthy: `+
+		`Deployment/web: Degraded: Deployment "web" exceeded its progress deadline`, now)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+
+	many := map[string]string{}
+	entries = nil
+	for i := 0; i < 7; i++ {
+		c := fmt.Sprintf("c%d", i)
+		entries = append(entries, entry(c, "Synced", "Degraded", "x"))
+		many[c] = "r"
+	}
+	msg := allComponentsDeployed(nil, entries, many, now)[0].Message
+	if want := "0 of 7 components deployed; c0: r; c1: r; c2: r; c3: r; c4: r; and 2 more"; msg != want {
+		t.Errorf("message = %q, want %q", msg, want)
+	}
+}
