@@ -59,8 +59,11 @@ verify-codegen:
 verify-monitoring:
 	hack/stage.sh monitoring hack/verify-monitoring.sh
 
+# Generated code, then the reference docs derived from it (docs/reference/api.md reads the
+# generated OpenAPI).
 codegen:
 	hack/update-codegen.sh
+	$(GO) run ./hack/docgen
 
 # docs/reference/flags.md and api.md, from the binaries' flag sets and the OpenAPI definitions
 # (hack/docgen); make unit fails when they are out of date.

@@ -30,7 +30,8 @@ tools_log="$(mktemp "${TMPDIR:-/tmp}/gitops-tools.XXXXXX")"
 tools_pid=""
 cleanup() {
 	local rc=$?
-	if [[ -n "${tools_pid}" ]] && kill -0 "${tools_pid}" 2>/dev/null; then
+	# The group, not its leader: go builds may outlive a leader that died.
+	if [[ -n "${tools_pid}" ]] && kill -0 -- "-${tools_pid}" 2>/dev/null; then
 		kill -TERM -- "-${tools_pid}" 2>/dev/null || true
 		wait "${tools_pid}" 2>/dev/null || true
 	fi
@@ -42,9 +43,19 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Job control gives the background job a process group of its own, whose ID is its PID: the
-# go builds it starts are stopped with it.
+# go builds it starts are stopped with it. Its watchdog stops that group once this script is
+# gone, also when it was killed without running its traps (a CI timeout's SIGKILL). No
+# terminal input: a background group reading it would stop, and the wait below with it.
 set -m
-nice -n 19 bash -c 'hack/build-kube.sh >/dev/null && hack/build-argocd.sh >/dev/null' >"${tools_log}" 2>&1 &
+# shellcheck disable=SC2016 # expanded by the inner shell
+nice -n 19 bash -c '
+	( while kill -0 "$1" 2>/dev/null; do sleep 5; done; kill -TERM -- "-$$" ) &
+	watchdog=$!
+	hack/build-kube.sh >/dev/null && hack/build-argocd.sh >/dev/null
+	rc=$?
+	kill "${watchdog}" 2>/dev/null
+	exit "${rc}"
+' make-test "$$" </dev/null >"${tools_log}" 2>&1 &
 tools_pid=$!
 tools_start=${SECONDS}
 set +m

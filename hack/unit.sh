@@ -19,7 +19,10 @@ cd "${ROOT}"
 GO="${GO:-go}"
 
 race=(./internal/... ./pkg/storage/... ./pkg/apiserver/... ./pkg/agent/... ./pkg/controller/...)
-mapfile -t plain < <("${GO}" list ./... | grep -vE '^github\.com/gitops-service/gitops-service/(internal|pkg/storage|pkg/apiserver|pkg/agent|pkg/controller)(/|$)')
+# go list first, so that a package that fails to load fails the stage (errexit) rather than
+# drop out of the list.
+all="$("${GO}" list ./...)"
+mapfile -t plain < <(grep -vE '^github\.com/gitops-service/gitops-service/(internal|pkg/storage|pkg/apiserver|pkg/agent|pkg/controller)(/|$)' <<<"${all}")
 
 rc=0
 # -race needs cgo, whatever the caller chose for the rest.

@@ -11,13 +11,17 @@ import (
 var (
 	link    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	heading = regexp.MustCompile(`(?m)^#{1,6} +(.+)$`)
+	htmlID  = regexp.MustCompile(`<a (?:id|name)="([^"]+)"`)
 	fence   = regexp.MustCompile("(?ms)^```.*?^```")
 )
 
-// anchors are the fragment names GitHub gives the headings of a Markdown file: lower case,
-// punctuation other than '-' and '_' dropped, spaces as '-'.
+// anchors are the fragment names GitHub gives the headings of a Markdown file (lower case,
+// punctuation other than '-' and '_' dropped, spaces as '-') and its HTML anchors.
 func anchors(markdown string) map[string]bool {
 	out := map[string]bool{}
+	for _, m := range htmlID.FindAllStringSubmatch(markdown, -1) {
+		out[m[1]] = true
+	}
 	for _, m := range heading.FindAllStringSubmatch(fence.ReplaceAllString(markdown, ""), -1) {
 		var b strings.Builder
 		for _, r := range strings.ToLower(strings.TrimSpace(m[1])) {
@@ -40,7 +44,13 @@ func TestDocumentationLinksResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reference, err := filepath.Glob(filepath.Join(root, "docs", "reference", "*.md"))
+	files = append(files, reference...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "CHANGELOG.md"))
+	anchorsOf := map[string]map[string]bool{} // a file's anchors, computed once
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -65,7 +75,10 @@ func TestDocumentationLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s, which does not exist", file, target)
 				continue
 			}
-			if fragment != "" && strings.HasSuffix(resolved, ".md") && !anchors(string(content))[fragment] {
+			if anchorsOf[resolved] == nil {
+				anchorsOf[resolved] = anchors(string(content))
+			}
+			if fragment != "" && strings.HasSuffix(resolved, ".md") && !anchorsOf[resolved][fragment] {
 				t.Errorf("%s links to %s, whose heading #%s does not exist", file, target, fragment)
 			}
 		}

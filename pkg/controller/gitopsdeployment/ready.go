@@ -10,15 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
-const (
-	// maxNotReady is how many resources the ResourcesReady condition names; it counts the
-	// rest, so that a path of a thousand failing resources does not make a status of a megabyte.
-	maxNotReady = 10
-	// maxReasonLength bounds each resource's reason (Argo CD's health or sync message).
-	maxReasonLength = 240
-)
+// maxReasonLength bounds each resource's reason (Argo CD's health or sync message). How many
+// resources the condition names is joinMessages' cap.
+const maxReasonLength = 240
 
 // resourcesReady sets the ResourcesReady condition from the Application Argo CD has compared:
 // True when the Application and each of its resources are Synced and Healthy, otherwise False
@@ -42,7 +39,7 @@ func resourcesReady(conds []managedv1alpha1.GitOpsDeploymentCondition, as argov1
 	}
 	var parts []string
 	if len(notReady) > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %s not Synced and Healthy: %s", len(notReady), countOf(len(as.Resources)), joinCapped(notReady)))
+		parts = append(parts, fmt.Sprintf("%d of %s not Synced and Healthy: %s", len(notReady), countOf(len(as.Resources)), joinMessages(notReady)))
 	}
 	// Without a resource to blame, or with an unhealthy Application whose resources carry no
 	// health (Argo CD 3.x), the Application's own state is the reason.
@@ -131,19 +128,10 @@ func joinStates(states ...string) string {
 	return strings.Join(out, ", ")
 }
 
+// truncate makes s one line of at most maxReasonLength bytes of valid UTF-8 (Argo CD quotes
+// what it was given, which need not be).
 func truncate(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxReasonLength {
-		return s
-	}
-	return s[:maxReasonLength] + "…"
-}
-
-func joinCapped(entries []string) string {
-	if len(entries) <= maxNotReady {
-		return strings.Join(entries, "; ")
-	}
-	return fmt.Sprintf("%s; and %d more", strings.Join(entries[:maxNotReady], "; "), len(entries)-maxNotReady)
+	return framework.TruncateMessage(strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " "), maxReasonLength)
 }
 
 func countOf(n int) string {

@@ -1,9 +1,11 @@
 package gitopsdeployment
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -130,5 +132,27 @@ func TestResourcesReadyTruncatesLongReasons(t *testing.T) {
 	c := findCondition(resourcesReady(nil, status, "jane", t0), managedv1alpha1.GitOpsDeploymentConditionResourcesReady)
 	if len(c.Message) > 400 || !strings.HasSuffix(c.Message, "…") {
 		t.Errorf("a 1000-byte reason gave a message of %d bytes: %q", len(c.Message), c.Message)
+	}
+}
+
+// A reason cut where a character straddles the limit stays valid UTF-8, so the status written
+// reads back the same and the next reconcile writes nothing.
+func TestResourcesReadyCutsBetweenCharacters(t *testing.T) {
+	reason := strings.Repeat("a", maxReasonLength-1) + "é and more"
+	status := argov1alpha1.ApplicationStatus{
+		Sync: argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced}, Health: argov1alpha1.HealthStatus{Status: "Degraded"},
+		Resources: []argov1alpha1.ResourceStatus{resource("Deployment", "jane", "web", argov1alpha1.SyncStatusCodeSynced, "Degraded", reason+"\xff")},
+	}
+	c := findCondition(resourcesReady(nil, status, "jane", t0), managedv1alpha1.GitOpsDeploymentConditionResourcesReady)
+	if !utf8.ValidString(c.Message) {
+		t.Fatalf("message is not valid UTF-8: %q", c.Message)
+	}
+	raw, err := json.Marshal(c.Message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back string
+	if err := json.Unmarshal(raw, &back); err != nil || back != c.Message {
+		t.Errorf("the message does not survive JSON: %q became %q (%v)", c.Message, back, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotiongraph"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
 // Timeout is how long a promotion may take from the moment its binding is pointed at the
@@ -74,8 +75,11 @@ func reasonsOf(names []string, why map[string]string) string {
 	if len(out) == 0 {
 		return ""
 	}
-	return ". " + strings.Join(out, "; ")
+	return framework.TruncateMessage(". "+strings.Join(out, "; "), maxReasonsLength)
 }
+
+// maxReasonsLength bounds what reasonsOf adds to a step's displayStatus.
+const maxReasonsLength = 2048
 
 func msgSnapshotOfOtherApplication(snapshot, application string) string {
 	return "Snapshot: " + snapshot + " does not belong to Application: " + application + "."
@@ -586,7 +590,9 @@ func waitingFor(binding *appstudiov1alpha1.SnapshotEnvironmentBinding, pointed b
 	for _, d := range binding.Status.GitOpsDeployments {
 		if !deployedAt(deployments[d.GitOpsDeployment], commits[d.ComponentName]) {
 			names = append(names, d.GitOpsDeployment)
-			if gd := deployments[d.GitOpsDeployment]; gd != nil {
+			// Its reason is quoted only once it deploys the Snapshot's commit: before, it is the
+			// reason of what the Snapshot replaces.
+			if gd := deployments[d.GitOpsDeployment]; gd != nil && gd.Status.Sync.Revision == commits[d.ComponentName] {
 				why[d.GitOpsDeployment] = gd.Status.ResourcesNotReady()
 			}
 		}

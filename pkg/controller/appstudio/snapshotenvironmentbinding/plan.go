@@ -17,6 +17,7 @@ import (
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
 // ownerKind is the kind in the ownerReference of a generated GitOpsDeployment.
@@ -438,6 +439,10 @@ func bindingConditions(conds []metav1.Condition, pr *problem, now metav1.Time) [
 // GitOpsDeployment's ResourcesReady message, itself capped.
 const maxComponentReasons = 5
 
+// maxDeployedMessage bounds AllComponentsDeployed's message, far below the 32768 characters
+// a condition's message may have.
+const maxDeployedMessage = 4096
+
 // allComponentsDeployed is the binding's one component deployment condition for entries:
 // True when every GitOpsDeployment is both Synced and Healthy, with the count in the message;
 // while not, the message adds why for each component whose deployment says (its ResourcesReady
@@ -459,7 +464,7 @@ func allComponentsDeployed(conds []metav1.Condition, entries []appstudiov1alpha1
 		reasons = append(reasons[:maxComponentReasons], fmt.Sprintf("and %d more", len(reasons)-maxComponentReasons))
 	}
 	if len(reasons) > 0 {
-		message += "; " + strings.Join(reasons, "; ")
+		message = framework.TruncateMessage(message+"; "+strings.Join(reasons, "; "), maxDeployedMessage)
 	}
 	c := metav1.Condition{
 		Type: appstudiov1alpha1.ComponentDeploymentConditionAllComponentsDeployed, Status: metav1.ConditionFalse,

@@ -668,4 +668,13 @@ func TestAllComponentsDeployedSaysWhy(t *testing.T) {
 	if want := "0 of 7 components deployed; c0: r; c1: r; c2: r; c3: r; c4: r; and 2 more"; msg != want {
 		t.Errorf("message = %q, want %q", msg, want)
 	}
+
+	// Five components each quoting a deployment's longest message stay far below a condition's
+	// 32768 characters.
+	for c := range many {
+		many[c] = strings.Repeat("Deployment/web: Degraded: ", 300)
+	}
+	if msg := allComponentsDeployed(nil, entries, many, now)[0].Message; len(msg) > maxDeployedMessage+len("…") {
+		t.Errorf("message of %d bytes", len(msg))
+	}
 }
