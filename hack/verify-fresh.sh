@@ -3,7 +3,7 @@
 # an empty Go module cache, an empty build cache and no bin/, all in temporary folders that are
 # removed afterwards. It prints the wall time of each stage of `make test` and of the whole.
 # Not part of `make test`: run it before resolving an issue that changes the build, scripts or
-# dependencies (about 40 minutes on 2 cores).
+# dependencies (about 35 minutes on 2 cores).
 #
 #   hack/verify-fresh.sh [REF]     REF defaults to HEAD; uncommitted changes are not included
 #
