@@ -14,7 +14,7 @@ import (
 )
 
 // maxReasonLength bounds each resource's reason (Argo CD's health or sync message). How many
-// resources the condition names is joinMessages' cap.
+// resources the condition names is maxJoinedMessages.
 const maxReasonLength = 240
 
 // resourcesReady sets the ResourcesReady condition from the Application Argo CD has compared:
@@ -39,7 +39,7 @@ func resourcesReady(conds []managedv1alpha1.GitOpsDeploymentCondition, as argov1
 	}
 	var parts []string
 	if len(notReady) > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %s not Synced and Healthy: %s", len(notReady), countOf(len(as.Resources)), joinMessages(notReady)))
+		parts = append(parts, fmt.Sprintf("%d of %s not Synced and Healthy: %s", len(notReady), countOf(len(as.Resources)), framework.JoinMessages(notReady, maxJoinedMessages)))
 	}
 	// Without a resource to blame, or with an unhealthy Application whose resources carry no
 	// health (Argo CD 3.x), the Application's own state is the reason.

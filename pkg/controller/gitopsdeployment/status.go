@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
 
 // mirroredTypes are the Argo CD Application condition types copied into a GitOpsDeployment's
@@ -150,7 +151,7 @@ func mirrorConditions(conds []managedv1alpha1.GitOpsDeploymentCondition, argo []
 	for _, t := range types {
 		typ := managedv1alpha1.GitOpsDeploymentConditionType(t)
 		present[typ] = true
-		msg := joinMessages(messages[t])
+		msg := framework.JoinMessages(messages[t], maxJoinedMessages)
 		if t == argov1alpha1.ApplicationConditionExcludedResourceWarning && excludesSecrets(messages[t]) {
 			msg += ". " + secretsExcludedHint
 		}
@@ -171,14 +172,6 @@ func mirrorConditions(conds []managedv1alpha1.GitOpsDeploymentCondition, argo []
 // maxJoinedMessages is how many of Argo CD's conditions of one type a GitOpsDeployment's
 // condition quotes: a path of a thousand Secrets must not make a status of a megabyte.
 const maxJoinedMessages = 10
-
-// joinMessages quotes the first maxJoinedMessages messages and counts the rest.
-func joinMessages(messages []string) string {
-	if len(messages) <= maxJoinedMessages {
-		return strings.Join(messages, "; ")
-	}
-	return fmt.Sprintf("%s; and %d more", strings.Join(messages[:maxJoinedMessages], "; "), len(messages)-maxJoinedMessages)
-}
 
 // secretsExcludedHint tells a tenant what to do with a Secret Argo CD left out. The service's
 // Argo CD instances exclude Secrets from the cluster they deploy tenants' namespaces into

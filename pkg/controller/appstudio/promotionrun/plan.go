@@ -69,13 +69,10 @@ func reasonsOf(names []string, why map[string]string) string {
 			out = append(out, n+": "+why[n])
 		}
 	}
-	if len(out) > maxDeploymentReasons {
-		out = append(out[:maxDeploymentReasons], fmt.Sprintf("and %d more", len(out)-maxDeploymentReasons))
-	}
 	if len(out) == 0 {
 		return ""
 	}
-	return framework.TruncateMessage(". "+strings.Join(out, "; "), maxReasonsLength)
+	return framework.TruncateMessage(". "+framework.JoinMessages(out, maxDeploymentReasons), maxReasonsLength)
 }
 
 // maxReasonsLength bounds what reasonsOf adds to a step's displayStatus.

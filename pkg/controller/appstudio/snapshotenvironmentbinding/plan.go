@@ -460,11 +460,8 @@ func allComponentsDeployed(conds []metav1.Condition, entries []appstudiov1alpha1
 		}
 	}
 	message := fmt.Sprintf("%d of %d components deployed", deployed, len(entries))
-	if len(reasons) > maxComponentReasons {
-		reasons = append(reasons[:maxComponentReasons], fmt.Sprintf("and %d more", len(reasons)-maxComponentReasons))
-	}
 	if len(reasons) > 0 {
-		message = framework.TruncateMessage(message+"; "+strings.Join(reasons, "; "), maxDeployedMessage)
+		message = framework.TruncateMessage(message+"; "+framework.JoinMessages(reasons, maxComponentReasons), maxDeployedMessage)
 	}
 	c := metav1.Condition{
 		Type: appstudiov1alpha1.ComponentDeploymentConditionAllComponentsDeployed, Status: metav1.ConditionFalse,
