@@ -34,8 +34,7 @@ host-tools:
 
 vet:
 	GO=$(GO) hack/stage.sh gofmt hack/verify-gofmt.sh
-	hack/stage.sh vet $(GO) vet -tags e2e ./...
-	hack/stage.sh vet-bench sh -c 'cd bench && $(GO) vet ./...'
+	hack/stage.sh vet sh -c '$(GO) vet -tags e2e ./... && cd bench && $(GO) vet ./...'
 
 # The container images' contents without Docker or a registry (hack/build-images.sh): both
 # binaries as build/Dockerfile builds them, into bin/images/<version>/. images-verify builds

@@ -62,13 +62,8 @@ set +m
 
 export CGO_ENABLED=0 GOFLAGS=-trimpath
 
-hack/stage.sh verify-codegen hack/verify-codegen.sh
-hack/stage.sh gofmt hack/verify-gofmt.sh
-# shellcheck disable=SC2016 # expanded by the inner shell, where GO is exported
-hack/stage.sh vet bash -c '"${GO}" vet -tags e2e ./... && cd bench && "${GO}" vet ./...'
-hack/stage.sh images hack/build-images.sh
-hack/stage.sh monitoring hack/verify-monitoring.sh
-hack/stage.sh unit hack/test-postgres.sh hack/unit.sh
+# The stages as the Makefile defines them, one target each.
+"${MAKE:-make}" --no-print-directory GO="${GO}" verify-codegen vet images verify-monitoring unit
 
 wait_tools() {
 	# Lowering a niceness needs privilege; without it the builds finish at nice 19.
@@ -89,4 +84,4 @@ wait_tools || rc=$?
 echo "stage tools: $((SECONDS - start)) s ($([[ ${rc} -eq 0 ]] && echo ok || echo "failed, exit ${rc}"))" >&2
 [[ ${rc} -eq 0 ]] || exit "${rc}"
 
-hack/stage.sh e2e hack/e2e.sh
+"${MAKE:-make}" --no-print-directory e2e

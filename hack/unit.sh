@@ -18,11 +18,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 GO="${GO:-go}"
 
-race=(./internal/... ./pkg/storage/... ./pkg/apiserver/... ./pkg/agent/... ./pkg/controller/...)
+race_re='^github\.com/gitops-service/gitops-service/(internal|pkg/storage|pkg/apiserver|pkg/agent|pkg/controller)(/|$)'
 # go list first, so that a package that fails to load fails the stage (errexit) rather than
 # drop out of the list.
 all="$("${GO}" list ./...)"
-mapfile -t plain < <(grep -vE '^github\.com/gitops-service/gitops-service/(internal|pkg/storage|pkg/apiserver|pkg/agent|pkg/controller)(/|$)' <<<"${all}")
+mapfile -t race < <(grep -E "${race_re}" <<<"${all}")
+mapfile -t plain < <(grep -vE "${race_re}" <<<"${all}")
 
 rc=0
 # -race needs cgo, whatever the caller chose for the rest.

@@ -40,11 +40,8 @@ func runDocumented(ctx context.Context, blocks []string, namespace string) {
 	for i, block := range blocks {
 		script := strings.ReplaceAll(block, "team-a", namespace)
 		Eventually(func(g Gomega) {
-			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig("admin"))
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			g.Expect(cmd.Run()).To(Succeed(), "block %d:\n%s\n%s", i+1, script, out.String())
+			out, err := shell(ctx, script, []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "KUBECONFIG=" + kubeconfig("admin")})
+			g.Expect(err).NotTo(HaveOccurred(), "block %d:\n%s\n%s", i+1, script, out)
 		}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	}
 }
