@@ -100,9 +100,11 @@ up() {
 	kubebin="$("${ROOT}/hack/stage.sh" build-kube "${ROOT}/hack/build-kube.sh")"
 	log "building Argo CD, kustomize and helm (cached under bin/; about 10 minutes the first time)"
 	ARGOCD_BIN="$("${ROOT}/hack/stage.sh" build-argocd "${ROOT}/hack/build-argocd.sh")"
+	# Into the stack's own state, not bin/: stacks of several checkouts (worktrees share bin/)
+	# may run side by side, and each must run the code it was started from.
 	log "building gitops-apiserver and the agent"
-	(cd "${ROOT}" && go build -o "${ROOT}/bin/gitops-apiserver" ./cmd/gitops-apiserver &&
-		go build -o "${ROOT}/bin/agent" ./cmd/agent)
+	(cd "${ROOT}" && go build -o "${STATE}/bin/gitops-apiserver" ./cmd/gitops-apiserver &&
+		go build -o "${STATE}/bin/agent" ./cmd/agent)
 	KUBECTL=("${kubebin}/kubectl" --kubeconfig "${STATE}/kubeconfig")
 
 	ensure_certs

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The agent (hack/local-up.sh sources this file; do not run it): start_agent applies the
 # admission policies, the agent's and the namespace provisioner's artifacts, the local bindings
-# of its identity gitops-agent and the ArgoCDInstance "main", then starts bin/agent as instance
+# of its identity gitops-agent and the ArgoCDInstance "main", then starts the stack's agent (.local/bin/agent) as instance
 # main's agent, the AppStudio controllers and the namespace provisioner in one process;
 # stop_agent stops it. instance and tenant_secrets_role also serve the engine instance
 # (hack/local/engine.sh).
@@ -114,7 +114,7 @@ start_agent() {
 	# --placement-max-owner-share 0.002 lets one owner (managed-gitops.redhat.com/tenant-owner)
 	# have 2 of each instance's 1000 places: the e2e suite sees the share hold with a handful of
 	# namespaces, and every other tenant of the suite is its own owner.
-	start_bg agent "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
+	start_bg agent "${STATE}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
 		--argocd-namespace "${ARGOCD_NAMESPACE}" --instance main --leader-elect-identity local-agent \
 		--controllers '*,namespaceprovisioner' --placement-max-owner-share 0.002 \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2

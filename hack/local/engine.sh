@@ -139,7 +139,7 @@ EOF
 # others run once for the fleet in the first agent.
 start_engine_agent() {
 	log "starting the engine instance's agent"
-	start_bg agent-engine "${ROOT}/bin/agent" --kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
+	start_bg agent-engine "${STATE}/bin/agent" --kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
 		--engine-kubeconfig "${STATE}/gitops-agent-engine-remote.kubeconfig" \
 		--argocd-namespace "${ENGINE_NAMESPACE}" --instance engine --leader-elect-identity engine-agent \
 		--local-cluster-server "https://127.0.0.1:${KUBE_PORT}" --controllers argocd \

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # gitops-apiserver (hack/local-up.sh sources this file; do not run it): register_gitops_apiserver
 # applies the APIServices (artifacts/local, through .local/overlay) that make kube-apiserver serve
-# its groups from 127.0.0.1:${GITOPS_PORT}, start_gitops_apiserver starts bin/gitops-apiserver
+# its groups from 127.0.0.1:${GITOPS_PORT}, start_gitops_apiserver starts the stack's gitops-apiserver (.local/bin/gitops-apiserver)
 # and waits until they are Available, stop_gitops_apiserver stops it.
 #
 # Expects from the caller: ROOT, STATE, CERTS, GITOPS_PORT, KUBECTL (kubectl with the admin
@@ -37,7 +37,7 @@ EOF
 # groups through it. The e2e tests call it alone to restart the server after killing it.
 start_gitops_apiserver() {
 	log "starting gitops-apiserver on 127.0.0.1:${GITOPS_PORT}"
-	start_bg gitops-apiserver "${ROOT}/bin/gitops-apiserver" \
+	start_bg gitops-apiserver "${STATE}/bin/gitops-apiserver" \
 		--bind-address 127.0.0.1 --secure-port "${GITOPS_PORT}" \
 		--tls-cert-file "${CERTS}/gitops-apiserver.crt" --tls-private-key-file "${CERTS}/gitops-apiserver.key" \
 		--kubeconfig "${STATE}/gitops-apiserver.kubeconfig" \

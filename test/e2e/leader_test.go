@@ -230,7 +230,7 @@ func startStandbyAgent() *standbyAgent {
 	logFile, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	Expect(err).NotTo(HaveOccurred())
 	defer logFile.Close()
-	a.cmd = exec.Command("../../bin/agent", "--kubeconfig", filepath.Join(stackDir, "gitops-agent.kubeconfig"),
+	a.cmd = exec.Command(filepath.Join(stackDir, "bin", "agent"), "--kubeconfig", filepath.Join(stackDir, "gitops-agent.kubeconfig"),
 		"--argocd-namespace", "gitops-service-argocd", "--instance", "main", "--leader-elect-identity", "standby-agent",
 		"--metrics-bind-address", addr, "-v", "2")
 	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
