@@ -87,7 +87,34 @@ func New(snapshots appstudioinformers.SnapshotInformer, environments appstudioin
 	if err := c.Watch(snapshots.Informer(), cache.ResourceEventHandlerDetailedFuncs{AddFunc: c.onSnapshotAdded}); err != nil {
 		return nil, err
 	}
+	// Except for a graph the cache learns of late: the informers relist independently after a
+	// watch breaks (gitops-apiserver restarted), so a Snapshot may reach the cache before the
+	// Environments created ahead of it, and its sync finds no graph.
+	if err := c.Watch(environments.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: c.onEnvironmentAdded}); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// onEnvironmentAdded queues again the recent Snapshots of the Environment's namespace that
+// were created after it: they were due to be promoted with it, and their sync may have run
+// before the cache had it. An Environment made after a Snapshot does not send it on its way,
+// nor does one learnt of long after (startGrace), as for the Snapshots listed at start.
+func (c *Controller) onEnvironmentAdded(obj interface{}) {
+	env, ok := obj.(*appstudiov1alpha1.Environment)
+	if !ok {
+		return
+	}
+	snapshots, err := c.snapshots.Snapshots(env.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	recent := time.Now().Add(-startGrace)
+	for _, s := range snapshots {
+		if !s.CreationTimestamp.Before(&env.CreationTimestamp) && s.CreationTimestamp.Time.After(recent) {
+			c.Enqueue(s)
+		}
+	}
 }
 
 // onSnapshotAdded queues a new Snapshot. The Snapshots an informer lists when it starts are

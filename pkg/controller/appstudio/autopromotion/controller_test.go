@@ -133,6 +133,50 @@ func TestSnapshotsListedAtStart(t *testing.T) {
 	controllertest.Eventually(t, f.ctx, "the new Snapshot queued", func() bool { return f.c.Queue.Len() == 1 })
 }
 
+// A Snapshot whose sync ran before the cache had its Environments (the informers relist one
+// by one after gitops-apiserver restarts) is promoted once they arrive; an Environment created
+// after a Snapshot, or a Snapshot long past, is not sent on its way.
+func TestEnvironmentsLearntLateStillPromote(t *testing.T) {
+	now := metav1.Now()
+	envCreated := metav1.NewTime(now.Add(-2 * time.Second))
+	s1 := snapshot("s1", 0)
+	s1.CreationTimestamp = now
+	f := newFixture(t, s1)
+	controllertest.Drain(t, f.ctx, f.c.Controller)
+	f.sync("team/s1")
+	if got := f.runs(); len(got) != 0 {
+		t.Fatalf("runs = %v without a graph", got)
+	}
+
+	dev := environment("dev", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, "")
+	dev.CreationTimestamp = envCreated
+	if _, err := f.gitops.AppStudioV1alpha1().Environments("team").Create(f.ctx, dev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, f.ctx, "the Snapshot queued again", func() bool { return f.c.Queue.Len() == 1 })
+	if queued := controllertest.Drain(t, f.ctx, f.c.Controller); len(queued) != 1 || queued[0] != "team/s1" {
+		t.Fatalf("queued %v, want team/s1", queued)
+	}
+	f.sync("team/s1")
+	if got := f.runs(); len(got) != 1 || !got["s1.dev-auto"] {
+		t.Fatalf("runs = %v, want s1.dev-auto", got)
+	}
+
+	// An Environment made after the Snapshot does not queue it.
+	later := environment("later", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, "")
+	later.CreationTimestamp = metav1.NewTime(now.Add(time.Second))
+	if _, err := f.gitops.AppStudioV1alpha1().Environments("team").Create(f.ctx, later, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, f.ctx, "the later Environment in the cache", func() bool {
+		_, err := f.c.environments.Environments("team").Get("later")
+		return err == nil
+	})
+	if n := f.c.Queue.Len(); n != 0 {
+		t.Fatalf("%d keys queued by an Environment made after the Snapshot", n)
+	}
+}
+
 func TestARunNameTakenIsTold(t *testing.T) {
 	f := newFixture(t, environment("dev", appstudiov1alpha1.DeploymentStrategyAppStudioAutomated, ""), snapshot("s1", 0),
 		&appstudiov1alpha1.PromotionRun{ObjectMeta: metav1.ObjectMeta{Name: RunName("s1", "dev"), Namespace: "team"}})
