@@ -31,6 +31,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
 	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/argocdinstance"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/auditentry"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentmanagedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentrepositorycredential"
@@ -124,6 +125,10 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 		},
 	}, optsGetter)
 	if err != nil {
+		return nil, err
+	}
+	// Read-only: the storage writes the entries, in each audited write's transaction.
+	if gitopsStorage["auditentries"], err = auditentry.NewREST(Scheme, optsGetter); err != nil {
 		return nil, err
 	}
 	appstudioStorage, err := resources(map[string]newREST{

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/union"
 
+	"github.com/gitops-service/gitops-service/pkg/apis/appstudio"
 	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/auditentry"
 )
 
 // internalResources are served but meant only for the service's own components.
@@ -40,6 +43,41 @@ func guardInternalKinds(delegate authorizer.Authorizer, internal internalUsers) 
 			}
 		}
 		return authorizer.DecisionDeny, fmt.Sprintf("%s.%s are internal to the GitOps Service", a.GetResource(), gitops.GroupName), nil
+	})
+	return union.New(guard, delegate)
+}
+
+// audited says which writes the audit trail records: those of every kind of both groups but
+// the internal ones (tenants cannot see them) and the trail itself. Cluster-scoped kinds are
+// left out by the storage: an entry lives in its object's namespace.
+func audited(gr schema.GroupResource) bool {
+	switch gr.Group {
+	case gitops.GroupName:
+		return !internalResources.Has(gr.Resource) && gr != auditentry.Resource
+	case appstudio.GroupName:
+		return true
+	}
+	return false
+}
+
+// auditTrailWriters may delete audit entries: cluster admins, and the namespace controller,
+// which removes a deleted namespace's entries so that a namespace made again under the same
+// name does not show its predecessor's trail.
+var auditTrailWriters = sets.New("system:serviceaccount:kube-system:namespace-controller")
+
+// guardAuditTrail refuses every write to audit entries, whatever RBAC grants (a tenant Role with
+// resources: ["*"] must not erase its namespace's trail), to all but auditTrailWriters and
+// system:masters. Nobody creates or updates an entry: the storage writes them.
+func guardAuditTrail(delegate authorizer.Authorizer) authorizer.Authorizer {
+	guard := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		if !a.IsResourceRequest() || a.GetAPIGroup() != gitops.GroupName || a.GetResource() != auditentry.Resource.Resource || a.IsReadOnly() {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		if u := a.GetUser(); u != nil && (a.GetVerb() == "delete" || a.GetVerb() == "deletecollection") &&
+			(auditTrailWriters.Has(u.GetName()) || sets.New(u.GetGroups()...).Has(user.SystemPrivilegedGroup)) {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		return authorizer.DecisionDeny, "audit entries are written by gitops-apiserver only", nil
 	})
 	return union.New(guard, delegate)
 }

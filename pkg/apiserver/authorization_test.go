@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -42,6 +43,61 @@ func TestGuardInternalKinds(t *testing.T) {
 			APIGroup: "managed-gitops.redhat.com", Resource: c.resource, ResourceRequest: true})
 		if err != nil || got != c.want {
 			t.Errorf("%s on %s: %v (%v), want %v", c.user.GetName(), c.resource, got, err, c.want)
+		}
+	}
+}
+
+// Nobody writes audit entries, whatever RBAC (here: allow everything) says; only cluster admins
+// and the namespace controller delete them.
+func TestGuardAuditTrail(t *testing.T) {
+	allow := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		return authorizer.DecisionAllow, "", nil
+	})
+	guard := guardAuditTrail(allow)
+	alice := &user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}
+	admin := &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}
+	nsController := &user.DefaultInfo{Name: "system:serviceaccount:kube-system:namespace-controller"}
+	for _, c := range []struct {
+		user     user.Info
+		verb     string
+		resource string
+		want     authorizer.Decision
+	}{
+		{alice, "list", "auditentries", authorizer.DecisionAllow},
+		{alice, "watch", "auditentries", authorizer.DecisionAllow},
+		{alice, "create", "auditentries", authorizer.DecisionDeny},
+		{alice, "update", "auditentries", authorizer.DecisionDeny},
+		{alice, "patch", "auditentries", authorizer.DecisionDeny},
+		{alice, "delete", "auditentries", authorizer.DecisionDeny},
+		{alice, "deletecollection", "auditentries", authorizer.DecisionDeny},
+		{alice, "delete", "gitopsdeployments", authorizer.DecisionAllow},
+		{admin, "create", "auditentries", authorizer.DecisionDeny},
+		{admin, "delete", "auditentries", authorizer.DecisionAllow},
+		{nsController, "deletecollection", "auditentries", authorizer.DecisionAllow},
+		{nsController, "update", "auditentries", authorizer.DecisionDeny},
+	} {
+		got, reason, err := guard.Authorize(t.Context(), authorizer.AttributesRecord{User: c.user, Verb: c.verb,
+			APIGroup: "managed-gitops.redhat.com", Resource: c.resource, Namespace: "team-a", ResourceRequest: true})
+		if err != nil || got != c.want {
+			t.Errorf("%s %s %s: %v (%v), want %v", c.user.GetName(), c.verb, c.resource, got, err, c.want)
+		}
+		if got == authorizer.DecisionDeny && reason == "" {
+			t.Errorf("%s %s %s: denied without a reason", c.user.GetName(), c.verb, c.resource)
+		}
+	}
+}
+
+func TestAudited(t *testing.T) {
+	for gr, want := range map[schema.GroupResource]bool{
+		{Group: "managed-gitops.redhat.com", Resource: "gitopsdeployments"}:      true,
+		{Group: "managed-gitops.redhat.com", Resource: "operations"}:             false,
+		{Group: "managed-gitops.redhat.com", Resource: "tenantplacements"}:       false,
+		{Group: "managed-gitops.redhat.com", Resource: "auditentries"}:           false,
+		{Group: "appstudio.redhat.com", Resource: "snapshotenvironmentbindings"}: true,
+		{Group: "", Resource: "secrets"}:                                         false,
+	} {
+		if got := audited(gr); got != want {
+			t.Errorf("audited(%s) = %v, want %v", gr, got, want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,8 +169,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 40 {
-		tb.Fatalf("%d kinds, want the 20 kinds and 20 lists of both groups: %v", len(kinds), kinds)
+	if len(kinds) != 42 {
+		tb.Fatalf("%d kinds, want the 21 kinds and 21 lists of both groups: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -229,7 +230,8 @@ func FuzzDecode(f *testing.F) {
 		checkRoundTrip(t, plain, decoder, obj, gvk)
 		// Only our kinds are written; the bytes may also name an option type, a Status, or a
 		// kind at the internal version, which the server never writes.
-		if slices.Contains(kinds, *gvk) {
+		// AuditEntries neither: the storage writes them, and the API serves no create or update.
+		if slices.Contains(kinds, *gvk) && !strings.HasPrefix(gvk.Kind, "AuditEntry") {
 			checkWritePath(t, strategies, obj, gvk.GroupVersion())
 		}
 	})

@@ -61,6 +61,9 @@ type PostgresOptions struct {
 	MaxConns          int32
 	EnableWatchCache  bool
 	ConnectionTimeout time.Duration
+	// AuditRetention is how long the audit trail's entries are kept; 0 keeps them until their
+	// namespace is deleted.
+	AuditRetention time.Duration
 	// Storage holds the compaction window and the session limits the flags set; its other
 	// fields keep the storage's defaults.
 	Storage storage.Options
@@ -75,6 +78,7 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 			MaxConns:          20,
 			EnableWatchCache:  true,
 			ConnectionTimeout: 30 * time.Second,
+			AuditRetention:    30 * 24 * time.Hour,
 			Storage:           storage.DefaultOptions(),
 		},
 		// The AppStudio controllers' identity (placement controller) by name, and the agents by
@@ -122,6 +126,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PostgreSQL ends a session whose sent data stays unacknowledged this long (tcp_user_timeout).")
 	fs.DurationVar(&o.Postgres.ConnectionTimeout, "postgres-connection-timeout", o.Postgres.ConnectionTimeout,
 		"How long start-up waits for PostgreSQL to accept connections.")
+	fs.DurationVar(&o.Postgres.AuditRetention, "audit-retention", o.Postgres.AuditRetention,
+		"How long the audit trail (auditentries: every write to the tenants' kinds, with its user) is kept; 0 keeps entries until their namespace is deleted.")
 	fs.BoolVar(&o.Postgres.EnableWatchCache, "watch-cache", o.Postgres.EnableWatchCache,
 		"Serve watches and lists at resourceVersion 0 from an in-memory cache fed by one watch per resource.")
 	fs.StringSliceVar(&o.InternalAPIUsers, "internal-api-users", o.InternalAPIUsers,
@@ -241,8 +247,8 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, err
 	}
-	serverConfig.Authorization.Authorizer = guardInternalKinds(serverConfig.Authorization.Authorizer,
-		internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}})
+	serverConfig.Authorization.Authorizer = guardAuditTrail(guardInternalKinds(serverConfig.Authorization.Authorizer,
+		internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}}))
 
 	dsn, err := o.Postgres.resolveDSN()
 	if err != nil {

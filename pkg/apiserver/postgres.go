@@ -19,6 +19,7 @@ import (
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionapproval"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/auditentry"
 	"github.com/gitops-service/gitops-service/pkg/storage"
 )
 
@@ -65,6 +66,12 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 	}
 	backend.SetUniqueIndex(appstudio.Resource("snapshotenvironmentbindings"), snapshotenvironmentbinding.UniqueIndex)
 	backend.SetUniqueIndex(appstudio.Resource("promotionapprovals"), promotionapproval.UniqueIndex)
+	backend.SetAuditTrail(storage.AuditTrail{
+		Resource:  auditentry.Resource,
+		Audited:   audited,
+		Entry:     auditentry.Entry,
+		Retention: opts.AuditRetention,
+	})
 	exposeStorageMetrics(pool, backend)
 	return &postgresStorage{
 		pool:       pool,

@@ -207,6 +207,10 @@ type Backend struct {
 	uniqueMu sync.Mutex
 	unique   map[schema.GroupResource]UniqueIndex
 
+	// auditTrail, when set, names the writes recorded in auditStore (SetAuditTrail).
+	auditTrail atomic.Pointer[AuditTrail]
+	auditStore atomic.Pointer[Store]
+
 	// refused is the schema's refusal of this release's last write batch (noteRefusal).
 	refused atomic.Pointer[WriterTooOldError]
 

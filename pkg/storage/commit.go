@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,7 +33,9 @@ type writeOp struct {
 	kind     opKind
 	rec      record // only rec.key for deletes
 	expected int64  // the mod RV an update or delete requires
-	done     chan writeResult
+	// audit, when set, is recorded in the audit trail in the write's transaction.
+	audit *AuditedWrite
+	done  chan writeResult
 }
 
 // writeResult is the outcome of one write: its RV, or a conflict with the current state
@@ -121,21 +124,21 @@ func (b *Backend) submit(ctx context.Context, op *writeOp) writeResult {
 }
 
 // create inserts a new key and returns its RV, or errKeyExists.
-func (b *Backend) create(ctx context.Context, r record) (int64, error) {
-	res := b.submit(ctx, &writeOp{kind: opCreate, rec: r})
+func (b *Backend) create(ctx context.Context, r record, audit *AuditedWrite) (int64, error) {
+	res := b.submit(ctx, &writeOp{kind: opCreate, rec: r, audit: audit})
 	return res.rv, res.err
 }
 
 // update replaces key if its mod RV is still expected; otherwise it reports a conflict and
 // the current state.
-func (b *Backend) update(ctx context.Context, r record, expected int64) (int64, bool, *rawObject, error) {
-	res := b.submit(ctx, &writeOp{kind: opUpdate, rec: r, expected: expected})
+func (b *Backend) update(ctx context.Context, r record, expected int64, audit *AuditedWrite) (int64, bool, *rawObject, error) {
+	res := b.submit(ctx, &writeOp{kind: opUpdate, rec: r, expected: expected, audit: audit})
 	return res.rv, res.conflict, res.cur, res.err
 }
 
 // delete removes key if its mod RV is still expected, like update.
-func (b *Backend) delete(ctx context.Context, key string, expected int64) (int64, bool, *rawObject, error) {
-	res := b.submit(ctx, &writeOp{kind: opDelete, rec: record{key: key}, expected: expected})
+func (b *Backend) delete(ctx context.Context, key string, expected int64, audit *AuditedWrite) (int64, bool, *rawObject, error) {
+	res := b.submit(ctx, &writeOp{kind: opDelete, rec: record{key: key}, expected: expected, audit: audit})
 	return res.rv, res.conflict, res.cur, res.err
 }
 
@@ -255,10 +258,31 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 		if err := runHook(b.beforeRV); err != nil {
 			return err
 		}
+		var audited []int
+		for _, i := range writes {
+			if ops[i].audit != nil {
+				audited = append(audited, i)
+			}
+		}
+		// The batch takes one RV per write and one per audit entry, the entries' after the
+		// writes'. Write j's RV is the counter's value minus its offset from the end.
+		n := len(writes) + len(audited)
+		var minWriter int
 		batch := &pgx.Batch{}
-		batch.Queue(bumpSQL, len(writes), schemaVersion)
+		if len(audited) > 0 {
+			// An entry holds its write's RV, so the RVs are taken before the statements are
+			// sent: one round trip more, for batches with audited writes only.
+			if err := tx.QueryRow(ctx, bumpSQL, n, schemaVersion).Scan(&last, &minWriter); err != nil {
+				return err
+			}
+			if minWriter > schemaVersion {
+				return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
+			}
+		} else {
+			batch.Queue(bumpSQL, n, schemaVersion)
+		}
 		for j, i := range writes {
-			r, offset := ops[i].rec, len(writes)-1-j
+			r, offset := ops[i].rec, n-1-j
 			switch ops[i].kind {
 			case opCreate:
 				var limit *int64
@@ -274,18 +298,34 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 				batch.Queue(deleteSQL, r.key, offset)
 			}
 		}
+		if len(audited) > 0 {
+			now := time.Now()
+			rvOf := map[int]int64{}
+			for j, i := range writes {
+				rvOf[i] = last - int64(n-1-j)
+			}
+			for k, i := range audited {
+				r, err := b.auditRecord(ctx, *ops[i].audit, rvOf[i], now)
+				if err != nil {
+					return err
+				}
+				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, len(audited)-1-k, nil,
+					nil, "", "")
+			}
+		}
 		batch.Queue(`SELECT pg_notify('` + notifyChannel + `', '')`)
 		br := tx.SendBatch(ctx, batch)
-		var minWriter int
-		if err := br.QueryRow().Scan(&last, &minWriter); err != nil {
-			br.Close()
-			return err
-		}
-		if minWriter > schemaVersion {
-			// The statements queued after the bump ran on the old counter; the rollback
-			// undoes them, and what they reported is of no interest.
-			br.Close()
-			return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
+		if len(audited) == 0 {
+			if err := br.QueryRow().Scan(&last, &minWriter); err != nil {
+				br.Close()
+				return err
+			}
+			if minWriter > schemaVersion {
+				// The statements queued after the bump ran on the old counter; the rollback
+				// undoes them, and what they reported is of no interest.
+				br.Close()
+				return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
+			}
 		}
 		for _, i := range writes {
 			err := br.QueryRow().Scan(&results[i].rv)
@@ -295,6 +335,14 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 			case err != nil:
 				br.Close()
 				return err
+			}
+		}
+		for range audited {
+			var rv int64
+			if err := br.QueryRow().Scan(&rv); err != nil {
+				br.Close()
+				// An entry's key is its write's RV, which no other entry has.
+				return fmt.Errorf("writing an audit entry: %w", err)
 			}
 		}
 		if err := br.Close(); err != nil {

@@ -309,7 +309,25 @@ var _ = Describe("client-go", func() {
 			}
 		}
 		Expect(missing).To(BeEmpty(), "acknowledged writes the watch did not deliver")
-		GinkgoWriter.Printf("%d writes (%d in flight at the kill, %d failed), %d events, the watch resumed %d times\n",
+
+		By("finding every committed write in the audit trail, and no entry of a write that did not commit")
+		// The watch delivered every committed write, acknowledged or not (above): the trail of the
+		// namespace's Snapshots since the watch began must be exactly that history.
+		trail, err := gitops.ManagedGitopsV1alpha1().AuditEntries(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "object.resource=snapshots"})
+		Expect(err).NotTo(HaveOccurred())
+		recorded := map[string]string{}
+		for _, e := range trail.Items {
+			if rvNumber(e.Object.ResourceVersion) > rvNumber(initial.ResourceVersion) {
+				recorded[e.Object.ResourceVersion] = e.Object.Name
+			}
+		}
+		committed := map[string]string{}
+		for _, e := range events {
+			committed[e.rv] = e.name
+		}
+		Expect(recorded).To(Equal(committed), "audit entries (RV: name) against the writes the watch delivered")
+		GinkgoWriter.Printf("%d writes (%d in flight at the kill, %d failed), %d events and audit entries, the watch resumed %d times\n",
 			len(writes), inFlight, ambiguous, len(events), resumes)
 	})
 })

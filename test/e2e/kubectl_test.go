@@ -57,6 +57,8 @@ var _ = Describe("kubectl", func() {
 		Expect(out).To(MatchRegexp(`gitopsdeployments\s+managed-gitops.redhat.com/v1alpha1\s+true\s+GitOpsDeployment\s+\S+\s+gitops`))
 		// Operations are internal: served, but not in the gitops category.
 		Expect(out).To(MatchRegexp(`(?m)^operations\s+managed-gitops.redhat.com/v1alpha1\s+true\s+Operation\s+\S+\s*$`))
+		// The audit trail: read-only (and deletable by the namespace controller), not in the category.
+		Expect(out).To(MatchRegexp(`(?m)^auditentries\s+managed-gitops.redhat.com/v1alpha1\s+true\s+AuditEntry\s+delete,deletecollection,get,list,watch\s*$`))
 	})
 
 	It("applies the example objects and prints them as tables", func(ctx context.Context) {

@@ -32,6 +32,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Operation{}, &OperationList{},
 		&ArgoCDInstance{}, &ArgoCDInstanceList{},
 		&TenantPlacement{}, &TenantPlacementList{},
+		&AuditEntry{}, &AuditEntryList{},
 	)
 	return nil
 }

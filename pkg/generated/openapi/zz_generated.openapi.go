@@ -122,6 +122,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceList":                       schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceList(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceSpec":                       schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceSpec(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ArgoCDInstanceStatus":                     schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceStatus(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditEntry":                               schema_pkg_apis_managedgitops_v1alpha1_AuditEntry(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditEntryList":                           schema_pkg_apis_managedgitops_v1alpha1_AuditEntryList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditObject":                              schema_pkg_apis_managedgitops_v1alpha1_AuditObject(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditUser":                                schema_pkg_apis_managedgitops_v1alpha1_AuditUser(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.Backoff":                                  schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeployment":                         schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeployment(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentCondition":                schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentCondition(ref),
@@ -4785,6 +4789,228 @@ func schema_pkg_apis_managedgitops_v1alpha1_ArgoCDInstanceStatus(ref common.Refe
 		},
 		Dependencies: []string{
 			"k8s.io/apimachinery/pkg/apis/meta/v1.Condition", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_AuditEntry(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AuditEntry records one write to an object of the service's API in its namespace: who made it, with which verb, and the object's resourceVersion after it. gitops-apiserver writes it in the same PostgreSQL transaction as the write itself, so every acknowledged write has its entry and no entry describes a write that did not commit. Entries are read-only: nobody creates or changes one through the API, and they are removed when the server's retention (--audit-retention) has passed or their namespace is deleted. An entry is named after the resourceVersion of its write, zero-padded, so that name order is commit order.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"verb": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Verb is the request's verb: create, update, patch, delete or deletecollection. A delete of an object with finalizers is recorded when it is marked for deletion, and again when it is removed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"object": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Object is the object written.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditObject"),
+						},
+					},
+					"user": {
+						SchemaProps: spec.SchemaProps{
+							Description: "User is who made the request, as gitops-apiserver authenticated them. Through the aggregator that is the user kube-apiserver forwards: the impersonated user when a request impersonates (kube-apiserver's own audit log records the impersonator).",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditUser"),
+						},
+					},
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Time is when the write was committed.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime"),
+						},
+					},
+				},
+				Required: []string{"verb", "object", "user", "time"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditObject", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditUser", "k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_AuditEntryList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AuditEntryList is a list of AuditEntries.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditEntry"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditEntry", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_AuditObject(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AuditObject identifies the object of a write and its version after it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"apiGroup": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIGroup is the object's API group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the object's plural resource name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subresource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Subresource is the subresource written, such as status; empty for the object itself.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the object's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UID is the object's UID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceVersion is the object's resourceVersion after the write (for a removal: the resourceVersion of the removal, as a watch reports it).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"apiGroup", "resource", "name", "resourceVersion"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_AuditUser(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AuditUser is an authenticated user. Credentials and the authenticator's extra attributes (which may identify a credential) are never recorded.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"username": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Username is the user's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UID is the user's UID, when the authenticator gives one.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"groups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Groups are the user's groups.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"username"},
+			},
+		},
 	}
 }
 

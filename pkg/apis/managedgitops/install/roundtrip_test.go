@@ -22,6 +22,7 @@ var group = apitesting.Group{
 		"GitOpsDeploymentSyncRun", "GitOpsDeploymentSyncRunList",
 		"Operation", "OperationList",
 		"ArgoCDInstance", "ArgoCDInstanceList", "TenantPlacement", "TenantPlacementList",
+		"AuditEntry", "AuditEntryList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},
 	FuzzerFuncs: fuzzer.Funcs,

@@ -20,6 +20,7 @@ var SelectableFields = map[string][]string{
 	"Operation":                            {"spec.resourceType", "status.state"},
 	"ArgoCDInstance":                       {"spec.draining"},
 	"TenantPlacement":                      {"spec.instance", "status.instance"},
+	"AuditEntry":                           {"verb", "object.resource", "object.name", "object.subresource", "user.username"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

@@ -84,6 +84,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=managed-gitops.redhat.com, Version=v1alpha1
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("argocdinstances"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().ArgoCDInstances().Informer()}, nil
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("auditentries"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().AuditEntries().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeployments"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().GitOpsDeployments().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeploymentmanagedenvironments"):

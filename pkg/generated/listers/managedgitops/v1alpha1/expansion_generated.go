@@ -22,6 +22,14 @@ package v1alpha1
 // ArgoCDInstanceLister.
 type ArgoCDInstanceListerExpansion interface{}
 
+// AuditEntryListerExpansion allows custom methods to be added to
+// AuditEntryLister.
+type AuditEntryListerExpansion interface{}
+
+// AuditEntryNamespaceListerExpansion allows custom methods to be added to
+// AuditEntryNamespaceLister.
+type AuditEntryNamespaceListerExpansion interface{}
+
 // GitOpsDeploymentListerExpansion allows custom methods to be added to
 // GitOpsDeploymentLister.
 type GitOpsDeploymentListerExpansion interface{}

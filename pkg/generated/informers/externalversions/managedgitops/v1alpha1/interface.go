@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// ArgoCDInstances returns a ArgoCDInstanceInformer.
 	ArgoCDInstances() ArgoCDInstanceInformer
+	// AuditEntries returns a AuditEntryInformer.
+	AuditEntries() AuditEntryInformer
 	// GitOpsDeployments returns a GitOpsDeploymentInformer.
 	GitOpsDeployments() GitOpsDeploymentInformer
 	// GitOpsDeploymentManagedEnvironments returns a GitOpsDeploymentManagedEnvironmentInformer.
@@ -54,6 +56,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // ArgoCDInstances returns a ArgoCDInstanceInformer.
 func (v *version) ArgoCDInstances() ArgoCDInstanceInformer {
 	return &argoCDInstanceInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// AuditEntries returns a AuditEntryInformer.
+func (v *version) AuditEntries() AuditEntryInformer {
+	return &auditEntryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // GitOpsDeployments returns a GitOpsDeploymentInformer.

@@ -20,6 +20,8 @@ package v1alpha1
 
 type ArgoCDInstanceExpansion interface{}
 
+type AuditEntryExpansion interface{}
+
 type GitOpsDeploymentExpansion interface{}
 
 type GitOpsDeploymentManagedEnvironmentExpansion interface{}

@@ -29,6 +29,7 @@ import (
 type ManagedGitopsV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	ArgoCDInstancesGetter
+	AuditEntriesGetter
 	GitOpsDeploymentsGetter
 	GitOpsDeploymentManagedEnvironmentsGetter
 	GitOpsDeploymentRepositoryCredentialsGetter
@@ -44,6 +45,10 @@ type ManagedGitopsV1alpha1Client struct {
 
 func (c *ManagedGitopsV1alpha1Client) ArgoCDInstances() ArgoCDInstanceInterface {
 	return newArgoCDInstances(c)
+}
+
+func (c *ManagedGitopsV1alpha1Client) AuditEntries(namespace string) AuditEntryInterface {
+	return newAuditEntries(c, namespace)
 }
 
 func (c *ManagedGitopsV1alpha1Client) GitOpsDeployments(namespace string) GitOpsDeploymentInterface {

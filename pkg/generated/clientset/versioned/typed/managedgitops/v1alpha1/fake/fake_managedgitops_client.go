@@ -32,6 +32,10 @@ func (c *FakeManagedGitopsV1alpha1) ArgoCDInstances() v1alpha1.ArgoCDInstanceInt
 	return &FakeArgoCDInstances{c}
 }
 
+func (c *FakeManagedGitopsV1alpha1) AuditEntries(namespace string) v1alpha1.AuditEntryInterface {
+	return &FakeAuditEntries{c, namespace}
+}
+
 func (c *FakeManagedGitopsV1alpha1) GitOpsDeployments(namespace string) v1alpha1.GitOpsDeploymentInterface {
 	return &FakeGitOpsDeployments{c, namespace}
 }
