@@ -242,3 +242,18 @@ func TestStatusAndWhy(t *testing.T) {
 		t.Errorf("forbidden: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestArgs(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"/usr/local/bin/kubectl-gitops", "status", "-n", "x"}, "status -n x"},
+		{[]string{"/home/me/bin/kubectl_complete-gitops", "why", ""}, "__complete why "},
+		{nil, ""},
+	} {
+		if got := strings.Join(Args(tc.argv), " "); got != tc.want {
+			t.Errorf("Args(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"time"
 
@@ -110,6 +112,19 @@ func Main(ctx context.Context, o *Options, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// Args are the arguments of the command line argv: those after the program's name, preceded
+// by cobra's __complete when the program runs as kubectl_complete-gitops, which kubectl calls
+// with the words to complete only.
+func Args(argv []string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	if strings.HasPrefix(filepath.Base(argv[0]), "kubectl_complete-") {
+		return append([]string{cobra.ShellCompRequestCmd}, argv[1:]...)
+	}
+	return argv[1:]
 }
 
 // message is what the user reads of err.

@@ -232,7 +232,10 @@ func observeRun(r *appstudiov1alpha1.PromotionRun) observation {
 	for _, c := range r.Status.Conditions {
 		if c.Type == appstudiov1alpha1.PromotionRunConditionErrorOccurred && c.Status == appstudiov1alpha1.PromotionRunConditionStatusTrue {
 			errorMessage = oneLine(c.Message)
-			parts = append(parts, errorMessage)
+			// A step that failed for the run's reason says it already.
+			if !strings.HasSuffix(parts[len(parts)-1], ": "+errorMessage) {
+				parts = append(parts, errorMessage)
+			}
 		}
 	}
 	obs := observation{state: strings.Join(parts, "; ")}
