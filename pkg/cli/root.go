@@ -56,7 +56,6 @@ func (o *Options) Client() (versioned.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.UserAgent = "kubectl-gitops/" + rest.DefaultKubernetesUserAgent()
 	// Warnings of the server (deprecations, say) go to stderr as kubectl prints them.
 	cfg.WarningHandler = rest.NewWarningWriter(o.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	c, err := o.NewClient(cfg)
