@@ -21,6 +21,7 @@ require (
 	k8s.io/api v0.31.14
 	k8s.io/apimachinery v0.31.14
 	k8s.io/apiserver v0.31.14
+	k8s.io/cli-runtime v0.31.3
 	k8s.io/client-go v0.31.14
 	k8s.io/code-generator v0.31.14
 	k8s.io/component-base v0.31.14
@@ -183,7 +184,6 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apiextensions-apiserver v0.31.2 // indirect
-	k8s.io/cli-runtime v0.31.3 // indirect
 	k8s.io/component-helpers v0.31.3 // indirect
 	k8s.io/gengo/v2 v2.0.0-20240228010128-51d4e06bde70 // indirect
 	k8s.io/kms v0.31.14 // indirect
