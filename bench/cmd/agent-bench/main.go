@@ -7,6 +7,9 @@
 // "agent-bench fleet [flags]" is the fleet benchmark (fleetMain): placement balance over two
 // Argo CD instances and the moves of a drain; hack/bench-agent-fleet.sh (make bench-agent-fleet)
 // runs it and writes its section of docs/agent-scale.md.
+//
+// "agent-bench placement [flags]" times the placement of many new tenants at once by agent
+// binaries running only the placement controller (placementMain, issue 37).
 package main
 
 import (
@@ -32,6 +35,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "scale" {
 		if err := scaleMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "agent-bench scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "placement" {
+		if err := placementMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "agent-bench placement:", err)
 			os.Exit(1)
 		}
 		return

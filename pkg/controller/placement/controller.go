@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,8 @@ type Controller struct {
 	namespaces corelisters.NamespaceLister
 
 	now func() time.Time
+	// writesInFlight bounds the concurrent writes of one sync (maxWritesInFlight).
+	writesInFlight int
 }
 
 // New wires the controller's handlers into the informers. share is the most of each
@@ -91,6 +94,8 @@ func New(instances managedinformers.ArgoCDInstanceInformer, placements managedin
 		credentials:  credentials.Lister(),
 		namespaces:   namespaces.Lister(),
 		now:          time.Now,
+
+		writesInFlight: maxWritesInFlight,
 	}
 	c.Controller = framework.NewController(Name, c.sync)
 	replan := func(interface{}) { c.Add(fleetKey) }
@@ -142,8 +147,12 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	c.Controller.Run(ctx, workers)
 }
 
-// sync observes the fleet and its tenants, plans and acts. Every write is tried, so that one
-// conflict does not hold up the other tenants; the first error is returned, which requeues.
+// sync observes the fleet and its tenants, plans and acts. The plan is decided once, for every
+// tenant, before anything is written (Decide counts each move on its target as it plans it), so
+// the writes that carry it out are independent of one another: each touches only its own
+// TenantPlacement (or ArgoCDInstance). They go out concurrently (writes), at most
+// writesInFlight at once, in the plan's order. Every write is tried, so that one conflict or
+// failure does not hold up the other tenants; all their errors are returned, which requeues.
 func (c *Controller) sync(ctx context.Context, _ string) error {
 	now := c.now()
 	instances, staleAt, lost, err := c.fleet(now)
@@ -152,15 +161,6 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 	}
 	if len(instances) == 0 {
 		return nil // not a fleet: the only agent serves every namespace, unplaced
-	}
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	for _, in := range lost {
-		keep(c.markLost(ctx, in))
 	}
 	tenantNamespaces, err := c.tenantNamespaces()
 	if err != nil {
@@ -171,15 +171,28 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 		return err
 	}
 
+	// First the writes the plan depends on: the placements of gone namespaces are deleted (a
+	// deleted one is no tenant to plan for), and lost instances marked.
+	w := c.newWrites()
+	for _, in := range lost {
+		w.Go(func() error { return c.markLost(ctx, in) })
+	}
+	collected := make([]bool, len(all)) // each task sets only its own
+	for i, p := range all {
+		if !tenantNamespaces[p.Name] {
+			w.Go(func() (err error) {
+				collected[i], err = c.collect(ctx, p)
+				return err
+			})
+		}
+	}
+	errs := w.Wait()
+
 	placements := map[string]*placementT{}
 	var tenants []Tenant
-	for _, p := range all {
-		if !tenantNamespaces[p.Name] {
-			deleted, err := c.collect(ctx, p)
-			keep(err)
-			if deleted {
-				continue
-			}
+	for i, p := range all {
+		if collected[i] {
+			continue
 		}
 		placements[p.Name] = p
 		tenants = append(tenants, Tenant{Namespace: p.Name, Instance: p.Spec.Instance, Pinned: p.Spec.Pinned, Owner: c.owner(p.Name)})
@@ -197,27 +210,32 @@ func (c *Controller) sync(ctx context.Context, _ string) error {
 	}
 
 	plan := Decide(instances, tenants, c.share)
+	// Then the plan. Each tenant is in at most one of Moves and Stuck, and a tenant's writes
+	// that depend on one another (a create, then its message) are one task; placements is
+	// only read from here on.
+	w = c.newWrites()
 	handled := map[string]bool{}
 	for _, m := range plan.Moves {
 		handled[m.Namespace] = true
-		keep(c.move(ctx, placements[m.Namespace], m))
+		w.Go(func() error { return c.move(ctx, placements[m.Namespace], m) })
 	}
 	for _, s := range plan.Stuck {
 		handled[s.Namespace] = true
-		keep(c.stuck(ctx, placements[s.Namespace], s))
+		w.Go(func() error { return c.stuck(ctx, placements[s.Namespace], s) })
 	}
-	for name, p := range placements {
-		if !handled[name] && staleMessage(p) {
-			keep(c.setMessage(ctx, p, ""))
+	for _, name := range slices.Sorted(maps.Keys(placements)) {
+		if p := placements[name]; !handled[name] && staleMessage(p) {
+			w.Go(func() error { return c.setMessage(ctx, p, "") })
 		}
 	}
+	errs = append(errs, w.Wait()...)
 
 	// A heartbeat going stale is no event: look again then, so that the instance stops being
 	// a target at that moment rather than at whatever event comes next.
 	if !staleAt.IsZero() {
 		c.Queue.AddAfter(fleetKey, staleAt.Sub(now))
 	}
-	return first
+	return joinWriteErrors(errs)
 }
 
 // owner is the owner of namespace (OwnerOf) by the namespace cache.
