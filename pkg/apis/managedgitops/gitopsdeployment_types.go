@@ -59,6 +59,11 @@ type GitOpsDeploymentSpec struct {
 	// Type is "automated" (Argo CD deploys every change of the repository) or "manual"
 	// (deploys only when a GitOpsDeploymentSyncRun asks for it).
 	Type GitOpsDeploymentSpecType `json:"type"`
+
+	// RevisionHistoryLimit is how many DeploymentRecords of this deployment the server keeps,
+	// newest first (0 to 1000); unset, the server's --deployment-records-per-deployment.
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 
 // ApplicationSource is a path at a revision of a Git repository.

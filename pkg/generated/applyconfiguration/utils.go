@@ -188,6 +188,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.ArgoCDInstanceStatusApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("Backoff"):
 		return &applyconfigurationmanagedgitopsv1alpha1.BackoffApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentRecord"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentRecordApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentRecordSpec"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentRecordSpecApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentRecordStatus"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentRecordStatusApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentTrigger"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentTriggerApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeployment"):
 		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentCondition"):
@@ -238,6 +246,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.OperationTargetApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ReconciledState"):
 		return &applyconfigurationmanagedgitopsv1alpha1.ReconciledStateApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("RecordedResource"):
+		return &applyconfigurationmanagedgitopsv1alpha1.RecordedResourceApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("RepositoryCredentialSpec"):
 		return &applyconfigurationmanagedgitopsv1alpha1.RepositoryCredentialSpecApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("RepositoryCredentialStatus"):

@@ -127,6 +127,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditObject":                              schema_pkg_apis_managedgitops_v1alpha1_AuditObject(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditUser":                                schema_pkg_apis_managedgitops_v1alpha1_AuditUser(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.Backoff":                                  schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecord":                         schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecord(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordList":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordSpec":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordStatus":                   schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordStatus(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentTrigger":                        schema_pkg_apis_managedgitops_v1alpha1_DeploymentTrigger(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeployment":                         schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeployment(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentCondition":                schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentCondition(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentDestination":              schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentDestination(ref),
@@ -157,6 +162,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.OperationStatus":                          schema_pkg_apis_managedgitops_v1alpha1_OperationStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.OperationTarget":                          schema_pkg_apis_managedgitops_v1alpha1_OperationTarget(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ReconciledState":                          schema_pkg_apis_managedgitops_v1alpha1_ReconciledState(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedResource":                         schema_pkg_apis_managedgitops_v1alpha1_RecordedResource(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RepositoryCredentialSpec":                 schema_pkg_apis_managedgitops_v1alpha1_RepositoryCredentialSpec(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RepositoryCredentialStatus":               schema_pkg_apis_managedgitops_v1alpha1_RepositoryCredentialStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ResourceResult":                           schema_pkg_apis_managedgitops_v1alpha1_ResourceResult(ref),
@@ -5045,6 +5051,270 @@ func schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref common.ReferenceCallback
 	}
 }
 
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecord(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentRecord records one sync attempt of a GitOpsDeployment, failed ones included: what triggered it and who, the commit, and, in its status, the outcome per resource. The agent writes it; tenants read it (nobody else may write one, nor its status). The server keeps the newest spec.revisionHistoryLimit records of each deployment (the server's default when unset) and removes the older ones; a deployment's records go with it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordStatus"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordSpec", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentRecordList is a list of DeploymentRecords.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecord"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecord", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentRecordSpec is what was deployed and why. It does not change once written.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"gitOpsDeploymentName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GitOpsDeploymentName is the deployment synced, in the record's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"gitOpsDeploymentUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GitOpsDeploymentUID is its UID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"generation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Generation is the deployment's metadata.generation the sync deployed.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the deployment's source when the sync started.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ApplicationSource"),
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Revision is the commit synced (a SHA), once Argo CD resolved it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"trigger": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Trigger is what started the sync.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentTrigger"),
+						},
+					},
+					"startedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartedAt is when Argo CD started the sync; with the deployment, it identifies it.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
+				},
+				Required: []string{"gitOpsDeploymentName", "source", "trigger", "startedAt"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ApplicationSource", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentTrigger", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentRecordStatus is the outcome, as Argo CD reports it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Running, Succeeded, Failed or Error.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is Argo CD's message of the operation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"finishedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FinishedAt is when the sync ended.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
+					"resources": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are the results per resource.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedResource"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedResource", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentTrigger(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentTrigger is what started a sync.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is SpecChange, NewCommit, SyncRun, Promotion, Automated or External.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"user": {
+						SchemaProps: spec.SchemaProps{
+							Description: "User is who made the change that started it (from the audit trail), or who created the SyncRun; empty when nobody did (a new commit, an automated retry).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncRun": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncRun is the GitOpsDeploymentSyncRun that asked for the sync.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"binding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Binding and Snapshot are the SnapshotEnvironmentBinding and Snapshot of a promotion.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"snapshot": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"type"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeployment(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5483,6 +5753,13 @@ func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentSpec(ref common.Refe
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"revisionHistoryLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RevisionHistoryLimit is how many DeploymentRecords of this deployment the server keeps, newest first (0 to 1000); unset, the server's --deployment-records-per-deployment.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -6343,6 +6620,59 @@ func schema_pkg_apis_managedgitops_v1alpha1_ReconciledState(ref common.Reference
 		},
 		Dependencies: []string{
 			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentDestination", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentSource"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_RecordedResource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RecordedResource is the result of a sync for one resource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is Synced, SyncFailed, Pruned or PruneSkipped.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
+			},
+		},
 	}
 }
 

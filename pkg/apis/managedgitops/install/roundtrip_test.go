@@ -23,6 +23,7 @@ var group = apitesting.Group{
 		"Operation", "OperationList",
 		"ArgoCDInstance", "ArgoCDInstanceList", "TenantPlacement", "TenantPlacementList",
 		"AuditEntry", "AuditEntryList",
+		"DeploymentRecord", "DeploymentRecordList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},
 	FuzzerFuncs: fuzzer.Funcs,

@@ -21,6 +21,7 @@ var SelectableFields = map[string][]string{
 	"ArgoCDInstance":                       {"spec.draining"},
 	"TenantPlacement":                      {"spec.instance", "status.instance"},
 	"AuditEntry":                           {"verb", "object.resource", "object.name", "object.subresource", "user.username"},
+	"DeploymentRecord":                     {"spec.gitOpsDeploymentName", "spec.trigger.type", "status.phase"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

@@ -158,6 +158,56 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentRecord)(nil), (*managedgitops.DeploymentRecord)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_DeploymentRecord_To_managedgitops_DeploymentRecord(a.(*DeploymentRecord), b.(*managedgitops.DeploymentRecord), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentRecord)(nil), (*DeploymentRecord)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord(a.(*managedgitops.DeploymentRecord), b.(*DeploymentRecord), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentRecordList)(nil), (*managedgitops.DeploymentRecordList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList(a.(*DeploymentRecordList), b.(*managedgitops.DeploymentRecordList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentRecordList)(nil), (*DeploymentRecordList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_DeploymentRecordList_To_v1alpha1_DeploymentRecordList(a.(*managedgitops.DeploymentRecordList), b.(*DeploymentRecordList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentRecordSpec)(nil), (*managedgitops.DeploymentRecordSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_DeploymentRecordSpec_To_managedgitops_DeploymentRecordSpec(a.(*DeploymentRecordSpec), b.(*managedgitops.DeploymentRecordSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentRecordSpec)(nil), (*DeploymentRecordSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_DeploymentRecordSpec_To_v1alpha1_DeploymentRecordSpec(a.(*managedgitops.DeploymentRecordSpec), b.(*DeploymentRecordSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentRecordStatus)(nil), (*managedgitops.DeploymentRecordStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentRecordStatus(a.(*DeploymentRecordStatus), b.(*managedgitops.DeploymentRecordStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentRecordStatus)(nil), (*DeploymentRecordStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentRecordStatus(a.(*managedgitops.DeploymentRecordStatus), b.(*DeploymentRecordStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentTrigger)(nil), (*managedgitops.DeploymentTrigger)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_DeploymentTrigger_To_managedgitops_DeploymentTrigger(a.(*DeploymentTrigger), b.(*managedgitops.DeploymentTrigger), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentTrigger)(nil), (*DeploymentTrigger)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(a.(*managedgitops.DeploymentTrigger), b.(*DeploymentTrigger), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*GitOpsDeployment)(nil), (*managedgitops.GitOpsDeployment)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_GitOpsDeployment_To_managedgitops_GitOpsDeployment(a.(*GitOpsDeployment), b.(*managedgitops.GitOpsDeployment), scope)
 	}); err != nil {
@@ -455,6 +505,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*managedgitops.ReconciledState)(nil), (*ReconciledState)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState(a.(*managedgitops.ReconciledState), b.(*ReconciledState), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*RecordedResource)(nil), (*managedgitops.RecordedResource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource(a.(*RecordedResource), b.(*managedgitops.RecordedResource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.RecordedResource)(nil), (*RecordedResource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_RecordedResource_To_v1alpha1_RecordedResource(a.(*managedgitops.RecordedResource), b.(*RecordedResource), scope)
 	}); err != nil {
 		return err
 	}
@@ -955,6 +1015,154 @@ func Convert_managedgitops_Backoff_To_v1alpha1_Backoff(in *managedgitops.Backoff
 	return autoConvert_managedgitops_Backoff_To_v1alpha1_Backoff(in, out, s)
 }
 
+func autoConvert_v1alpha1_DeploymentRecord_To_managedgitops_DeploymentRecord(in *DeploymentRecord, out *managedgitops.DeploymentRecord, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_DeploymentRecordSpec_To_managedgitops_DeploymentRecordSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentRecordStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_DeploymentRecord_To_managedgitops_DeploymentRecord is an autogenerated conversion function.
+func Convert_v1alpha1_DeploymentRecord_To_managedgitops_DeploymentRecord(in *DeploymentRecord, out *managedgitops.DeploymentRecord, s conversion.Scope) error {
+	return autoConvert_v1alpha1_DeploymentRecord_To_managedgitops_DeploymentRecord(in, out, s)
+}
+
+func autoConvert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord(in *managedgitops.DeploymentRecord, out *DeploymentRecord, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_managedgitops_DeploymentRecordSpec_To_v1alpha1_DeploymentRecordSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentRecordStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord is an autogenerated conversion function.
+func Convert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord(in *managedgitops.DeploymentRecord, out *DeploymentRecord, s conversion.Scope) error {
+	return autoConvert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord(in, out, s)
+}
+
+func autoConvert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList(in *DeploymentRecordList, out *managedgitops.DeploymentRecordList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]managedgitops.DeploymentRecord)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList is an autogenerated conversion function.
+func Convert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList(in *DeploymentRecordList, out *managedgitops.DeploymentRecordList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList(in, out, s)
+}
+
+func autoConvert_managedgitops_DeploymentRecordList_To_v1alpha1_DeploymentRecordList(in *managedgitops.DeploymentRecordList, out *DeploymentRecordList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]DeploymentRecord)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_managedgitops_DeploymentRecordList_To_v1alpha1_DeploymentRecordList is an autogenerated conversion function.
+func Convert_managedgitops_DeploymentRecordList_To_v1alpha1_DeploymentRecordList(in *managedgitops.DeploymentRecordList, out *DeploymentRecordList, s conversion.Scope) error {
+	return autoConvert_managedgitops_DeploymentRecordList_To_v1alpha1_DeploymentRecordList(in, out, s)
+}
+
+func autoConvert_v1alpha1_DeploymentRecordSpec_To_managedgitops_DeploymentRecordSpec(in *DeploymentRecordSpec, out *managedgitops.DeploymentRecordSpec, s conversion.Scope) error {
+	out.GitOpsDeploymentName = in.GitOpsDeploymentName
+	out.GitOpsDeploymentUID = types.UID(in.GitOpsDeploymentUID)
+	out.Generation = in.Generation
+	if err := Convert_v1alpha1_ApplicationSource_To_managedgitops_ApplicationSource(&in.Source, &out.Source, s); err != nil {
+		return err
+	}
+	out.Revision = in.Revision
+	if err := Convert_v1alpha1_DeploymentTrigger_To_managedgitops_DeploymentTrigger(&in.Trigger, &out.Trigger, s); err != nil {
+		return err
+	}
+	out.StartedAt = in.StartedAt
+	return nil
+}
+
+// Convert_v1alpha1_DeploymentRecordSpec_To_managedgitops_DeploymentRecordSpec is an autogenerated conversion function.
+func Convert_v1alpha1_DeploymentRecordSpec_To_managedgitops_DeploymentRecordSpec(in *DeploymentRecordSpec, out *managedgitops.DeploymentRecordSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_DeploymentRecordSpec_To_managedgitops_DeploymentRecordSpec(in, out, s)
+}
+
+func autoConvert_managedgitops_DeploymentRecordSpec_To_v1alpha1_DeploymentRecordSpec(in *managedgitops.DeploymentRecordSpec, out *DeploymentRecordSpec, s conversion.Scope) error {
+	out.GitOpsDeploymentName = in.GitOpsDeploymentName
+	out.GitOpsDeploymentUID = types.UID(in.GitOpsDeploymentUID)
+	out.Generation = in.Generation
+	if err := Convert_managedgitops_ApplicationSource_To_v1alpha1_ApplicationSource(&in.Source, &out.Source, s); err != nil {
+		return err
+	}
+	out.Revision = in.Revision
+	if err := Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(&in.Trigger, &out.Trigger, s); err != nil {
+		return err
+	}
+	out.StartedAt = in.StartedAt
+	return nil
+}
+
+// Convert_managedgitops_DeploymentRecordSpec_To_v1alpha1_DeploymentRecordSpec is an autogenerated conversion function.
+func Convert_managedgitops_DeploymentRecordSpec_To_v1alpha1_DeploymentRecordSpec(in *managedgitops.DeploymentRecordSpec, out *DeploymentRecordSpec, s conversion.Scope) error {
+	return autoConvert_managedgitops_DeploymentRecordSpec_To_v1alpha1_DeploymentRecordSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentRecordStatus(in *DeploymentRecordStatus, out *managedgitops.DeploymentRecordStatus, s conversion.Scope) error {
+	out.Phase = managedgitops.DeploymentRecordPhase(in.Phase)
+	out.Message = in.Message
+	out.FinishedAt = (*v1.Time)(unsafe.Pointer(in.FinishedAt))
+	out.Resources = *(*[]managedgitops.RecordedResource)(unsafe.Pointer(&in.Resources))
+	return nil
+}
+
+// Convert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentRecordStatus is an autogenerated conversion function.
+func Convert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentRecordStatus(in *DeploymentRecordStatus, out *managedgitops.DeploymentRecordStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentRecordStatus(in, out, s)
+}
+
+func autoConvert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentRecordStatus(in *managedgitops.DeploymentRecordStatus, out *DeploymentRecordStatus, s conversion.Scope) error {
+	out.Phase = DeploymentRecordPhase(in.Phase)
+	out.Message = in.Message
+	out.FinishedAt = (*v1.Time)(unsafe.Pointer(in.FinishedAt))
+	out.Resources = *(*[]RecordedResource)(unsafe.Pointer(&in.Resources))
+	return nil
+}
+
+// Convert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentRecordStatus is an autogenerated conversion function.
+func Convert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentRecordStatus(in *managedgitops.DeploymentRecordStatus, out *DeploymentRecordStatus, s conversion.Scope) error {
+	return autoConvert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentRecordStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_DeploymentTrigger_To_managedgitops_DeploymentTrigger(in *DeploymentTrigger, out *managedgitops.DeploymentTrigger, s conversion.Scope) error {
+	out.Type = managedgitops.DeploymentTriggerType(in.Type)
+	out.User = in.User
+	out.SyncRun = in.SyncRun
+	out.Binding = in.Binding
+	out.Snapshot = in.Snapshot
+	return nil
+}
+
+// Convert_v1alpha1_DeploymentTrigger_To_managedgitops_DeploymentTrigger is an autogenerated conversion function.
+func Convert_v1alpha1_DeploymentTrigger_To_managedgitops_DeploymentTrigger(in *DeploymentTrigger, out *managedgitops.DeploymentTrigger, s conversion.Scope) error {
+	return autoConvert_v1alpha1_DeploymentTrigger_To_managedgitops_DeploymentTrigger(in, out, s)
+}
+
+func autoConvert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(in *managedgitops.DeploymentTrigger, out *DeploymentTrigger, s conversion.Scope) error {
+	out.Type = DeploymentTriggerType(in.Type)
+	out.User = in.User
+	out.SyncRun = in.SyncRun
+	out.Binding = in.Binding
+	out.Snapshot = in.Snapshot
+	return nil
+}
+
+// Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger is an autogenerated conversion function.
+func Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(in *managedgitops.DeploymentTrigger, out *DeploymentTrigger, s conversion.Scope) error {
+	return autoConvert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(in, out, s)
+}
+
 func autoConvert_v1alpha1_GitOpsDeployment_To_managedgitops_GitOpsDeployment(in *GitOpsDeployment, out *managedgitops.GitOpsDeployment, s conversion.Scope) error {
 	out.ObjectMeta = in.ObjectMeta
 	if err := Convert_v1alpha1_GitOpsDeploymentSpec_To_managedgitops_GitOpsDeploymentSpec(&in.Spec, &out.Spec, s); err != nil {
@@ -1202,6 +1410,7 @@ func autoConvert_v1alpha1_GitOpsDeploymentSpec_To_managedgitops_GitOpsDeployment
 	}
 	out.SyncPolicy = (*managedgitops.SyncPolicy)(unsafe.Pointer(in.SyncPolicy))
 	out.Type = managedgitops.GitOpsDeploymentSpecType(in.Type)
+	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
 	return nil
 }
 
@@ -1219,6 +1428,7 @@ func autoConvert_managedgitops_GitOpsDeploymentSpec_To_v1alpha1_GitOpsDeployment
 	}
 	out.SyncPolicy = (*SyncPolicy)(unsafe.Pointer(in.SyncPolicy))
 	out.Type = GitOpsDeploymentSpecType(in.Type)
+	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
 	return nil
 }
 
@@ -1759,6 +1969,36 @@ func autoConvert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState(in *m
 // Convert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState is an autogenerated conversion function.
 func Convert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState(in *managedgitops.ReconciledState, out *ReconciledState, s conversion.Scope) error {
 	return autoConvert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState(in, out, s)
+}
+
+func autoConvert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource(in *RecordedResource, out *managedgitops.RecordedResource, s conversion.Scope) error {
+	out.Group = in.Group
+	out.Kind = in.Kind
+	out.Namespace = in.Namespace
+	out.Name = in.Name
+	out.Status = in.Status
+	out.Message = in.Message
+	return nil
+}
+
+// Convert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource is an autogenerated conversion function.
+func Convert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource(in *RecordedResource, out *managedgitops.RecordedResource, s conversion.Scope) error {
+	return autoConvert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource(in, out, s)
+}
+
+func autoConvert_managedgitops_RecordedResource_To_v1alpha1_RecordedResource(in *managedgitops.RecordedResource, out *RecordedResource, s conversion.Scope) error {
+	out.Group = in.Group
+	out.Kind = in.Kind
+	out.Namespace = in.Namespace
+	out.Name = in.Name
+	out.Status = in.Status
+	out.Message = in.Message
+	return nil
+}
+
+// Convert_managedgitops_RecordedResource_To_v1alpha1_RecordedResource is an autogenerated conversion function.
+func Convert_managedgitops_RecordedResource_To_v1alpha1_RecordedResource(in *managedgitops.RecordedResource, out *RecordedResource, s conversion.Scope) error {
+	return autoConvert_managedgitops_RecordedResource_To_v1alpha1_RecordedResource(in, out, s)
 }
 
 func autoConvert_v1alpha1_RepositoryCredentialSpec_To_managedgitops_RepositoryCredentialSpec(in *RepositoryCredentialSpec, out *managedgitops.RepositoryCredentialSpec, s conversion.Scope) error {

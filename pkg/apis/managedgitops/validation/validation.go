@@ -3,9 +3,11 @@
 package validation
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -77,6 +79,10 @@ func validateGitOpsDeploymentSpec(spec *gitops.GitOpsDeploymentSpec, namespace s
 	}
 	errs = append(errs, fieldvalidation.Enum(fldPath.Child("type"), spec.Type, true,
 		gitops.GitOpsDeploymentSpecTypeAutomated, gitops.GitOpsDeploymentSpecTypeManual)...)
+	if l := spec.RevisionHistoryLimit; l != nil && (*l < 0 || *l > MaxRevisionHistoryLimit) {
+		errs = append(errs, field.Invalid(fldPath.Child("revisionHistoryLimit"), *l,
+			fmt.Sprintf("must be between 0 and %d", MaxRevisionHistoryLimit)))
+	}
 	return errs
 }
 
@@ -351,4 +357,41 @@ func ValidateTenantPlacementStatusUpdate(obj, old *gitops.TenantPlacement) field
 		errs = append(errs, field.Forbidden(p, "only the instance the tenant is placed on (spec.instance "+obj.Spec.Instance+") may take it"))
 	}
 	return errs
+}
+
+// MaxRevisionHistoryLimit bounds how many DeploymentRecords a deployment may keep.
+const MaxRevisionHistoryLimit = 1000
+
+// ValidateDeploymentRecord checks a DeploymentRecord on create.
+func ValidateDeploymentRecord(obj *gitops.DeploymentRecord) field.ErrorList {
+	errs := validateMeta(&obj.ObjectMeta)
+	spec := specPath
+	errs = append(errs, fieldvalidation.ObjectName(spec.Child("gitOpsDeploymentName"), obj.Spec.GitOpsDeploymentName, true)...)
+	if obj.Spec.StartedAt.IsZero() {
+		errs = append(errs, field.Required(spec.Child("startedAt"), "when Argo CD started the sync"))
+	}
+	errs = append(errs, fieldvalidation.Enum(spec.Child("trigger", "type"), obj.Spec.Trigger.Type, true,
+		gitops.DeploymentTriggerSpecChange, gitops.DeploymentTriggerNewCommit, gitops.DeploymentTriggerSyncRun,
+		gitops.DeploymentTriggerPromotion, gitops.DeploymentTriggerAutomated, gitops.DeploymentTriggerExternal)...)
+	return append(errs, validateDeploymentRecordStatus(&obj.Status)...)
+}
+
+// ValidateDeploymentRecordUpdate checks a DeploymentRecord on update: its spec never changes.
+func ValidateDeploymentRecordUpdate(obj, old *gitops.DeploymentRecord) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
+	if !apiequality.Semantic.DeepEqual(obj.Spec, old.Spec) {
+		errs = append(errs, field.Forbidden(specPath, "a record's spec does not change"))
+	}
+	return errs
+}
+
+// ValidateDeploymentRecordStatusUpdate checks a write of a DeploymentRecord's status.
+func ValidateDeploymentRecordStatusUpdate(obj, old *gitops.DeploymentRecord) field.ErrorList {
+	errs := apimachineryvalidation.ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta, metaPath)
+	return append(errs, validateDeploymentRecordStatus(&obj.Status)...)
+}
+
+func validateDeploymentRecordStatus(st *gitops.DeploymentRecordStatus) field.ErrorList {
+	return fieldvalidation.Enum(statusPath.Child("phase"), st.Phase, false,
+		gitops.DeploymentRecordRunning, gitops.DeploymentRecordSucceeded, gitops.DeploymentRecordFailed, gitops.DeploymentRecordError)
 }

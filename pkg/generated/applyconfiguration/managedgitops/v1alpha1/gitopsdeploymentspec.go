@@ -25,10 +25,11 @@ import (
 // GitOpsDeploymentSpecApplyConfiguration represents a declarative configuration of the GitOpsDeploymentSpec type for use
 // with apply.
 type GitOpsDeploymentSpecApplyConfiguration struct {
-	Source      *ApplicationSourceApplyConfiguration            `json:"source,omitempty"`
-	Destination *ApplicationDestinationApplyConfiguration       `json:"destination,omitempty"`
-	SyncPolicy  *SyncPolicyApplyConfiguration                   `json:"syncPolicy,omitempty"`
-	Type        *managedgitopsv1alpha1.GitOpsDeploymentSpecType `json:"type,omitempty"`
+	Source               *ApplicationSourceApplyConfiguration            `json:"source,omitempty"`
+	Destination          *ApplicationDestinationApplyConfiguration       `json:"destination,omitempty"`
+	SyncPolicy           *SyncPolicyApplyConfiguration                   `json:"syncPolicy,omitempty"`
+	Type                 *managedgitopsv1alpha1.GitOpsDeploymentSpecType `json:"type,omitempty"`
+	RevisionHistoryLimit *int32                                          `json:"revisionHistoryLimit,omitempty"`
 }
 
 // GitOpsDeploymentSpecApplyConfiguration constructs a declarative configuration of the GitOpsDeploymentSpec type for use with
@@ -66,5 +67,13 @@ func (b *GitOpsDeploymentSpecApplyConfiguration) WithSyncPolicy(value *SyncPolic
 // If called multiple times, the Type field is set to the value of the last call.
 func (b *GitOpsDeploymentSpecApplyConfiguration) WithType(value managedgitopsv1alpha1.GitOpsDeploymentSpecType) *GitOpsDeploymentSpecApplyConfiguration {
 	b.Type = &value
+	return b
+}
+
+// WithRevisionHistoryLimit sets the RevisionHistoryLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
+func (b *GitOpsDeploymentSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *GitOpsDeploymentSpecApplyConfiguration {
+	b.RevisionHistoryLimit = &value
 	return b
 }

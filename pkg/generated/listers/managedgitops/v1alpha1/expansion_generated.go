@@ -30,6 +30,14 @@ type AuditEntryListerExpansion interface{}
 // AuditEntryNamespaceLister.
 type AuditEntryNamespaceListerExpansion interface{}
 
+// DeploymentRecordListerExpansion allows custom methods to be added to
+// DeploymentRecordLister.
+type DeploymentRecordListerExpansion interface{}
+
+// DeploymentRecordNamespaceListerExpansion allows custom methods to be added to
+// DeploymentRecordNamespaceLister.
+type DeploymentRecordNamespaceListerExpansion interface{}
+
 // GitOpsDeploymentListerExpansion allows custom methods to be added to
 // GitOpsDeploymentLister.
 type GitOpsDeploymentListerExpansion interface{}

@@ -28,6 +28,8 @@ type Interface interface {
 	ArgoCDInstances() ArgoCDInstanceInformer
 	// AuditEntries returns a AuditEntryInformer.
 	AuditEntries() AuditEntryInformer
+	// DeploymentRecords returns a DeploymentRecordInformer.
+	DeploymentRecords() DeploymentRecordInformer
 	// GitOpsDeployments returns a GitOpsDeploymentInformer.
 	GitOpsDeployments() GitOpsDeploymentInformer
 	// GitOpsDeploymentManagedEnvironments returns a GitOpsDeploymentManagedEnvironmentInformer.
@@ -61,6 +63,11 @@ func (v *version) ArgoCDInstances() ArgoCDInstanceInformer {
 // AuditEntries returns a AuditEntryInformer.
 func (v *version) AuditEntries() AuditEntryInformer {
 	return &auditEntryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// DeploymentRecords returns a DeploymentRecordInformer.
+func (v *version) DeploymentRecords() DeploymentRecordInformer {
+	return &deploymentRecordInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // GitOpsDeployments returns a GitOpsDeploymentInformer.

@@ -30,6 +30,7 @@ type ManagedGitopsV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	ArgoCDInstancesGetter
 	AuditEntriesGetter
+	DeploymentRecordsGetter
 	GitOpsDeploymentsGetter
 	GitOpsDeploymentManagedEnvironmentsGetter
 	GitOpsDeploymentRepositoryCredentialsGetter
@@ -49,6 +50,10 @@ func (c *ManagedGitopsV1alpha1Client) ArgoCDInstances() ArgoCDInstanceInterface 
 
 func (c *ManagedGitopsV1alpha1Client) AuditEntries(namespace string) AuditEntryInterface {
 	return newAuditEntries(c, namespace)
+}
+
+func (c *ManagedGitopsV1alpha1Client) DeploymentRecords(namespace string) DeploymentRecordInterface {
+	return newDeploymentRecords(c, namespace)
 }
 
 func (c *ManagedGitopsV1alpha1Client) GitOpsDeployments(namespace string) GitOpsDeploymentInterface {
