@@ -61,6 +61,8 @@ type PostgresOptions struct {
 	MaxConns          int32
 	EnableWatchCache  bool
 	ConnectionTimeout time.Duration
+	// AuditTrail records every write of a tenant kind as an AuditEntry.
+	AuditTrail bool
 	// AuditRetention is how long the audit trail's entries are kept; 0 keeps them until their
 	// namespace is deleted.
 	AuditRetention time.Duration
@@ -78,6 +80,7 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 			MaxConns:          20,
 			EnableWatchCache:  true,
 			ConnectionTimeout: 30 * time.Second,
+			AuditTrail:        true,
 			AuditRetention:    30 * 24 * time.Hour,
 			Storage:           storage.DefaultOptions(),
 		},
@@ -126,6 +129,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PostgreSQL ends a session whose sent data stays unacknowledged this long (tcp_user_timeout).")
 	fs.DurationVar(&o.Postgres.ConnectionTimeout, "postgres-connection-timeout", o.Postgres.ConnectionTimeout,
 		"How long start-up waits for PostgreSQL to accept connections.")
+	fs.BoolVar(&o.Postgres.AuditTrail, "audit-trail", o.Postgres.AuditTrail,
+		"Record every write to the tenants' kinds, with its user, as an AuditEntry in the write's own transaction. Off, auditentries serves nothing new.")
 	fs.DurationVar(&o.Postgres.AuditRetention, "audit-retention", o.Postgres.AuditRetention,
 		"How long the audit trail (auditentries: every write to the tenants' kinds, with its user) is kept; 0 keeps entries until their namespace is deleted.")
 	fs.BoolVar(&o.Postgres.EnableWatchCache, "watch-cache", o.Postgres.EnableWatchCache,

@@ -66,10 +66,15 @@ func newPostgresStorage(ctx context.Context, dsn string, opts PostgresOptions) (
 	}
 	backend.SetUniqueIndex(appstudio.Resource("snapshotenvironmentbindings"), snapshotenvironmentbinding.UniqueIndex)
 	backend.SetUniqueIndex(appstudio.Resource("promotionapprovals"), promotionapproval.UniqueIndex)
+	recorded := audited
+	if !opts.AuditTrail {
+		recorded = func(schema.GroupResource) bool { return false }
+	}
 	backend.SetAuditTrail(storage.AuditTrail{
 		Resource:  auditentry.Resource,
-		Audited:   audited,
-		Entry:     auditentry.Entry,
+		Audited:   recorded,
+		Encode:    auditentry.Encode,
+		Decode:    auditentry.Decode,
 		Retention: opts.AuditRetention,
 	})
 	exposeStorageMetrics(pool, backend)

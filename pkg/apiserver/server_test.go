@@ -32,11 +32,21 @@ func startServer(t *testing.T, dsn string) *rest.Config {
 
 // startServerWith is startServer with configure, when set, changing the server's
 // configuration before the server is built (such as its authorizer).
-func startServerWith(t *testing.T, dsn string, configure func(*Config)) *rest.Config {
+func startServerWith(t testing.TB, dsn string, configure func(*Config)) *rest.Config {
+	t.Helper()
+	return startServerWithOptions(t, dsn, nil, configure)
+}
+
+// startServerWithOptions is startServerWith with options, when set, changing the options
+// (as flags would) first.
+func startServerWithOptions(t testing.TB, dsn string, options func(*Options), configure func(*Config)) *rest.Config {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 
 	o := testOptions(t, dsn)
+	if options != nil {
+		options(o)
+	}
 	config, cleanup, err := o.Config(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +89,7 @@ func startServerWith(t *testing.T, dsn string, configure func(*Config)) *rest.Co
 
 // testOptions are the options of a server on the database dsn that serves on loopback without
 // a kube-apiserver to delegate to.
-func testOptions(t *testing.T, dsn string) *Options {
+func testOptions(t testing.TB, dsn string) *Options {
 	o := NewOptions(nil, nil)
 	o.Postgres.DSN = dsn
 	ro := o.RecommendedOptions

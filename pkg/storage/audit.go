@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,28 +10,28 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
 )
 
-// AuditTrail makes the backend record writes as objects of an audit resource, each in the
-// transaction of the write it describes: an acknowledged write always has its entry, and an
-// entry never outlives a write that rolled back. An entry is an ordinary object of its
-// resource (list, watch, selectors and the watch cache work as for any other), written with a
-// TTL of Retention.
+// AuditTrail makes the backend record writes in the audit_log table, each by the statement of
+// the write it describes: an acknowledged write always has its entry, and an entry never
+// outlives a write that rolled back. The trail is served as a read-only resource of its own
+// (auditStorage), straight from audit_log, and kept for Retention.
 type AuditTrail struct {
-	// Resource is where entries are stored; its store (NewStore) gives their keys, encoding and
-	// transformer. Writes to it are never audited.
+	// Resource is the resource that serves the trail.
 	Resource schema.GroupResource
 	// Audited says whether the writes of a resource are recorded. Only namespaced objects'
 	// writes are: an entry lives in the namespace of its object.
 	Audited func(schema.GroupResource) bool
-	// Entry builds the entry of one write, named and namespaced. It runs in the committer,
-	// once the write's RV is known, so it must be quick and must not call the storage.
-	Entry func(AuditedWrite) (runtime.Object, error)
+	// Encode makes the stored entry of a write; it runs in the request, before the write.
+	Encode func(AuditedWrite) ([]byte, error)
+	// Decode makes the served object of a stored entry.
+	Decode func(AuditRow) (runtime.Object, error)
 	// Retention is how long an entry is kept; 0 keeps it until its namespace is deleted.
 	Retention time.Duration
 }
 
-// AuditedWrite describes one committed write.
+// AuditedWrite describes a write about to be made.
 type AuditedWrite struct {
 	Resource schema.GroupResource
 	// Verb and Subresource are the request's; without request information (the server's own
@@ -41,41 +39,36 @@ type AuditedWrite struct {
 	Verb, Subresource string
 	Namespace, Name   string
 	UID               types.UID
-	// RV is the object's resourceVersion after the write; for a removal, the removal's RV.
-	RV int64
 	// User is the requesting user; nil when the request carries none.
 	User user.Info
-	// Time is when the write's transaction took its RVs.
-	Time time.Time
 }
 
-// SetAuditTrail records the writes t names from now on. Call it before the stores are built,
-// so that the audit resource's store registers itself.
+// AuditRow is a stored entry: the write's namespace and resourceVersion (for a removal, the
+// removal's), when it committed, and what Encode made of it.
+type AuditRow struct {
+	Namespace   string
+	RV          int64
+	CommittedAt time.Time
+	Entry       []byte
+}
+
+// SetAuditTrail records the writes t names from now on.
 func (b *Backend) SetAuditTrail(t AuditTrail) {
 	b.auditTrail.Store(&t)
 }
 
-// registerAuditStore makes s the store of audit entries if its resource is the trail's.
-func (b *Backend) registerAuditStore(s *Store) {
-	if t := b.auditTrail.Load(); t != nil && s.groupResource == t.Resource {
-		b.auditStore.Store(s)
-	}
-}
-
-var errAuditNotReady = errors.New("the audit trail's storage is not set up: the write was not made")
-
-// auditOf describes a write of obj by the request in ctx, or returns nil when the write is not
-// audited. verb is the storage operation's, used when ctx holds no request information.
-func (s *Store) auditOf(ctx context.Context, verb string, obj runtime.Object) *AuditedWrite {
+// auditOf is the stored entry of a write of obj by the request in ctx, or nil when the write
+// is not audited. verb is the storage operation's, used when ctx holds no request information.
+func (s *Store) auditOf(ctx context.Context, verb string, obj runtime.Object) ([]byte, error) {
 	t := s.b.auditTrail.Load()
-	if t == nil || s.groupResource == t.Resource || t.Audited == nil || !t.Audited(s.groupResource) {
-		return nil
+	if t == nil || t.Audited == nil || !t.Audited(s.groupResource) {
+		return nil, nil
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil || m.GetNamespace() == "" {
-		return nil
+		return nil, nil
 	}
-	w := &AuditedWrite{Resource: s.groupResource, Verb: verb, Namespace: m.GetNamespace(), Name: m.GetName(), UID: m.GetUID()}
+	w := AuditedWrite{Resource: s.groupResource, Verb: verb, Namespace: m.GetNamespace(), Name: m.GetName(), UID: m.GetUID()}
 	// A request may write objects of other resources than its own (a controller inside the
 	// server); only the request's own resource takes its verb.
 	if info, ok := request.RequestInfoFrom(ctx); ok && info.IsResourceRequest && info.Resource == s.groupResource.Resource &&
@@ -85,34 +78,51 @@ func (s *Store) auditOf(ctx context.Context, verb string, obj runtime.Object) *A
 	if u, ok := request.UserFrom(ctx); ok {
 		w.User = u
 	}
-	return w
+	return t.Encode(w)
 }
 
-// auditRecord encodes the entry of w, whose write committed at rv, for the audit store.
-func (b *Backend) auditRecord(ctx context.Context, w AuditedWrite, rv int64, now time.Time) (record, error) {
-	t, as := b.auditTrail.Load(), b.auditStore.Load()
-	if t == nil || as == nil {
-		return record{}, errAuditNotReady
+// namespaceOf is obj's namespace, "" when it has none.
+func namespaceOf(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetNamespace()
 	}
-	w.RV, w.Time = rv, now
-	entry, err := t.Entry(w)
-	if err != nil {
-		return record{}, fmt.Errorf("building the audit entry of %s %s/%s: %w", w.Verb, w.Namespace, w.Name, err)
+	return ""
+}
+
+// auditRetentionInterval is how often entries past the retention are deleted, and
+// auditRetentionBatch how many one statement deletes.
+const (
+	auditRetentionInterval = time.Minute
+	auditRetentionBatch    = 10000
+)
+
+// auditRetentionLoop deletes the entries older than the trail's retention.
+func (b *Backend) auditRetentionLoop(ctx context.Context) {
+	t := time.NewTicker(auditRetentionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := b.expireAudit(ctx); err != nil && ctx.Err() == nil {
+				klog.V(2).Infof("postgresql storage audit retention: %v", err)
+			}
+		}
 	}
-	m, err := meta.Accessor(entry)
-	if err != nil {
-		return record{}, err
+}
+
+func (b *Backend) expireAudit(ctx context.Context) error {
+	trail := b.auditTrail.Load()
+	if trail == nil || trail.Retention <= 0 {
+		return nil
 	}
-	key, err := as.prepareKey(as.resourcePrefix + "/" + m.GetNamespace() + "/" + m.GetName())
-	if err != nil {
-		return record{}, err
+	for {
+		tag, err := b.pool.Exec(ctx, `DELETE FROM audit_log WHERE ctid = ANY(ARRAY(
+			SELECT ctid FROM audit_log WHERE committed_at < now() - $1 * interval '1 millisecond' LIMIT $2))`,
+			trail.Retention.Milliseconds(), auditRetentionBatch)
+		if err != nil || tag.RowsAffected() < auditRetentionBatch {
+			return err
+		}
 	}
-	if err := as.versioner.PrepareObjectForStorage(entry); err != nil {
-		return record{}, err
-	}
-	data, err := runtime.Encode(as.codec, entry)
-	if err != nil {
-		return record{}, err
-	}
-	return as.newRecord(ctx, key, entry, data, uint64(t.Retention/time.Second))
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,8 +11,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -21,33 +25,40 @@ import (
 
 var auditResource = schema.GroupResource{Resource: "auditpods"}
 
-// testEntry records a write as a Pod named after its RV, with the write in its labels.
-func testEntry(w AuditedWrite) (runtime.Object, error) {
-	username := ""
-	if w.User != nil {
-		username = w.User.GetName()
-	}
-	return &example.Pod{ObjectMeta: metav1.ObjectMeta{
-		Namespace: w.Namespace,
-		Name:      fmt.Sprintf("%020d", w.RV),
-		Labels: map[string]string{
-			"verb": w.Verb, "subresource": w.Subresource, "user": username, "resource": w.Resource.Resource,
-			"name": w.Name, "rv": strconv.FormatInt(w.RV, 10),
-		},
-	}}, nil
+// testAudit stores a write as JSON and serves it as a Pod named after its RV, with the write
+// in its labels.
+var testAudit = AuditTrail{
+	Resource: auditResource,
+	Audited:  func(gr schema.GroupResource) bool { return gr.Resource == "pods" },
+	Encode: func(w AuditedWrite) ([]byte, error) {
+		username := ""
+		if w.User != nil {
+			username = w.User.GetName()
+		}
+		return json.Marshal(map[string]string{"verb": w.Verb, "subresource": w.Subresource, "user": username,
+			"resource": w.Resource.Resource, "name": w.Name})
+	},
+	Decode: func(row AuditRow) (runtime.Object, error) {
+		l := map[string]string{}
+		if err := json.Unmarshal(row.Entry, &l); err != nil {
+			return nil, err
+		}
+		l["rv"] = strconv.FormatInt(row.RV, 10)
+		return &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: row.Namespace, Name: AuditEntryName(row.RV), Labels: l,
+			CreationTimestamp: metav1.NewTime(row.CommittedAt)}}, nil
+	},
 }
 
-// auditSetup returns a pod store whose writes are audited into the returned audit store.
-func auditSetup(t *testing.T, retention time.Duration) (*Backend, *Store, *Store) {
+// auditSetup returns a pod store whose writes are audited, and the trail's storage.
+func auditSetup(t testing.TB, retention time.Duration) (*Backend, *Store, *auditStorage) {
 	b := newTestBackend(t, testOptions)
-	b.SetAuditTrail(AuditTrail{
-		Resource:  auditResource,
-		Audited:   func(gr schema.GroupResource) bool { return gr.Resource == "pods" },
-		Entry:     testEntry,
-		Retention: retention,
-	})
-	audit := b.NewStore(codec, newPod, newPodList, "", "/auditpods", auditResource,
-		storagetesting.NewPrefixTransformer([]byte(testPrefix), false))
+	trail := testAudit
+	trail.Retention = retention
+	b.SetAuditTrail(trail)
+	audit, ok := b.auditStorage("/auditpods", auditResource, newPod)
+	if !ok {
+		t.Fatal("no audit storage for the trail's resource")
+	}
 	return b, newPodStore(b), audit
 }
 
@@ -57,21 +68,29 @@ func asUser(ctx context.Context, name, verb, subresource string) context.Context
 		Subresource: subresource, Namespace: "ns", Name: "p"})
 }
 
-// entries lists the audit store's entries by their write's RV.
-func entries(t *testing.T, audit *Store) map[string]map[string]string {
+// entries lists the trail under key by the RV of their write.
+func entries(t *testing.T, audit *auditStorage, key string) map[string]map[string]string {
 	t.Helper()
 	list := &example.PodList{}
-	if err := audit.GetList(context.Background(), "/auditpods", apistorage.ListOptions{Predicate: apistorage.Everything, Recursive: true}, list); err != nil {
+	if err := audit.GetList(context.Background(), key, apistorage.ListOptions{Predicate: apistorage.Everything, Recursive: true}, list); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]map[string]string{}
 	for _, p := range list.Items {
-		if p.Name != fmt.Sprintf("%020s", p.Labels["rv"]) {
-			t.Errorf("entry %s describes the write at RV %s", p.Name, p.Labels["rv"])
+		if p.Name != AuditEntryName(mustAtoi(t, p.Labels["rv"])) || p.ResourceVersion != p.Labels["rv"] {
+			t.Errorf("entry %s (resourceVersion %s) describes the write at RV %s", p.Name, p.ResourceVersion, p.Labels["rv"])
 		}
 		got[p.Labels["rv"]] = p.Labels
 	}
 	return got
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestAuditTrailRecordsEachWriteWithItsRVAndUser(t *testing.T) {
@@ -97,11 +116,9 @@ func TestAuditTrailRecordsEachWriteWithItsRVAndUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A failed precondition writes nothing either.
-	wrongUID := "other"
-	err := pods.Delete(asUser(ctx, "carol", "delete", ""), key, &example.Pod{}, apistorage.NewUIDPreconditions(wrongUID),
-		apistorage.ValidateAllObjectFunc, nil)
-	if !apistorage.IsConflict(err) && err == nil {
-		t.Fatalf("delete with a wrong UID: %v", err)
+	if err := pods.Delete(asUser(ctx, "carol", "delete", ""), key, &example.Pod{}, apistorage.NewUIDPreconditions("other"),
+		apistorage.ValidateAllObjectFunc, nil); err == nil {
+		t.Fatal("delete with a wrong UID succeeded")
 	}
 	// A create of an existing key is refused, without an entry.
 	if err := pods.Create(asUser(ctx, "carol", "create", ""), key, &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}, nil, 0); !apistorage.IsExist(err) {
@@ -119,17 +136,17 @@ func TestAuditTrailRecordsEachWriteWithItsRVAndUser(t *testing.T) {
 	if err := pods.Create(ctx, "/pods/c", &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-
-	var current int64
-	if err := b.pool.QueryRow(ctx, `SELECT rv FROM state`).Scan(&current); err != nil {
+	// Another namespace's entry is listed in its own namespace only.
+	if err := pods.Create(asUser(ctx, "dave", "create", ""), "/pods/ns2/q", &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns2"}}, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	got := entries(t, audit)
+
+	got := entries(t, audit, "/auditpods/ns")
 	want := map[string]map[string]string{
-		created.ResourceVersion: {"verb": "create", "subresource": "", "user": "alice", "resource": "pods", "name": "p", "rv": created.ResourceVersion},
-		updated.ResourceVersion: {"verb": "patch", "subresource": "status", "user": "bob", "resource": "pods", "name": "p", "rv": updated.ResourceVersion},
+		created.ResourceVersion: {"verb": "create", "subresource": "", "user": "alice", "resource": "pods", "name": "p"},
+		updated.ResourceVersion: {"verb": "patch", "subresource": "status", "user": "bob", "resource": "pods", "name": "p"},
 		// Without request information: the storage's own verb, and no user.
-		deleted.ResourceVersion: {"verb": "delete", "subresource": "", "user": "", "resource": "pods", "name": "p", "rv": deleted.ResourceVersion},
+		deleted.ResourceVersion: {"verb": "delete", "subresource": "", "user": "", "resource": "pods", "name": "p"},
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d entries, want %d: %v", len(got), len(want), got)
@@ -141,9 +158,52 @@ func TestAuditTrailRecordsEachWriteWithItsRVAndUser(t *testing.T) {
 			}
 		}
 	}
-	// Each entry took an RV of its own: 3 entries, 5 writes.
-	if first, _ := strconv.ParseInt(created.ResourceVersion, 10, 64); current-first+1 != 8 {
-		t.Errorf("RVs %d..%d for 5 writes and 3 entries", first, current)
+	if all := entries(t, audit, "/auditpods"); len(all) != 4 {
+		t.Errorf("%d entries in all namespaces, want 4", len(all))
+	}
+
+	// Get, selectors, pages and delete.
+	one := &example.Pod{}
+	if err := audit.Get(ctx, "/auditpods/ns/"+AuditEntryName(mustAtoi(t, created.ResourceVersion)), apistorage.GetOptions{}, one); err != nil ||
+		one.Labels["user"] != "alice" {
+		t.Fatalf("get: %v %+v", err, one.ObjectMeta)
+	}
+	for _, name := range []string{AuditEntryName(1 << 40), "x", "00000000000000000000"} {
+		if err := audit.Get(ctx, "/auditpods/ns/"+name, apistorage.GetOptions{}, &example.Pod{}); !apistorage.IsNotFound(err) {
+			t.Errorf("get %s: %v, want not found", name, err)
+		}
+	}
+	selected := &example.PodList{}
+	if err := audit.GetList(ctx, "/auditpods/ns", apistorage.ListOptions{Recursive: true, Predicate: apistorage.SelectionPredicate{
+		Label: labels.SelectorFromSet(labels.Set{"user": "bob"}), Field: fields.Everything(), GetAttrs: podAttrs}}, selected); err != nil ||
+		len(selected.Items) != 1 {
+		t.Fatalf("selected %v (%v), want bob's entry", selected.Items, err)
+	}
+	var names []string
+	for cont := ""; ; {
+		page := &example.PodList{}
+		if err := audit.GetList(ctx, "/auditpods", apistorage.ListOptions{Recursive: true, Predicate: apistorage.SelectionPredicate{
+			Label: labels.Everything(), Field: fields.Everything(), Limit: 3, Continue: cont, GetAttrs: podAttrs}}, page); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Items {
+			names = append(names, p.Namespace+"/"+p.Name)
+		}
+		if cont = page.Continue; cont == "" {
+			break
+		}
+	}
+	if len(names) != 4 {
+		t.Errorf("pages of 3 gave %v, want 4 entries", names)
+	}
+	if err := audit.Delete(ctx, "/auditpods/ns/"+one.Name, &example.Pod{}, nil, apistorage.ValidateAllObjectFunc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, audit, "/auditpods/ns"); len(got) != 2 {
+		t.Errorf("%d entries after deleting one of 3", len(got))
+	}
+	if err := audit.Create(ctx, "/auditpods/ns/x", &example.Pod{}, nil, 0); err == nil {
+		t.Error("an entry was created through the API")
 	}
 }
 
@@ -188,7 +248,7 @@ func TestAuditTrailCommitsWithTheWrite(t *testing.T) {
 	close(results)
 	b.afterRV = nil
 
-	got := entries(t, audit)
+	got := entries(t, audit, "/auditpods/ns")
 	acked, failed := 0, 0
 	for r := range results {
 		exists := pods.Get(ctx, "/pods/ns/"+r.name, apistorage.GetOptions{}, &example.Pod{}) == nil
@@ -219,20 +279,23 @@ func TestAuditTrailCommitsWithTheWrite(t *testing.T) {
 }
 
 func TestAuditTrailRetention(t *testing.T) {
-	_, pods, audit := auditSetup(t, time.Second)
+	b, pods, audit := auditSetup(t, 500*time.Millisecond)
 	ctx := context.Background()
 	if err := pods.Create(asUser(ctx, "alice", "create", ""), "/pods/ns/p", &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, audit); len(got) != 1 {
-		t.Fatalf("%d entries after one write", len(got))
+	if err := b.expireAudit(ctx); err != nil {
+		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(entries(t, audit)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the entry outlived its retention of 1s by 9s")
-		}
-		time.Sleep(100 * time.Millisecond)
+	if got := entries(t, audit, "/auditpods"); len(got) != 1 {
+		t.Fatalf("%d entries after one write, before its retention passed", len(got))
+	}
+	time.Sleep(time.Second)
+	if err := b.expireAudit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, audit, "/auditpods"); len(got) != 0 {
+		t.Fatalf("%d entries after the retention passed", len(got))
 	}
 	// The object itself has no TTL.
 	if err := pods.Get(ctx, "/pods/ns/p", apistorage.GetOptions{}, &example.Pod{}); err != nil {
@@ -240,17 +303,61 @@ func TestAuditTrailRetention(t *testing.T) {
 	}
 }
 
-// Without its store the trail cannot record: audited writes fail rather than go unrecorded.
-func TestAuditTrailRefusesWritesItCannotRecord(t *testing.T) {
-	b := newTestBackend(t, testOptions)
-	b.SetAuditTrail(AuditTrail{Resource: auditResource, Audited: func(schema.GroupResource) bool { return true }, Entry: testEntry})
-	pods := newPodStore(b)
+// A watch of the trail gets each entry once, in RV order, from where it started; from "0", the
+// current entries first.
+func TestAuditTrailWatch(t *testing.T) {
+	_, pods, audit := auditSetup(t, 0)
 	ctx := context.Background()
-	err := pods.Create(ctx, "/pods/ns/p", &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}, nil, 0)
-	if err == nil {
-		t.Fatal("an audited write without the audit store succeeded")
+	create := func(ns, name string) string {
+		t.Helper()
+		out := &example.Pod{}
+		if err := pods.Create(asUser(ctx, "alice", "create", ""), "/pods/"+ns+"/"+name, &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, out, 0); err != nil {
+			t.Fatal(err)
+		}
+		return out.ResourceVersion
 	}
-	if err := pods.Get(ctx, "/pods/ns/p", apistorage.GetOptions{}, &example.Pod{}); !apistorage.IsNotFound(err) {
-		t.Fatalf("the refused write's object: %v", err)
+	first := create("ns", "a")
+	fromNow, err := audit.Watch(ctx, "/auditpods/ns", apistorage.ListOptions{ResourceVersion: first, Recursive: true, Predicate: apistorage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromNow.Stop()
+	fromZero, err := audit.Watch(ctx, "/auditpods/ns", apistorage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: apistorage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromZero.Stop()
+	var want []string
+	for i := 0; i < 30; i++ {
+		want = append(want, create("ns", fmt.Sprintf("b%d", i)))
+		create("other", fmt.Sprintf("c%d", i))
+	}
+	receive := func(w watch.Interface, n int) []string {
+		t.Helper()
+		var got []string
+		timeout := time.After(10 * time.Second)
+		for len(got) < n {
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type != watch.Added {
+					t.Fatalf("event %s %v", ev.Type, ev.Object)
+				}
+				got = append(got, ev.Object.(*example.Pod).ResourceVersion)
+			case <-timeout:
+				t.Fatalf("%d of %d events", len(got), n)
+			}
+		}
+		return got
+	}
+	if got := receive(fromNow, 30); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("from RV %s: %v, want %v", first, got, want)
+	}
+	if got := receive(fromZero, 31); fmt.Sprint(got) != fmt.Sprint(append([]string{first}, want...)) {
+		t.Errorf("from 0: %v", got)
+	}
+	select {
+	case ev := <-fromNow.ResultChan():
+		t.Errorf("an extra event: %s %v", ev.Type, ev.Object)
+	case <-time.After(300 * time.Millisecond):
 	}
 }

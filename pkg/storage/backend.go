@@ -207,9 +207,8 @@ type Backend struct {
 	uniqueMu sync.Mutex
 	unique   map[schema.GroupResource]UniqueIndex
 
-	// auditTrail, when set, names the writes recorded in auditStore (SetAuditTrail).
+	// auditTrail, when set, names the writes recorded in audit_log (SetAuditTrail).
 	auditTrail atomic.Pointer[AuditTrail]
-	auditStore atomic.Pointer[Store]
 
 	// refused is the schema's refusal of this release's last write batch (noteRefusal).
 	refused atomic.Pointer[WriterTooOldError]
@@ -259,6 +258,7 @@ func NewBackend(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Backend
 		b.run(func() { b.compactLoop(runCtx) })
 	}
 	b.run(func() { b.ttlLoop(runCtx) })
+	b.run(func() { b.auditRetentionLoop(runCtx) })
 	return b, nil
 }
 

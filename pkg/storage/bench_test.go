@@ -21,7 +21,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
-	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 )
 
 // benchParallelism times GOMAXPROCS is the number of concurrent clients in the parallel
@@ -364,13 +363,9 @@ func BenchmarkAuditTrail(b *testing.B) {
 		b.Run(fmt.Sprintf("audit=%v", audited), func(b *testing.B) {
 			backend := newTestBackend(b, benchOptions)
 			if audited {
-				backend.SetAuditTrail(AuditTrail{
-					Resource:  auditResource,
-					Audited:   func(gr schema.GroupResource) bool { return gr.Resource == "pods" },
-					Entry:     testEntry,
-					Retention: time.Hour,
-				})
-				backend.NewStore(codec, newPod, newPodList, "", "/auditpods", auditResource, identity.NewEncryptCheckTransformer())
+				trail := testAudit
+				trail.Retention = time.Hour
+				backend.SetAuditTrail(trail)
 			}
 			s := newPodStore(backend)
 			ctx := request.WithUser(context.Background(), &user.DefaultInfo{Name: "system:serviceaccount:team-a:deployer",

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,9 +32,11 @@ type writeOp struct {
 	kind     opKind
 	rec      record // only rec.key for deletes
 	expected int64  // the mod RV an update or delete requires
-	// audit, when set, is recorded in the audit trail in the write's transaction.
-	audit *AuditedWrite
-	done  chan writeResult
+	// audit, when set, is the write's entry in the audit trail (AuditTrail), inserted by the
+	// write's own statement into the namespace auditNamespace.
+	audit          []byte
+	auditNamespace string
+	done           chan writeResult
 }
 
 // writeResult is the outcome of one write: its RV, or a conflict with the current state
@@ -57,7 +58,8 @@ var (
 // The per-write statements. Each takes its RV as the counter's value minus its offset from
 // the end of the batch: the batch's own counter update is visible to its later statements.
 // The label index (object_labels) is the database's business: triggers on objects keep it
-// exact whichever release writes (migration 000006).
+// exact whichever release writes (migration 000006). Each also inserts the write's audit
+// entry, when it has one, only if the write happened: from the CTE that made it.
 const (
 	// bumpSQL takes the batch's RVs unless the schema requires a newer writer than this
 	// release ($2, schemaVersion); then it takes none and the batch rolls back. The check is
@@ -73,7 +75,8 @@ i AS (
 	WHERE $10::bigint IS NULL OR (SELECT count(*) FROM objects WHERE key >= $11 AND key < $12) < $10
 	ON CONFLICT DO NOTHING
 	RETURNING mod_rv),
-l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i)
+l AS (INSERT INTO changes (rv, key, created, deleted, value) SELECT i.mod_rv, $1, true, false, $6 FROM i),
+a AS (INSERT INTO audit_log (namespace, rv, entry) SELECT $3, i.mod_rv, $13::bytea FROM i WHERE $13::bytea IS NOT NULL)
 SELECT mod_rv FROM i`
 
 	updateSQL = `
@@ -86,7 +89,8 @@ u AS (
 	RETURNING o.mod_rv),
 l AS (
 	INSERT INTO changes (rv, key, created, deleted, value, prev_value, prev_labels, prev_namespace, prev_rv)
-	SELECT s.rv, $1, false, false, $5, old.value, old.labels, old.namespace, old.mod_rv FROM s, old)
+	SELECT s.rv, $1, false, false, $5, old.value, old.labels, old.namespace, old.mod_rv FROM s, old),
+a AS (INSERT INTO audit_log (namespace, rv, entry) SELECT $2, u.mod_rv, $8::bytea FROM u WHERE $8::bytea IS NOT NULL)
 SELECT mod_rv FROM u`
 
 	deleteSQL = `
@@ -94,7 +98,8 @@ WITH s AS (SELECT rv - $2::bigint AS rv FROM state),
 d AS (DELETE FROM objects WHERE key = $1 RETURNING value, labels, namespace, mod_rv),
 l AS (
 	INSERT INTO changes (rv, key, created, deleted, prev_value, prev_labels, prev_namespace, prev_rv)
-	SELECT s.rv, $1, false, true, d.value, d.labels, d.namespace, d.mod_rv FROM s, d)
+	SELECT s.rv, $1, false, true, d.value, d.labels, d.namespace, d.mod_rv FROM s, d),
+a AS (INSERT INTO audit_log (namespace, rv, entry) SELECT $3, s.rv, $4::bytea FROM s, d WHERE $4::bytea IS NOT NULL)
 SELECT s.rv FROM s, d`
 
 	// lockSQL locks the rows that updates and deletes are about to replace, in key order so
@@ -124,21 +129,22 @@ func (b *Backend) submit(ctx context.Context, op *writeOp) writeResult {
 }
 
 // create inserts a new key and returns its RV, or errKeyExists.
-func (b *Backend) create(ctx context.Context, r record, audit *AuditedWrite) (int64, error) {
+func (b *Backend) create(ctx context.Context, r record, audit []byte) (int64, error) {
 	res := b.submit(ctx, &writeOp{kind: opCreate, rec: r, audit: audit})
 	return res.rv, res.err
 }
 
 // update replaces key if its mod RV is still expected; otherwise it reports a conflict and
 // the current state.
-func (b *Backend) update(ctx context.Context, r record, expected int64, audit *AuditedWrite) (int64, bool, *rawObject, error) {
+func (b *Backend) update(ctx context.Context, r record, expected int64, audit []byte) (int64, bool, *rawObject, error) {
 	res := b.submit(ctx, &writeOp{kind: opUpdate, rec: r, expected: expected, audit: audit})
 	return res.rv, res.conflict, res.cur, res.err
 }
 
 // delete removes key if its mod RV is still expected, like update.
-func (b *Backend) delete(ctx context.Context, key string, expected int64, audit *AuditedWrite) (int64, bool, *rawObject, error) {
-	res := b.submit(ctx, &writeOp{kind: opDelete, rec: record{key: key}, expected: expected, audit: audit})
+// auditNamespace is the namespace of the deleted object, where its audit entry goes.
+func (b *Backend) delete(ctx context.Context, key string, expected int64, audit []byte, auditNamespace string) (int64, bool, *rawObject, error) {
+	res := b.submit(ctx, &writeOp{kind: opDelete, rec: record{key: key}, expected: expected, audit: audit, auditNamespace: auditNamespace})
 	return res.rv, res.conflict, res.cur, res.err
 }
 
@@ -258,31 +264,10 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 		if err := runHook(b.beforeRV); err != nil {
 			return err
 		}
-		var audited []int
-		for _, i := range writes {
-			if ops[i].audit != nil {
-				audited = append(audited, i)
-			}
-		}
-		// The batch takes one RV per write and one per audit entry, the entries' after the
-		// writes'. Write j's RV is the counter's value minus its offset from the end.
-		n := len(writes) + len(audited)
-		var minWriter int
 		batch := &pgx.Batch{}
-		if len(audited) > 0 {
-			// An entry holds its write's RV, so the RVs are taken before the statements are
-			// sent: one round trip more, for batches with audited writes only.
-			if err := tx.QueryRow(ctx, bumpSQL, n, schemaVersion).Scan(&last, &minWriter); err != nil {
-				return err
-			}
-			if minWriter > schemaVersion {
-				return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
-			}
-		} else {
-			batch.Queue(bumpSQL, n, schemaVersion)
-		}
+		batch.Queue(bumpSQL, len(writes), schemaVersion)
 		for j, i := range writes {
-			r, offset := ops[i].rec, n-1-j
+			r, offset := ops[i].rec, len(writes)-1-j
 			switch ops[i].kind {
 			case opCreate:
 				var limit *int64
@@ -291,41 +276,25 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 					limit, lo, hi = &r.limit.limit, r.limit.lo, r.limit.hi
 				}
 				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset, r.uniqueKey,
-					limit, lo, hi)
+					limit, lo, hi, ops[i].audit)
 			case opUpdate:
-				batch.Queue(updateSQL, r.key, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset)
+				batch.Queue(updateSQL, r.key, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, offset, ops[i].audit)
 			case opDelete:
-				batch.Queue(deleteSQL, r.key, offset)
-			}
-		}
-		if len(audited) > 0 {
-			now := time.Now()
-			rvOf := map[int]int64{}
-			for j, i := range writes {
-				rvOf[i] = last - int64(n-1-j)
-			}
-			for k, i := range audited {
-				r, err := b.auditRecord(ctx, *ops[i].audit, rvOf[i], now)
-				if err != nil {
-					return err
-				}
-				batch.Queue(createSQL, r.key, r.resource, r.namespace, r.name, labelsJSON(r.labels), r.value, r.ttl, len(audited)-1-k, nil,
-					nil, "", "")
+				batch.Queue(deleteSQL, r.key, offset, ops[i].auditNamespace, ops[i].audit)
 			}
 		}
 		batch.Queue(`SELECT pg_notify('` + notifyChannel + `', '')`)
 		br := tx.SendBatch(ctx, batch)
-		if len(audited) == 0 {
-			if err := br.QueryRow().Scan(&last, &minWriter); err != nil {
-				br.Close()
-				return err
-			}
-			if minWriter > schemaVersion {
-				// The statements queued after the bump ran on the old counter; the rollback
-				// undoes them, and what they reported is of no interest.
-				br.Close()
-				return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
-			}
+		var minWriter int
+		if err := br.QueryRow().Scan(&last, &minWriter); err != nil {
+			br.Close()
+			return err
+		}
+		if minWriter > schemaVersion {
+			// The statements queued after the bump ran on the old counter; the rollback
+			// undoes them, and what they reported is of no interest.
+			br.Close()
+			return &WriterTooOldError{Required: minWriter, Have: schemaVersion}
 		}
 		for _, i := range writes {
 			err := br.QueryRow().Scan(&results[i].rv)
@@ -335,14 +304,6 @@ func (b *Backend) tryBatch(ctx context.Context, ops []*writeOp) (retry []*writeO
 			case err != nil:
 				br.Close()
 				return err
-			}
-		}
-		for range audited {
-			var rv int64
-			if err := br.QueryRow().Scan(&rv); err != nil {
-				br.Close()
-				// An entry's key is its write's RV, which no other entry has.
-				return fmt.Errorf("writing an audit entry: %w", err)
 			}
 		}
 		if err := br.Close(); err != nil {

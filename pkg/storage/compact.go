@@ -108,7 +108,7 @@ func (b *Backend) expireOnce(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				// A conflict means the object was rewritten since: its new expiry stands.
-				_, _, _, errs[i] = b.delete(ctx, d.key, d.rv, nil)
+				_, _, _, errs[i] = b.delete(ctx, d.key, d.rv, nil, "")
 			}()
 		}
 		wg.Wait()

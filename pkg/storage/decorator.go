@@ -40,6 +40,9 @@ func (b *Backend) Decorator() generic.StorageDecorator {
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, _ apistorage.AttrFunc, _ apistorage.IndexerFuncs, _ *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
+		if audit, ok := b.auditStorage(resourcePrefix, config.GroupResource, newFunc); ok {
+			return audit, func() {}, nil
+		}
 		return b.newStoreFor(config, resourcePrefix, newFunc, newListFunc), func() {}, nil
 	}
 }
@@ -56,6 +59,10 @@ func (b *Backend) CachedDecorator() generic.StorageDecorator {
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs,
 		indexers *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
+		// The audit trail has no watch cache: its watches follow the table, its lists read it.
+		if audit, ok := b.auditStorage(resourcePrefix, config.GroupResource, newFunc); ok {
+			return audit, func() {}, nil
+		}
 		store := b.newStoreFor(config, resourcePrefix, newFunc, newListFunc)
 		source := newCacheSource(store)
 		c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{

@@ -66,7 +66,6 @@ func (b *Backend) NewStore(codec runtime.Codec, newFunc, newListFunc func() runt
 		s.objectType = reflect.TypeOf(newFunc()).String()
 	}
 	s.SetTransformer(transformer)
-	b.registerAuditStore(s)
 	if s.unique != nil && newFunc != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -155,7 +154,11 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if r, err = limitCreate(ctx, r, key, obj); err != nil {
 		return err
 	}
-	rv, err := s.b.create(ctx, s.claimUniqueKey(r, obj), s.auditOf(ctx, "create", obj))
+	audit, err := s.auditOf(ctx, "create", obj)
+	if err != nil {
+		return err
+	}
+	rv, err := s.b.create(ctx, s.claimUniqueKey(r, obj), audit)
 	if errors.Is(err, errKeyExists) {
 		return apistorage.NewKeyExistsError(key, 0)
 	}
@@ -365,7 +368,11 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 			}
 			continue
 		}
-		rv, conflict, cur, err := s.b.delete(ctx, key, orig.rev, s.auditOf(ctx, "delete", orig.obj))
+		audit, err := s.auditOf(ctx, "delete", orig.obj)
+		if err != nil {
+			return err
+		}
+		rv, conflict, cur, err := s.b.delete(ctx, key, orig.rev, audit, namespaceOf(orig.obj))
 		if err != nil {
 			return err
 		}
@@ -471,7 +478,11 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 			if r, err = limitCreate(ctx, r, key, ret); err != nil {
 				return err
 			}
-			rv, err = s.b.create(ctx, s.claimUniqueKey(r, ret), s.auditOf(ctx, "create", ret))
+			var audit []byte
+			if audit, err = s.auditOf(ctx, "create", ret); err != nil {
+				return err
+			}
+			rv, err = s.b.create(ctx, s.claimUniqueKey(r, ret), audit)
 			err = s.uniqueConflict(err, ret)
 			if errors.Is(err, errKeyExists) {
 				if cur, _, err = s.b.get(ctx, key); err != nil {
@@ -480,7 +491,11 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 				conflict = true
 			}
 		} else {
-			rv, conflict, cur, err = s.b.update(ctx, r, orig.rev, s.auditOf(ctx, "update", ret))
+			var audit []byte
+			if audit, err = s.auditOf(ctx, "update", ret); err != nil {
+				return err
+			}
+			rv, conflict, cur, err = s.b.update(ctx, r, orig.rev, audit)
 		}
 		if err != nil {
 			return err
