@@ -32,6 +32,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/argocdinstance"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/auditentry"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentmanagedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentrepositorycredential"
@@ -50,6 +51,9 @@ type ExtraConfig struct {
 	// MaxClaimsPerNamespace is the most DeploymentTargetClaims a namespace may hold when the
 	// claim's class sets no maxClaimsPerNamespace; 0 for no limit.
 	MaxClaimsPerNamespace int64
+	// DeploymentRecordsPerDeployment is how many DeploymentRecords of a GitOpsDeployment the
+	// server keeps when its spec.revisionHistoryLimit is unset.
+	DeploymentRecordsPerDeployment int32
 }
 
 // Config is the configuration of the server.
@@ -117,6 +121,7 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 		"gitopsdeploymentmanagedenvironments":   bind(gitopsdeploymentmanagedenvironment.NewREST),
 		"gitopsdeploymentrepositorycredentials": bind(gitopsdeploymentrepositorycredential.NewREST),
 		"operations":                            bind(operation.NewREST),
+		"deploymentrecords":                     bind(deploymentrecord.NewREST),
 		"argocdinstances": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
 			return argocdinstance.NewREST(Scheme, g, agents)
 		},
@@ -127,6 +132,8 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 	if err != nil {
 		return nil, err
 	}
+	gitopsStorage["deploymentrecords"] = deploymentrecord.WithRetention(gitopsStorage["deploymentrecords"].(*store.REST),
+		gitopsStorage["gitopsdeployments"].(rest.Getter), extra.DeploymentRecordsPerDeployment)
 	// Read-only: the storage writes the entries, in each audited write's transaction.
 	if gitopsStorage["auditentries"], err = auditentry.NewREST(Scheme, optsGetter); err != nil {
 		return nil, err

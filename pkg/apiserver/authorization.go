@@ -48,36 +48,61 @@ func guardInternalKinds(delegate authorizer.Authorizer, internal internalUsers) 
 }
 
 // audited says which writes the audit trail records: those of every kind of both groups but
-// the internal ones (tenants cannot see them) and the trail itself. Cluster-scoped kinds are
-// left out by the storage: an entry lives in its object's namespace.
+// the internal ones (tenants cannot see them) and the service's own records (the trail itself,
+// DeploymentRecords, which are a history of their own). Cluster-scoped kinds are left out by
+// the storage: an entry lives in its object's namespace.
 func audited(gr schema.GroupResource) bool {
 	switch gr.Group {
 	case gitops.GroupName:
-		return !internalResources.Has(gr.Resource) && gr != auditentry.Resource
+		return !internalResources.Has(gr.Resource) && !serviceRecords.Has(gr.Resource)
 	case appstudio.GroupName:
 		return true
 	}
 	return false
 }
 
-// auditTrailWriters may delete audit entries: cluster admins, and the namespace controller,
-// which removes a deleted namespace's entries so that a namespace made again under the same
-// name does not show its predecessor's trail.
-var auditTrailWriters = sets.New("system:serviceaccount:kube-system:namespace-controller")
+// serviceRecords are the kinds tenants read and the service alone writes: the audit trail
+// (which only the storage writes) and DeploymentRecords (which the agents write).
+var serviceRecords = sets.New(auditentry.Resource.Resource, "deploymentrecords")
 
-// guardAuditTrail refuses every write to audit entries, whatever RBAC grants (a tenant Role with
-// resources: ["*"] must not erase its namespace's trail), to all but auditTrailWriters and
-// system:masters. Nobody creates or updates an entry: the storage writes them.
-func guardAuditTrail(delegate authorizer.Authorizer) authorizer.Authorizer {
+// recordDeleters may delete the service's records besides cluster admins: the namespace
+// controller, which removes a deleted namespace's records, so that a namespace made again under
+// the same name does not show its predecessor's history, and the garbage collector, which
+// removes a deleted deployment's records. Under their own names with
+// --use-service-account-credentials, or kube-controller-manager's without.
+var recordDeleters = sets.New(
+	"system:serviceaccount:kube-system:namespace-controller",
+	"system:serviceaccount:kube-system:generic-garbage-collector",
+	user.KubeControllerManager,
+)
+
+// guardServiceRecords refuses writes to the service's records, whatever RBAC grants (a tenant
+// Role with resources: ["*"] must not erase or forge its namespace's history): nobody writes an
+// audit entry (the storage does); only the internal users (the agents) write DeploymentRecords;
+// cluster admins and recordDeleters may delete both.
+func guardServiceRecords(delegate authorizer.Authorizer, internal internalUsers) authorizer.Authorizer {
+	groups := sets.New(internal.groups...)
+	users := sets.New(internal.users...)
 	guard := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if !a.IsResourceRequest() || a.GetAPIGroup() != gitops.GroupName || a.GetResource() != auditentry.Resource.Resource || a.IsReadOnly() {
+		if !a.IsResourceRequest() || a.GetAPIGroup() != gitops.GroupName || !serviceRecords.Has(a.GetResource()) || a.IsReadOnly() {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
-		if u := a.GetUser(); u != nil && (a.GetVerb() == "delete" || a.GetVerb() == "deletecollection") &&
-			(auditTrailWriters.Has(u.GetName()) || sets.New(u.GetGroups()...).Has(user.SystemPrivilegedGroup)) {
+		u := a.GetUser()
+		if u == nil {
+			return authorizer.DecisionDeny, "no user", nil
+		}
+		deletes := a.GetVerb() == "delete" || a.GetVerb() == "deletecollection"
+		if deletes && (recordDeleters.Has(u.GetName()) || sets.New(u.GetGroups()...).Has(user.SystemPrivilegedGroup)) {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
-		return authorizer.DecisionDeny, "audit entries are written by gitops-apiserver only", nil
+		if a.GetResource() == auditentry.Resource.Resource {
+			return authorizer.DecisionDeny, "audit entries are written by gitops-apiserver only", nil
+		}
+		if _, agent := internal.agents.InstanceOfUser(u.GetName()); agent || users.Has(u.GetName()) || groups.HasAny(u.GetGroups()...) ||
+			sets.New(u.GetGroups()...).Has(user.SystemPrivilegedGroup) {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		return authorizer.DecisionDeny, "deployment records are written by the GitOps Service's agents only", nil
 	})
 	return union.New(guard, delegate)
 }

@@ -47,13 +47,18 @@ func TestGuardInternalKinds(t *testing.T) {
 	}
 }
 
-// Nobody writes audit entries, whatever RBAC (here: allow everything) says; only cluster admins
-// and the namespace controller delete them.
+// Nobody writes audit entries, and only the agents DeploymentRecords, whatever RBAC (here: allow
+// everything) says; only cluster admins, the namespace controller and the garbage collector
+// delete them.
 func TestGuardAuditTrail(t *testing.T) {
 	allow := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		return authorizer.DecisionAllow, "", nil
 	})
-	guard := guardAuditTrail(allow)
+	guard := guardServiceRecords(allow, internalUsers{users: []string{"system:serviceaccount:gitops-service:gitops-agent"},
+		agents: fleetidentity.Agents{UserPrefix: fleetidentity.DefaultAgentUserPrefix}})
+	agent := &user.DefaultInfo{Name: "system:serviceaccount:gitops-service:gitops-agent"}
+	instanceAgent := &user.DefaultInfo{Name: fleetidentity.DefaultAgentUserPrefix + "main"}
+	gc := &user.DefaultInfo{Name: "system:serviceaccount:kube-system:generic-garbage-collector"}
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}
 	admin := &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}
 	nsController := &user.DefaultInfo{Name: "system:serviceaccount:kube-system:namespace-controller"}
@@ -75,6 +80,16 @@ func TestGuardAuditTrail(t *testing.T) {
 		{admin, "delete", "auditentries", authorizer.DecisionAllow},
 		{nsController, "deletecollection", "auditentries", authorizer.DecisionAllow},
 		{nsController, "update", "auditentries", authorizer.DecisionDeny},
+		{agent, "create", "auditentries", authorizer.DecisionDeny},
+		{alice, "list", "deploymentrecords", authorizer.DecisionAllow},
+		{alice, "create", "deploymentrecords", authorizer.DecisionDeny},
+		{alice, "update", "deploymentrecords", authorizer.DecisionDeny},
+		{alice, "delete", "deploymentrecords", authorizer.DecisionDeny},
+		{agent, "create", "deploymentrecords", authorizer.DecisionAllow},
+		{instanceAgent, "update", "deploymentrecords", authorizer.DecisionAllow},
+		{gc, "delete", "deploymentrecords", authorizer.DecisionAllow},
+		{gc, "create", "deploymentrecords", authorizer.DecisionDeny},
+		{admin, "create", "deploymentrecords", authorizer.DecisionAllow},
 	} {
 		got, reason, err := guard.Authorize(t.Context(), authorizer.AttributesRecord{User: c.user, Verb: c.verb,
 			APIGroup: "managed-gitops.redhat.com", Resource: c.resource, Namespace: "team-a", ResourceRequest: true})
@@ -93,6 +108,7 @@ func TestAudited(t *testing.T) {
 		{Group: "managed-gitops.redhat.com", Resource: "operations"}:             false,
 		{Group: "managed-gitops.redhat.com", Resource: "tenantplacements"}:       false,
 		{Group: "managed-gitops.redhat.com", Resource: "auditentries"}:           false,
+		{Group: "managed-gitops.redhat.com", Resource: "deploymentrecords"}:      false,
 		{Group: "appstudio.redhat.com", Resource: "snapshotenvironmentbindings"}: true,
 		{Group: "", Resource: "secrets"}:                                         false,
 	} {

@@ -169,8 +169,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 42 {
-		tb.Fatalf("%d kinds, want the 21 kinds and 21 lists of both groups: %v", len(kinds), kinds)
+	if len(kinds) != 44 {
+		tb.Fatalf("%d kinds, want the 22 kinds and 22 lists of both groups: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -196,8 +196,8 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 			out[reflect.TypeOf(r.New())] = st.Kind
 		}
 	}
-	if len(out) != 20 {
-		tb.Fatalf("%d kinds with a strategy, want 20", len(out))
+	if len(out) != 21 {
+		tb.Fatalf("%d kinds with a strategy, want 21", len(out))
 	}
 	return out
 }

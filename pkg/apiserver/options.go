@@ -48,6 +48,8 @@ type Options struct {
 	// MaxClaimsPerNamespace is the most DeploymentTargetClaims a namespace may hold when the
 	// claim's class sets no maxClaimsPerNamespace; 0 for no limit.
 	MaxClaimsPerNamespace int64
+	// DeploymentRecordsPerDeployment: ExtraConfig's.
+	DeploymentRecordsPerDeployment int32
 	// SoftMemoryLimitFloor is the least soft memory limit of the Go heap (runSoftMemoryLimit).
 	SoftMemoryLimitFloor resource.Quantity
 
@@ -91,6 +93,8 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 		// Each claim may be a namespace: enough for a tenant's environments and previews, far
 		// from what one tenant would need to fill a cluster.
 		MaxClaimsPerNamespace: 20,
+		// As a Deployment's revisionHistoryLimit.
+		DeploymentRecordsPerDeployment: 10,
 		// 100,000 GitOpsDeployments with a full watch cache event window are about 300 MiB live.
 		SoftMemoryLimitFloor: resource.MustParse("448Mi"),
 		Stdout:               stdout,
@@ -145,6 +149,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"but report only on its own ArgoCDInstance and take or release only the TenantPlacements of its instance. Empty: none.")
 	fs.Int64Var(&o.MaxClaimsPerNamespace, "max-deployment-target-claims-per-namespace", o.MaxClaimsPerNamespace,
 		"The most DeploymentTargetClaims a namespace may hold, unless the claim's DeploymentTargetClass sets spec.parameters.namespace.maxClaimsPerNamespace; 0 for no limit.")
+	fs.Int32Var(&o.DeploymentRecordsPerDeployment, "deployment-records-per-deployment", o.DeploymentRecordsPerDeployment,
+		"How many DeploymentRecords (sync attempts) of each GitOpsDeployment the server keeps, newest first, unless its spec.revisionHistoryLimit says otherwise.")
 	fs.BoolVar(&o.AllowFileRepositories, "allow-file-repositories", o.AllowFileRepositories,
 		"Accept file:// repository URLs. Only for local stacks: on a shared Argo CD they read whatever the repo-server can see.")
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",
@@ -216,6 +222,13 @@ func (o *Options) Validate() error {
 	if o.MaxClaimsPerNamespace < 0 {
 		errs = append(errs, fmt.Errorf("--max-deployment-target-claims-per-namespace must not be negative, got %d", o.MaxClaimsPerNamespace))
 	}
+	if o.DeploymentRecordsPerDeployment < 0 || o.DeploymentRecordsPerDeployment > validation.MaxRevisionHistoryLimit {
+		errs = append(errs, fmt.Errorf("--deployment-records-per-deployment must be between 0 and %d, got %d",
+			validation.MaxRevisionHistoryLimit, o.DeploymentRecordsPerDeployment))
+	}
+	if o.Postgres.AuditRetention < 0 {
+		errs = append(errs, fmt.Errorf("--audit-retention must not be negative, got %s", o.Postgres.AuditRetention))
+	}
 	if o.Postgres.ConnectionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--postgres-connection-timeout must be positive, got %s", o.Postgres.ConnectionTimeout))
 	}
@@ -252,8 +265,8 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, err
 	}
-	serverConfig.Authorization.Authorizer = guardAuditTrail(guardInternalKinds(serverConfig.Authorization.Authorizer,
-		internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}}))
+	internal := internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}}
+	serverConfig.Authorization.Authorizer = guardServiceRecords(guardInternalKinds(serverConfig.Authorization.Authorizer, internal), internal)
 
 	dsn, err := o.Postgres.resolveDSN()
 	if err != nil {
@@ -271,7 +284,8 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	return &Config{
 		GenericConfig: serverConfig,
 		ExtraConfig: ExtraConfig{Validation: validation.Options{AllowFileRepositories: o.AllowFileRepositories},
-			Agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}, MaxClaimsPerNamespace: o.MaxClaimsPerNamespace},
+			Agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}, MaxClaimsPerNamespace: o.MaxClaimsPerNamespace,
+			DeploymentRecordsPerDeployment: o.DeploymentRecordsPerDeployment},
 	}, storage.Close, nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/deploymenttargetclaim"
 	"github.com/gitops-service/gitops-service/pkg/registry/appstudio/promotionapproval"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/registry/store"
 	"github.com/gitops-service/gitops-service/pkg/storage/pgtest"
 )
@@ -187,6 +188,8 @@ func mainREST(s rest.Storage) (*store.REST, bool) {
 	case *deploymenttargetclaim.LimitedREST:
 		return w.REST, true
 	case *promotionapproval.AuthorizedREST:
+		return w.REST, true
+	case *deploymentrecord.RetainingREST:
 		return w.REST, true
 	}
 	r, ok := s.(*store.REST)
