@@ -69,6 +69,9 @@ const (
 	OperationInfoSyncRunUID = "syncRunUID"
 	// operationInfoSyncRun names it for people reading the Application: "namespace/name".
 	operationInfoSyncRun = "syncRun"
+	// OperationInfoSyncRun is operationInfoSyncRun, for the controllers that read it (the
+	// DeploymentRecord controller names the SyncRun of a sync).
+	OperationInfoSyncRun = operationInfoSyncRun
 	// AnnotationSyncRunRefresh is the UID of the SyncRun the agent asked Argo CD to refresh the
 	// Application for. With Argo CD's refresh annotation gone, that refresh is done and the
 	// SyncRun's operation follows.
