@@ -226,8 +226,8 @@ type Agent struct {
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
 	// argoCDPackaged are the Argo CD controllers (packages of their own under pkg/controller:
-	// the GitOpsDeployment and project refresh, RepositoryCredential, SyncRun and
-	// ManagedEnvironment controllers), run under ArgoCDLease.
+	// the GitOpsDeployment and project refresh, RepositoryCredential, SyncRun, DeploymentRecord
+	// and ManagedEnvironment controllers), run under ArgoCDLease.
 	argoCDPackaged []packagedController
 	// appStudio are the AppStudio controllers (packages of their own under
 	// pkg/controller/appstudio), each run under its AppStudioLease.
@@ -353,6 +353,9 @@ func (a *Agent) setupArgoCD() error {
 		return err
 	}
 	if err := a.setupSyncRuns(); err != nil {
+		return err
+	}
+	if err := a.setupDeploymentRecords(); err != nil {
 		return err
 	}
 	return a.setupEnvironments()

@@ -14,6 +14,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/controller/repositorycredential"
@@ -63,8 +64,8 @@ func TestEnabledControllers(t *testing.T) {
 	}
 }
 
-// The GitOpsDeployment (and project refresh), RepositoryCredential, SyncRun and
-// ManagedEnvironment controllers, packaged under pkg/controller, are Argo CD controllers: they
+// The GitOpsDeployment (and project refresh), RepositoryCredential, SyncRun, DeploymentRecord
+// and ManagedEnvironment controllers, packaged under pkg/controller, are Argo CD controllers: they
 // run under the Argo CD Lease, never the AppStudio one.
 func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 	clients := Clients{GitOps: gitopsfake.NewSimpleClientset(), Argo: argofake.NewSimpleClientset(), Kube: kubefake.NewClientset(),
@@ -76,7 +77,7 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 		}
 		return out
 	}
-	argoCDNames := []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name, syncrun.Name, managedenvironment.Name}
+	argoCDNames := []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name, syncrun.Name, deploymentrecord.Name, managedenvironment.Name}
 	for _, tc := range []struct {
 		controllers   []string
 		argoCD        []string
