@@ -215,7 +215,8 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 
 		By("the graph: each Environment, the Snapshot in dev, the promotion waiting in prod")
 		Eventually(func() string { return text(tab, `.env[data-env="dev"]`) }).WithTimeout(30 * time.Second).Should(
-			And(ContainSubstring("Development"), ContainSubstring("Snapshot shop-1"), ContainSubstring("Synced"), ContainSubstring("Healthy")))
+			And(ContainSubstring("Development"), ContainSubstring("Snapshot shop-1")))
+		Expect(text(tab, `.env[data-env="dev"] .status`)).To(MatchRegexp(`^Synced\s+Healthy$`))
 		Expect(text(tab, `.env[data-env="staging"]`)).To(ContainSubstring("not deployed"))
 		Expect(text(tab, `.env[data-env="prod"]`)).To(ContainSubstring("Waiting for approvals: 0 of 1"))
 		Expect(text(tab, `.env[data-env="staging"]`)).To(ContainSubstring("Staging"))
@@ -227,15 +228,21 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 		By("the deployment view: sync, health, ResourcesReady and the resources")
 		do(tab, chromedp.Evaluate[chromedp.Void](`location.hash = "deployments"`))
 		sel := `.deployment[data-name="` + deployment + `"]`
-		Eventually(func() string { return text(tab, sel) }).WithTimeout(10 * time.Second).Should(
-			And(ContainSubstring("Synced"), ContainSubstring("Healthy"), ContainSubstring("ResourcesReady True")))
+		Eventually(func() string { return text(tab, sel+" .deployment-head") }).WithTimeout(10 * time.Second).Should(
+			MatchRegexp(`^` + deployment + `\s+Synced\s+Healthy\s`))
+		Expect(text(tab, sel+" .ready")).To(HavePrefix("ResourcesReady True (ResourcesReady)"))
 		Expect(text(tab, sel+` tr[data-resource="ConfigMap/cm-web-dev"]`)).To(MatchRegexp(`ConfigMap\s+cm-web-dev\s+Synced`))
 
 		By("a new GitOpsDeployment appears, and then turns Healthy, without a reload")
 		createDeploymentOfType(ctx, ns, "extra", repoURL, "extra", managedv1alpha1.GitOpsDeploymentSpecTypeAutomated)
 		Eventually(func() string { return text(tab, `.deployment[data-name="extra"]`) }).WithTimeout(10 * time.Second).ShouldNot(BeEmpty())
-		Eventually(func() string { return text(tab, `.deployment[data-name="extra"]`) }).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
-			And(ContainSubstring("Synced"), ContainSubstring("Healthy"), ContainSubstring("dashboard-extra")))
+		Eventually(func() string { return text(tab, `.deployment[data-name="extra"] .deployment-head`) }).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
+			MatchRegexp(`^extra\s+Synced\s+Healthy\s`))
+		Eventually(func() string {
+			return text(tab, `.deployment[data-name="extra"] tr[data-resource="ConfigMap/dashboard-extra"]`)
+		}).WithTimeout(30 * time.Second).Should(
+			MatchRegexp(`^ConfigMap\s+dashboard-extra\s+Synced`))
+		Eventually(func() string { return text(tab, `.deployment[data-name="extra"] .ready`) }).WithTimeout(30 * time.Second).Should(HavePrefix("ResourcesReady True"))
 		Expect(text(tab, "body")).NotTo(ContainSubstring("Loading"))
 		mark, err := chromedp.Run(tab, chromedp.Evaluate[string](`window.e2eMark || "reloaded"`))
 		Expect(err).NotTo(HaveOccurred())
@@ -252,9 +259,11 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 			g.Expect(approvals.Items[0].Spec.Username).To(Equal("alice"))
 			g.Expect(approvals.Items[0].Spec.Environment).To(Equal("prod"))
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
-		Expect(text(tab, "#notice")).To(ContainSubstring("Approve of promotionrun"))
+		Eventually(func() string { return text(tab, "#notice") }).WithTimeout(10 * time.Second).Should(ContainSubstring("Approve of promotionrun"))
 		Eventually(func() string { return text(tab, `.env[data-env="prod"]`) }).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
-			And(ContainSubstring("Snapshot shop-1"), ContainSubstring("Healthy"), Not(ContainSubstring("Waiting"))))
+			And(ContainSubstring("Snapshot shop-1"), Not(ContainSubstring("Waiting"))))
+		Eventually(func() string { return text(tab, `.env[data-env="prod"] .status`) }).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
+			MatchRegexp(`^Synced\s+Healthy$`))
 
 		By("the history: the namespace's writes, newest first, with who and what")
 		do(tab, chromedp.Evaluate[chromedp.Void](`location.hash = "history"`))
