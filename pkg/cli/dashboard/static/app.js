@@ -49,7 +49,7 @@ function render() {
   document.title = 'GitOps · ' + state.namespace;
   const errors = document.getElementById('errors');
   errors.replaceChildren(...Object.entries(state.errors).map(([kind, msg]) =>
-    h('div', { class: 'error', 'data-kind': kind }, h('strong', {}, kind + 's: '), msg)));
+    h('div', { class: 'error', 'data-kind': kind }, h('strong', {}, plural(kind) + ': '), msg)));
   const view = document.getElementById('view');
   view.replaceChildren(views[name]());
   if (name === 'graph') drawArrows();
@@ -59,7 +59,11 @@ function render() {
 function unreadable(...kinds) {
   const refused = kinds.filter(k => state.errors[k]);
   if (refused.length === 0) return null;
-  return h('p', { class: 'error forbidden' }, 'Cannot show ' + refused.join(', ') + 's: ' + state.errors[refused[0]]);
+  return h('p', { class: 'error forbidden' }, 'Cannot show ' + refused.map(plural).join(', ') + ': ' + state.errors[refused[0]]);
+}
+
+function plural(kind) {
+  return kind.endsWith('y') ? kind.slice(0, -1) + 'ies' : kind + 's';
 }
 
 // ---- Environments: each Application's Environments as a graph, then the PromotionRuns.
