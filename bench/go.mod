@@ -3,7 +3,7 @@
 // them nor the plotting library. It builds against the product in this repository (../).
 module github.com/gitops-service/gitops-service/bench
 
-go 1.24.6
+go 1.25
 
 require (
 	github.com/argoproj/argo-cd/v2 v2.14.21

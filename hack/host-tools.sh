@@ -8,6 +8,7 @@
 #   PostgreSQL 15              the unit tests' throwaway server and the local stack's database
 #   redis-server               Argo CD's cache in the local stack
 #   promtool (prometheus)      checks and unit-tests the Prometheus rules (hack/verify-monitoring.sh)
+#   /usr/bin/chromium          the e2e suite drives `kubectl gitops dashboard` in it, headless
 #
 # Not host tools: etcd, kube-apiserver, kubectl, Argo CD and the kustomize and helm its
 # repo-server runs are built from the Go module proxy into bin/ (hack/build-kube.sh,
@@ -25,3 +26,14 @@ ensure_command openssl openssl
 ensure_command redis-server redis-server
 ensure_postgres "${PG_BIN:-/usr/lib/postgresql/15/bin}"
 ensure_promtool
+
+# Debian's chromium, at the path the e2e suite starts it from.
+if [[ ! -x /usr/bin/chromium ]]; then
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		apt_install chromium || true
+	fi
+	if [[ ! -x /usr/bin/chromium ]]; then
+		echo "/usr/bin/chromium is missing: install the Debian package chromium (apt-get install chromium)" >&2
+		exit 1
+	fi
+fi

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/scheme"
 )
 
@@ -68,24 +70,9 @@ progress, else the target of a manual run.`
 		if err != nil {
 			return err
 		}
-		ctx := cmd.Context()
-		run, err := getRun(ctx, c, ns, args[0])
+		created, err := decide(cmd.Context(), c, ns, args[0], env, d, comment)
 		if err != nil {
 			return err
-		}
-		if env == "" {
-			if env, err = decisionEnvironment(run); err != nil {
-				return err
-			}
-		}
-		approval := &appstudiov1alpha1.PromotionApproval{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: generateName(strings.ToLower(strings.ReplaceAll(run.Name, ".", "-") + "-" + env))},
-			Spec: appstudiov1alpha1.PromotionApprovalSpec{PromotionRun: run.Name, Environment: env,
-				Decision: d, Comment: comment},
-		}
-		created, err := c.AppStudioV1alpha1().PromotionApprovals(ns).Create(ctx, approval, metav1.CreateOptions{})
-		if err != nil {
-			return apiError(err, "create", resApproval, ns, "")
 		}
 		if printFlags.OutputFlagSpecified != nil && printFlags.OutputFlagSpecified() {
 			return printer.PrintObj(created, o.Out)
@@ -95,7 +82,7 @@ progress, else the target of a manual run.`
 			who = "you"
 		}
 		fprintf(o.Out, "%s: %s of promotionrun %q into environment %q, recorded as %s's\n",
-			"promotionapproval."+appstudiov1alpha1.GroupName+"/"+created.Name, created.Spec.Decision, run.Name, env, who)
+			"promotionapproval."+appstudiov1alpha1.GroupName+"/"+created.Name, created.Spec.Decision, created.Spec.PromotionRun, created.Spec.Environment, who)
 		return nil
 	}
 	cmd.Flags().StringVar(&env, "env", "", "The Environment the decision is for.")
@@ -106,6 +93,31 @@ progress, else the target of a manual run.`
 	_ = cmd.RegisterFlagCompletionFunc("env", flagNames(o, resEnvironment))
 	printFlags.AddFlags(cmd)
 	return cmd
+}
+
+// decide creates the PromotionApproval of decision d on the promotion of the PromotionRun
+// runName into env (empty: decisionEnvironment's); approve, reject and the dashboard's buttons
+// call it.
+func decide(ctx context.Context, c versioned.Interface, ns, runName, env string, d appstudiov1alpha1.ApprovalDecision, comment string) (*appstudiov1alpha1.PromotionApproval, error) {
+	if d != appstudiov1alpha1.ApprovalApprove && strings.TrimSpace(comment) == "" {
+		return nil, errorf("%s says why: give -m COMMENT", map[bool]string{true: "an override", false: "a rejection"}[d == appstudiov1alpha1.ApprovalOverride])
+	}
+	run, err := getRun(ctx, c, ns, runName)
+	if err != nil {
+		return nil, err
+	}
+	if env == "" {
+		if env, err = decisionEnvironment(run); err != nil {
+			return nil, err
+		}
+	}
+	approval := &appstudiov1alpha1.PromotionApproval{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: generateName(strings.ToLower(strings.ReplaceAll(run.Name, ".", "-") + "-" + env))},
+		Spec: appstudiov1alpha1.PromotionApprovalSpec{PromotionRun: run.Name, Environment: env,
+			Decision: d, Comment: comment},
+	}
+	created, err := c.AppStudioV1alpha1().PromotionApprovals(ns).Create(ctx, approval, metav1.CreateOptions{})
+	return created, apiError(err, "create", resApproval, ns, "")
 }
 
 // decisionEnvironment is the Environment a decision on run is for when the user names none:

@@ -32,6 +32,7 @@ var (
 	resBinding     = resource{"SnapshotEnvironmentBinding", "snapshotenvironmentbindings", appstudiov1alpha1.GroupName}
 	resRun         = resource{"PromotionRun", "promotionruns", appstudiov1alpha1.GroupName}
 	resApproval    = resource{"PromotionApproval", "promotionapprovals", appstudiov1alpha1.GroupName}
+	resAuditEntry  = resource{"AuditEntry", "auditentries", managedv1alpha1.GroupName}
 )
 
 // where is ` in namespace "ns"`, or ` in any namespace` for a request across namespaces.

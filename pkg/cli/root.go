@@ -97,6 +97,7 @@ promotion, and wait for any of them in a CI job.`,
 		newDecisionCommand(o, "approve"),
 		newDecisionCommand(o, "reject"),
 		newWaitCommand(o),
+		newDashboardCommand(o),
 	)
 	return root
 }

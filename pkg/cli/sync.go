@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/scheme"
 )
 
@@ -42,20 +44,9 @@ Automated deployments sync by themselves on every change: sync refuses them.`,
 				return err
 			}
 			ctx := cmd.Context()
-			d, err := getDeployment(ctx, c, ns, args[0])
+			created, err := startSync(ctx, c, ns, args[0], revision)
 			if err != nil {
 				return err
-			}
-			if d.Spec.Type != managedv1alpha1.GitOpsDeploymentSpecTypeManual {
-				return errorf("gitopsdeployment %q%s is %s: Argo CD syncs it by itself on every change; a SyncRun is for manual deployments (spec.type: manual)", d.Name, where(ns), d.Spec.Type)
-			}
-			run := &managedv1alpha1.GitOpsDeploymentSyncRun{
-				ObjectMeta: metav1.ObjectMeta{GenerateName: generateName(d.Name)},
-				Spec:       managedv1alpha1.GitOpsDeploymentSyncRunSpec{GitopsDeploymentName: d.Name, RevisionID: revision},
-			}
-			created, err := c.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(ns).Create(ctx, run, metav1.CreateOptions{})
-			if err != nil {
-				return apiError(err, "create", resSyncRun, ns, "")
 			}
 			if err := printer.PrintObj(created, o.Out); err != nil {
 				return err
@@ -70,6 +61,24 @@ Automated deployments sync by themselves on every change: sync refuses them.`,
 	w.addFlags(cmd, "until the sync has ended")
 	printFlags.AddFlags(cmd)
 	return cmd
+}
+
+// startSync creates a GitOpsDeploymentSyncRun of the manual GitOpsDeployment name at revision
+// (empty: its targetRevision); `sync` and the dashboard's Sync button call it.
+func startSync(ctx context.Context, c versioned.Interface, ns, name, revision string) (*managedv1alpha1.GitOpsDeploymentSyncRun, error) {
+	d, err := getDeployment(ctx, c, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	if d.Spec.Type != managedv1alpha1.GitOpsDeploymentSpecTypeManual {
+		return nil, errorf("gitopsdeployment %q%s is %s: Argo CD syncs it by itself on every change; a SyncRun is for manual deployments (spec.type: manual)", d.Name, where(ns), d.Spec.Type)
+	}
+	run := &managedv1alpha1.GitOpsDeploymentSyncRun{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: generateName(d.Name)},
+		Spec:       managedv1alpha1.GitOpsDeploymentSyncRunSpec{GitopsDeploymentName: d.Name, RevisionID: revision},
+	}
+	created, err := c.ManagedGitopsV1alpha1().GitOpsDeploymentSyncRuns(ns).Create(ctx, run, metav1.CreateOptions{})
+	return created, apiError(err, "create", resSyncRun, ns, "")
 }
 
 // waitFlags are --wait and --timeout of the commands that may wait for what they started.

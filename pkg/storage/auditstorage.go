@@ -259,7 +259,13 @@ func (a *auditStorage) Count(key string) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err = a.b.pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_log WHERE $1 = '' OR namespace = $1`, ns).Scan(&n)
+	if ns == "" {
+		// The object count metric asks every minute: the planner's estimate, not a scan of a
+		// table of millions of rows.
+		err = a.b.pool.QueryRow(context.Background(), `SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'audit_log'::regclass`).Scan(&n)
+		return n, err
+	}
+	err = a.b.pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_log WHERE namespace = $1`, ns).Scan(&n)
 	return n, err
 }
 

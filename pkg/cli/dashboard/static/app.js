@@ -1,0 +1,270 @@
+// The dashboard's page: it renders /api/state, and fetches it again whenever the event
+// stream says a kind changed. Everything the API returned goes into the page as text, never
+// as HTML.
+'use strict';
+
+let state = null;
+const views = { graph: renderGraph, deployments: renderDeployments, history: renderHistory, diff: renderDiff };
+// The kinds each view shows: a change of another kind leaves the view as it is.
+const viewKinds = {
+  graph: ['Application', 'Environment', 'SnapshotEnvironmentBinding', 'Snapshot', 'PromotionRun', 'GitOpsDeployment'],
+  deployments: ['GitOpsDeployment'],
+  history: ['AuditEntry'],
+  diff: [],
+};
+
+// h makes an element: h('div', {class: 'x'}, 'text', child, ...). Children are text or nodes.
+function h(tag, attrs, ...children) {
+  const el = tag === 'svg' ? document.createElementNS('http://www.w3.org/2000/svg', 'svg') : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+function badge(value) {
+  if (!value) return null;
+  const cls = { Synced: 'good', Healthy: 'good', Success: 'good', Complete: 'good', OutOfSync: 'warn',
+    Progressing: 'warn', Suspended: 'warn', 'In Progress': 'warn', Pending: 'warn', Active: 'warn', Waiting: 'warn',
+    Degraded: 'bad', Missing: 'bad', Failed: 'bad', Failure: 'bad', Unknown: 'dim' }[value] || 'dim';
+  return h('span', { class: 'badge ' + cls }, value);
+}
+
+function currentView() {
+  const v = location.hash.replace('#', '');
+  return views[v] ? v : 'graph';
+}
+
+function render() {
+  const name = currentView();
+  document.querySelectorAll('nav a').forEach(a => a.classList.toggle('active', a.dataset.view === name));
+  if (!state) return;
+  document.getElementById('namespace').textContent = state.namespace;
+  document.title = 'GitOps · ' + state.namespace;
+  const errors = document.getElementById('errors');
+  errors.replaceChildren(...Object.entries(state.errors).map(([kind, msg]) =>
+    h('div', { class: 'error', 'data-kind': kind }, h('strong', {}, plural(kind) + ': '), msg)));
+  const view = document.getElementById('view');
+  view.replaceChildren(views[name]());
+  if (name === 'graph') drawArrows();
+}
+
+// unreadable says why a view is empty because a kind it shows may not be read.
+function unreadable(...kinds) {
+  const refused = kinds.filter(k => state.errors[k]);
+  if (refused.length === 0) return null;
+  return h('p', { class: 'error forbidden' }, 'Cannot show ' + refused.map(plural).join(', ') + ': ' + state.errors[refused[0]]);
+}
+
+function plural(kind) {
+  return kind.endsWith('y') ? kind.slice(0, -1) + 'ies' : kind + 's';
+}
+
+// ---- Environments: each Application's Environments as a graph, then the PromotionRuns.
+
+function renderGraph() {
+  const out = h('section', { id: 'graph-view' });
+  out.append(unreadable('Application', 'Environment', 'SnapshotEnvironmentBinding') || '');
+  if (state.loading && state.applications.length === 0) return h('p', { class: 'muted' }, 'Loading…');
+  if (state.applications.length === 0 && !state.errors.Application) out.append(h('p', { class: 'muted' }, 'No Applications in this namespace.'));
+  for (const app of state.applications) {
+    const depths = Math.max(0, ...app.environments.map(e => e.depth)) + 1;
+    const columns = Array.from({ length: depths }, () => h('div', { class: 'column' }));
+    for (const env of app.environments) columns[env.depth].append(envBox(app, env));
+    out.append(h('article', { class: 'app', 'data-app': app.name },
+      h('h2', {}, app.displayName || app.name, h('span', { class: 'muted' }, ' Application ' + app.name)),
+      h('p', { class: 'muted' }, 'Snapshots: ' + (app.snapshots.slice(0, 5).join(', ') || 'none') + (app.snapshots.length > 5 ? ', …' : '')),
+      app.environments.length === 0 ? h('p', { class: 'muted' }, 'No Environments.') :
+        h('div', { class: 'graph' }, h('svg', { class: 'arrows', 'aria-hidden': 'true' }), ...columns)));
+  }
+  out.append(renderRuns());
+  return out;
+}
+
+function envBox(app, env) {
+  const p = env.promotion;
+  return h('div', { class: 'env' + (env.problem ? ' problem' : '') + (env.binding ? '' : ' empty'), 'data-env': env.name, 'data-parent': env.parent || '', id: 'env-' + app.name + '-' + env.name },
+    h('div', { class: 'env-title' }, h('strong', {}, env.displayName || env.name), h('span', { class: 'muted' }, ' ' + env.name + ' · ' + (env.strategy || ''))),
+    env.binding ?
+      h('div', { class: 'snapshot' }, 'Snapshot ', h('strong', { class: 'snapshot-name' }, env.snapshot)) :
+      h('div', { class: 'muted' }, 'not deployed'),
+    env.binding && h('div', { class: 'status' }, badge(env.sync), ' ', badge(env.health)),
+    env.state && h('div', { class: 'state' }, env.state),
+    p && h('div', { class: 'promotion' }, '⇢ ', h('strong', {}, p.snapshot), ' (' + p.run + '): ', p.display,
+      p.approval && decisionButtons(p.run, env.name)));
+}
+
+function decisionButtons(run, env) {
+  return h('span', { class: 'actions' },
+    h('button', { class: 'approve', onclick: () => decide(run, env, 'approve') }, 'Approve'),
+    h('button', { class: 'reject', onclick: () => decide(run, env, 'reject') }, 'Reject'));
+}
+
+function renderRuns() {
+  if (state.errors.PromotionRun) return unreadable('PromotionRun');
+  if (state.runs.length === 0) return '';
+  return h('section', { class: 'runs' }, h('h2', {}, 'PromotionRuns'),
+    h('div', { class: 'scroll' }, h('table', {},
+      h('thead', {}, h('tr', {}, ['Run', 'Application', 'Snapshot', 'Into', 'State', 'Steps'].map(t => h('th', {}, t)))),
+      h('tbody', {}, state.runs.slice(0, 20).map(r => h('tr', { 'data-run': r.name },
+        h('td', {}, r.name), h('td', {}, r.application), h('td', {}, r.snapshot), h('td', {}, r.target || ''),
+        h('td', {}, badge(r.state), ' ', badge(r.result)),
+        h('td', {}, (r.steps || []).map(s => h('div', {}, s.display)))))))));
+}
+
+// drawArrows draws an arrow from each parent's box to its children's, once the boxes are laid out.
+function drawArrows() {
+  for (const graph of document.querySelectorAll('.graph')) {
+    const svg = graph.querySelector('svg.arrows');
+    const base = graph.getBoundingClientRect();
+    svg.setAttribute('width', graph.scrollWidth);
+    svg.setAttribute('height', graph.scrollHeight);
+    const ns = 'http://www.w3.org/2000/svg';
+    const defs = document.createElementNS(ns, 'defs');
+    defs.innerHTML = '<marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z"/></marker>';
+    svg.replaceChildren(defs);
+    for (const box of graph.querySelectorAll('.env[data-parent]')) {
+      const parent = box.dataset.parent && graph.querySelector('.env[data-env="' + CSS.escape(box.dataset.parent) + '"]');
+      if (!parent) continue;
+      const a = parent.getBoundingClientRect(), b = box.getBoundingClientRect();
+      const x1 = a.right - base.left + graph.scrollLeft, y1 = a.top + a.height / 2 - base.top;
+      const x2 = b.left - base.left + graph.scrollLeft, y2 = b.top + b.height / 2 - base.top;
+      const mid = (x1 + x2) / 2;
+      const path = document.createElementNS(ns, 'path');
+      path.setAttribute('d', `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2 - 2},${y2}`);
+      path.setAttribute('marker-end', 'url(#head)');
+      svg.append(path);
+    }
+  }
+}
+
+// ---- Deployments: each GitOpsDeployment's sync and health with its resources.
+
+function renderDeployments() {
+  const out = h('section', { id: 'deployments-view' });
+  if (state.errors.GitOpsDeployment) return unreadable('GitOpsDeployment');
+  if (state.deployments.length === 0) out.append(h('p', { class: 'muted' }, state.loading ? 'Loading…' : 'No GitOpsDeployments in this namespace.'));
+  for (const d of state.deployments) {
+    out.append(h('article', { class: 'deployment', 'data-name': d.name },
+      h('div', { class: 'deployment-head' },
+        h('h2', {}, d.name), badge(d.sync), badge(d.health),
+        h('span', { class: 'muted' }, d.type + (d.binding ? ' · binding ' + d.binding : '')),
+        d.manual && h('button', { class: 'sync', onclick: () => sync(d.name) }, 'Sync')),
+      h('div', { class: 'muted source' }, d.repo + ' ' + d.path + '@' + (d.target || 'HEAD') + (d.revision ? ' · at ' + d.revision.slice(0, 8) : '')),
+      d.labels && h('div', { class: 'labels' }, Object.entries(d.labels).map(([k, v]) => h('span', { class: 'label' }, k + '=' + v))),
+      d.ready && h('div', { class: 'ready ' + (d.ready.status === 'True' ? 'good' : 'bad') },
+        'ResourcesReady ' + d.ready.status + (d.ready.reason ? ' (' + d.ready.reason + ')' : '') + (d.ready.message ? ': ' + d.ready.message : '')),
+      (d.problems || []).map(p => h('div', { class: 'error' }, p)),
+      d.health !== 'Healthy' && d.healthMessage && h('div', { class: 'state' }, d.healthMessage),
+      d.resources.length === 0 ? h('p', { class: 'muted' }, 'No resources deployed.') :
+        h('div', { class: 'scroll' }, h('table', { class: 'resources' },
+          h('thead', {}, h('tr', {}, ['Kind', 'Name', 'Sync', 'Health', 'Message'].map(t => h('th', {}, t)))),
+          h('tbody', {}, d.resources.map(r => h('tr', { 'data-resource': r.kind + '/' + r.name },
+            h('td', {}, r.kind), h('td', {}, (r.namespace && r.namespace !== state.namespace ? r.namespace + '/' : '') + r.name),
+            h('td', {}, badge(r.status)), h('td', {}, badge(r.health)), h('td', { class: 'message' }, r.message || ''))))))));
+  }
+  return out;
+}
+
+// ---- History: the namespace's AuditEntries, newest first.
+
+function renderHistory() {
+  if (state.errors.AuditEntry) return unreadable('AuditEntry');
+  if (state.history.length === 0) return h('p', { class: 'muted' }, state.loading ? 'Loading…' : 'No writes recorded in this namespace.');
+  return h('section', { id: 'history-view' }, h('div', { class: 'scroll' }, h('table', { class: 'history' },
+    h('thead', {}, h('tr', {}, ['Time', 'User', 'Verb', 'Object'].map(t => h('th', {}, t)))),
+    h('tbody', {}, state.history.map(e => h('tr', { 'data-entry': e.name },
+      h('td', { class: 'time' }, e.time.replace('T', ' ').replace('Z', '')), h('td', {}, e.user),
+      h('td', {}, h('span', { class: 'verb ' + e.verb }, e.verb)),
+      h('td', {}, e.resource + '/' + e.object + (e.subresource ? ' (' + e.subresource + ')' : ''))))))));
+}
+
+// ---- Diff of two records: waits for the DeploymentRecord kind.
+
+function renderDiff() {
+  return h('section', { id: 'diff-view', class: 'placeholder' },
+    h('h2', {}, 'Diff of two records'),
+    h('p', {}, 'Not available yet: the diff compares two DeploymentRecords, a kind the GitOps Service does not have yet. ' +
+      'Until then, the History view shows who changed what, and when.'));
+}
+
+// ---- Actions: behind a confirmation, through the plugin's own code.
+
+async function post(path, body) {
+  const res = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  let out = {};
+  try { out = await res.json(); } catch (e) { out = { error: res.status + ' ' + res.statusText }; }
+  notice(out.error ? 'error' : 'ok', out.error || out.message);
+}
+
+function sync(name) {
+  if (!confirm('Sync GitOpsDeployment ' + name + ' now? This creates a GitOpsDeploymentSyncRun.')) return;
+  post('api/sync', { name });
+}
+
+function decide(run, env, decision) {
+  let comment = '';
+  if (decision === 'reject') {
+    comment = prompt('Reject the promotion of ' + run + ' into ' + env + '? Say why:');
+    if (!comment) return;
+  } else if (!confirm('Approve the promotion of ' + run + ' into ' + env + ' as yourself?')) {
+    return;
+  }
+  post('api/decide', { run, env, decision, comment });
+}
+
+function notice(kind, text) {
+  const el = document.getElementById('notice');
+  el.className = kind;
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(notice.timer);
+  notice.timer = setTimeout(() => { el.hidden = true; }, 8000);
+}
+
+// ---- Live updates.
+
+// load fetches the state and renders the view; after a change (kinds), only when the view
+// shows a kind that changed or what may not be read changed.
+async function load(kinds) {
+  const res = await fetch('api/state');
+  if (!res.ok) {
+    document.getElementById('view').replaceChildren(h('p', { class: 'error' }, 'The dashboard answered ' + res.status + ': ' + await res.text()));
+    return;
+  }
+  const errorsBefore = state && JSON.stringify(state.errors);
+  state = await res.json();
+  if (kinds && JSON.stringify(state.errors) === errorsBefore && !kinds.some(k => viewKinds[currentView()].includes(k))) return;
+  render();
+}
+
+let pending = null, pendingKinds = new Set();
+function changed(kinds) {
+  kinds.forEach(k => pendingKinds.add(k));
+  if (pending) return;
+  pending = setTimeout(() => {
+    const kinds = [...pendingKinds];
+    pending = null;
+    pendingKinds = new Set();
+    load(kinds);
+  }, 150);
+}
+
+function connect() {
+  const live = document.getElementById('live');
+  const events = new EventSource('api/events');
+  events.addEventListener('hello', () => { live.textContent = 'live'; live.className = 'live on'; load(); });
+  events.addEventListener('change', e => changed(JSON.parse(e.data).kinds));
+  events.onerror = () => { live.textContent = 'reconnecting'; live.className = 'live off'; };
+}
+
+window.addEventListener('hashchange', render);
+window.addEventListener('resize', () => { if (currentView() === 'graph') drawArrows(); });
+load();
+connect();
