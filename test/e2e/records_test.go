@@ -115,7 +115,8 @@ spec: {gitopsDeploymentName: web}
 		forbidden := func(stderr string) {
 			GinkgoHelper()
 			Expect(stderr).To(ContainSubstring("forbidden"))
-			Expect(stderr).To(ContainSubstring(`resource "deploymentrecords"`))
+			Expect(stderr).To(ContainSubstring(`resource "deploymentrecords`))
+			Expect(stderr).To(ContainSubstring("deployment records are written by the GitOps Service's agents only"))
 		}
 		forged := fmt.Sprintf(`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"DeploymentRecord","metadata":{"name":"forged","namespace":%q},`+
 			`"spec":{"gitOpsDeploymentName":"web","source":{"repoURL":"x","path":"y"},"trigger":{"type":"NewCommit"},"startedAt":"2026-01-01T00:00:00Z"}}`, ns)
