@@ -11,7 +11,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -26,18 +25,8 @@ var _ = Describe("The audit trail", func() {
 		DeferCleanup(func(ctx context.Context) {
 			_ = kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 		})
-		for user, role := range map[string]string{"alice": "edit", "bob": "edit"} {
-			_, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: user},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-			}, metav1.CreateOptions{})
-			Expect(err).NotTo(HaveOccurred())
-		}
-		Eventually(func() string {
-			out, _, _ := run("admin", "", "auth", "can-i", "list", "auditentries.managed-gitops.redhat.com", "-n", ns, "--as", "bob")
-			return strings.TrimSpace(out)
-		}).WithTimeout(30 * time.Second).Should(Equal("yes"))
+		bindClusterRole(ctx, ns, "edit", "alice", "bob")
+		waitCanI("bob", "list", "auditentries.managed-gitops.redhat.com", ns)
 
 		By("alice creating a GitOpsDeployment, bob annotating it")
 		createdRV := strings.TrimSpace(mustIn("alice", deployment("web", ns), "create", "-f", "-", "-o", "jsonpath={.metadata.resourceVersion}"))
@@ -93,18 +82,8 @@ var _ = Describe("The audit trail", func() {
 		forbidden(fails("bob", "", "label", "auditentry", entry, "-n", ns, "forged=yes"))
 		forbidden(fails("bob", "", "delete", "auditentry", entry, "-n", ns))
 		forbidden(fails("bob", "", "delete", "auditentries", "--all", "-n", ns))
-		_, err := kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "everything"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{gitopsv1alpha1.GroupName}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
-			metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		_, err = kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob-everything"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "everything"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}}}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() string {
-			out, _, _ := run("admin", "", "auth", "can-i", "create", "gitopsdeploymentsyncruns.managed-gitops.redhat.com", "-n", ns, "--as", "bob")
-			return strings.TrimSpace(out)
-		}).WithTimeout(30 * time.Second).Should(Equal("yes"))
+		grantEverythingOnGitOps(ctx, ns, "bob")
+		waitCanI("bob", "delete", "auditentries.managed-gitops.redhat.com", ns)
 		stderr := fails("bob", "", "delete", "auditentry", entry, "-n", ns)
 		forbidden(stderr)
 		Expect(stderr).To(ContainSubstring("audit entries are written by gitops-apiserver only"))

@@ -188,3 +188,39 @@ func startStackProcess(name string) {
 	restart.Stdout, restart.Stderr = GinkgoWriter, GinkgoWriter
 	Expect(restart.Run()).To(Succeed())
 }
+
+// bindClusterRole binds users to the ClusterRole role in ns.
+func bindClusterRole(ctx context.Context, ns, role string, users ...string) {
+	GinkgoHelper()
+	for _, user := range users {
+		_, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// grantEverythingOnGitOps gives user every verb on every resource of managed-gitops.redhat.com
+// in ns (a Role with resources: ["*"]), the broadest grant a namespace admin can make.
+func grantEverythingOnGitOps(ctx context.Context, ns, user string) {
+	GinkgoHelper()
+	_, err := kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "everything"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"managed-gitops.redhat.com"}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
+		metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user + "-everything"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "everything"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// waitCanI waits until the host cluster's RBAC lets user do verb on resource in ns.
+func waitCanI(user, verb, resource, ns string) {
+	GinkgoHelper()
+	Eventually(func() string {
+		out, _, _ := run("admin", "", "auth", "can-i", verb, resource, "-n", ns, "--as", user)
+		return strings.TrimSpace(out)
+	}).WithTimeout(30*time.Second).Should(Equal("yes"), "%s may %s %s in %s", user, verb, resource, ns)
+}

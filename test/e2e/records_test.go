@@ -5,12 +5,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -25,18 +23,8 @@ var _ = Describe("Deployment records", func() {
 		ns := "e2e-records-" + rand.String(5)
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
-		for _, user := range []string{"alice", "bob"} {
-			_, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: user},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-			}, metav1.CreateOptions{})
-			Expect(err).NotTo(HaveOccurred())
-		}
-		Eventually(func() string {
-			out, _, _ := run("admin", "", "auth", "can-i", "create", "gitopsdeploymentsyncruns.managed-gitops.redhat.com", "-n", ns, "--as", "bob")
-			return strings.TrimSpace(out)
-		}).WithTimeout(30 * time.Second).Should(Equal("yes"))
+		bindClusterRole(ctx, ns, "edit", "alice", "bob")
+		waitCanI("bob", "create", "gitopsdeploymentsyncruns.managed-gitops.redhat.com", ns)
 		dir := GinkgoT().TempDir()
 		repo := "file://" + gitRepository(dir, map[string]string{"app/cm.yaml": configMap("rec-cm", "v1")})
 		commitA := gitIn(dir, "rev-parse", "HEAD")
@@ -85,12 +73,14 @@ spec:
 `, ns, repo), "create", "-f", "-")
 		expect(want{managedv1alpha1.DeploymentTriggerSpecChange, "alice", commitA})
 
+		// A hard refresh: a normal one may resolve the branch from the repo-server's cache of
+		// ls-remote (kept 3 minutes) and find commit A still.
 		By("a new commit B under automated sync (Argo CD refreshed as its Git webhook would)")
 		commitB := gitCommit(dir, map[string]string{"app/cm.yaml": configMap("rec-cm", "v2")})
 		d := getDeployment(ctx, ns, "web")
 		argo := argoclient.NewForConfigOrDie(adminConfig)
 		_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`), metav1.PatchOptions{})
+			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		expect(want{managedv1alpha1.DeploymentTriggerSpecChange, "alice", commitA},
 			want{managedv1alpha1.DeploymentTriggerNewCommit, "", commitB})
@@ -120,18 +110,8 @@ spec: {gitopsDeploymentName: web}
 		}
 		forged := fmt.Sprintf(`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"DeploymentRecord","metadata":{"name":"forged","namespace":%q},`+
 			`"spec":{"gitOpsDeploymentName":"web","source":{"repoURL":"x","path":"y"},"trigger":{"type":"NewCommit"},"startedAt":"2026-01-01T00:00:00Z"}}`, ns)
-		_, err = kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "everything"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{managedv1alpha1.GroupName}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
-			metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		_, err = kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob-everything"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "everything"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}}}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() string {
-			out, _, _ := run("admin", "", "auth", "can-i", "create", "deploymentrecords.managed-gitops.redhat.com", "-n", ns, "--as", "bob")
-			return strings.TrimSpace(out)
-		}).WithTimeout(30 * time.Second).Should(Equal("yes"))
+		grantEverythingOnGitOps(ctx, ns, "bob")
+		waitCanI("bob", "create", "deploymentrecords.managed-gitops.redhat.com", ns)
 		forbidden(fails("bob", forged, "create", "--validate=false", "-f", "-"))
 		forbidden(fails("bob", "", "label", "deploymentrecord", first, "-n", ns, "forged=yes"))
 		forbidden(fails("bob", "", "patch", "deploymentrecord", first, "-n", ns, "--subresource=status", "--type=merge",
