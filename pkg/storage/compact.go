@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,10 +11,6 @@ import (
 // compactBatch bounds how many log rows one DELETE removes, so that no single statement holds
 // locks or WAL for long.
 const compactBatch = 10000
-
-// expireBatch is how many expired objects one round of the TTL sweep deletes: at most
-// maxBatch, one committer transaction's worth.
-const expireBatch = maxBatch
 
 // compactLoop periodically drops change-log history older than the compaction window.
 func (b *Backend) compactLoop(ctx context.Context) {
@@ -81,39 +75,26 @@ func (b *Backend) ttlLoop(ctx context.Context) {
 	}
 }
 
-// expireOnce deletes what has expired, expireBatch at a time until nothing is due. The
-// deletes of one round go out together, so the committer puts them in one transaction: an
-// audit trail's entries expire by the thousand.
 func (b *Backend) expireOnce(ctx context.Context) error {
-	for {
-		rows, err := b.pool.Query(ctx, `SELECT key, mod_rv FROM objects WHERE expires_at <= now() ORDER BY expires_at LIMIT $1`, expireBatch)
-		if err != nil {
-			return err
-		}
-		type due struct {
-			key string
-			rv  int64
-		}
-		expired, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-			var d due
-			return d, r.Scan(&d.key, &d.rv)
-		})
-		if err != nil {
-			return err
-		}
-		errs := make([]error, len(expired))
-		var wg sync.WaitGroup
-		for i, d := range expired {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// A conflict means the object was rewritten since: its new expiry stands.
-				_, _, _, errs[i] = b.delete(ctx, d.key, d.rv, nil, "")
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil || len(expired) < expireBatch {
+	rows, err := b.pool.Query(ctx, `SELECT key, mod_rv FROM objects WHERE expires_at <= now() ORDER BY expires_at LIMIT 100`)
+	if err != nil {
+		return err
+	}
+	type due struct {
+		key string
+		rv  int64
+	}
+	expired, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		return d, r.Scan(&d.key, &d.rv)
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range expired {
+		if _, _, _, err := b.delete(ctx, d.key, d.rv, nil, ""); err != nil {
 			return err
 		}
 	}
+	return nil
 }
