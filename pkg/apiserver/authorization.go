@@ -91,15 +91,16 @@ func guardServiceRecords(delegate authorizer.Authorizer, internal internalUsers)
 		if u == nil {
 			return authorizer.DecisionDeny, "no user", nil
 		}
+		userGroups := sets.New(u.GetGroups()...)
+		admin := userGroups.Has(user.SystemPrivilegedGroup)
 		deletes := a.GetVerb() == "delete" || a.GetVerb() == "deletecollection"
-		if deletes && (recordDeleters.Has(u.GetName()) || sets.New(u.GetGroups()...).Has(user.SystemPrivilegedGroup)) {
+		if deletes && (recordDeleters.Has(u.GetName()) || admin) {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
 		if a.GetResource() == auditentry.Resource.Resource {
 			return authorizer.DecisionDeny, "audit entries are written by gitops-apiserver only", nil
 		}
-		if _, agent := internal.agents.InstanceOfUser(u.GetName()); agent || users.Has(u.GetName()) || groups.HasAny(u.GetGroups()...) ||
-			sets.New(u.GetGroups()...).Has(user.SystemPrivilegedGroup) {
+		if _, agent := internal.agents.InstanceOfUser(u.GetName()); agent || users.Has(u.GetName()) || groups.HasAny(u.GetGroups()...) || admin {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
 		return authorizer.DecisionDeny, "deployment records are written by the GitOps Service's agents only", nil

@@ -211,10 +211,7 @@ func (a *auditStorage) GetList(ctx context.Context, key string, opts apistorage.
 		if err != nil {
 			return err
 		}
-		read, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditRow, error) {
-			var row AuditRow
-			return row, r.Scan(&row.Namespace, &row.RV, &row.CommittedAt, &row.Entry)
-		})
+		read, err := pgx.CollectRows(rows, scanAuditRow)
 		if err != nil {
 			return err
 		}
@@ -250,6 +247,12 @@ func (a *auditStorage) GetList(ctx context.Context, key string, opts apistorage.
 		}
 	}
 	return a.versioner.UpdateList(listObj, uint64(current), continueValue, nil)
+}
+
+// scanAuditRow reads a row of the columns namespace, rv, committed_at, entry.
+func scanAuditRow(r pgx.CollectableRow) (AuditRow, error) {
+	var row AuditRow
+	return row, r.Scan(&row.Namespace, &row.RV, &row.CommittedAt, &row.Entry)
 }
 
 // Count implements storage.Interface.
@@ -320,11 +323,9 @@ func (a *auditStorage) Watch(ctx context.Context, key string, opts apistorage.Li
 				send(watchError(err))
 				return
 			}
-			last = 0
 			if !a.follow(ctx, ns, pred, &last, current, send) {
 				return
 			}
-			last = current
 		}
 		bookmark := time.NewTicker(auditBookmarkInterval)
 		defer bookmark.Stop()
@@ -367,10 +368,7 @@ func (a *auditStorage) follow(ctx context.Context, ns string, pred apistorage.Se
 			}
 			return false
 		}
-		read, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditRow, error) {
-			var row AuditRow
-			return row, r.Scan(&row.Namespace, &row.RV, &row.CommittedAt, &row.Entry)
-		})
+		read, err := pgx.CollectRows(rows, scanAuditRow)
 		if err != nil {
 			if ctx.Err() == nil {
 				send(watchError(err))
