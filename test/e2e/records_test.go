@@ -73,15 +73,20 @@ spec:
 `, ns, repo), "create", "-f", "-")
 		expect(want{managedv1alpha1.DeploymentTriggerSpecChange, "alice", commitA})
 
-		// A hard refresh: a normal one may resolve the branch from the repo-server's cache of
-		// ls-remote (kept 3 minutes) and find commit A still.
+		// A hard refresh, asked again until Argo CD has synced B, as a Git webhook delivered again
+		// would: a normal one may resolve the branch from the repo-server's cache of ls-remote
+		// (kept 3 minutes) and find commit A still, and one that lands while the Application is
+		// still being reconciled after the first sync may be taken before the push is seen.
 		By("a new commit B under automated sync (Argo CD refreshed as its Git webhook would)")
 		commitB := gitCommit(dir, map[string]string{"app/cm.yaml": configMap("rec-cm", "v2")})
 		d := getDeployment(ctx, ns, "web")
 		argo := argoclient.NewForConfigOrDie(adminConfig)
-		_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega, ctx context.Context) {
+			_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
+				[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(records(g, ctx)).To(ContainElement(HaveField("Spec.Revision", commitB)))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 		expect(want{managedv1alpha1.DeploymentTriggerSpecChange, "alice", commitA},
 			want{managedv1alpha1.DeploymentTriggerNewCommit, "", commitB})
 
