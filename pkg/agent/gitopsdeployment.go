@@ -27,6 +27,9 @@ func (a *Agent) setupDeployments() error {
 	if err != nil {
 		return err
 	}
+	if a.resourceTrees != nil {
+		ctl.ReadResourceTrees(a.resourceTrees)
+	}
 	if err := ctl.Serve(a.tenants); err != nil {
 		return err
 	}

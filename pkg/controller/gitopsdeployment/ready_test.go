@@ -214,7 +214,7 @@ func TestResourcesReadyFromTheTree(t *testing.T) {
 		status: argov1alpha1.ApplicationStatus{
 			ResourceHealthSource: appTree,
 			Sync:                 argov1alpha1.SyncStatus{Status: outOfSync}, Health: argov1alpha1.HealthStatus{Status: "Missing"},
-			Resources:            []argov1alpha1.ResourceStatus{resource("Service", "jane", "web", outOfSync, "", "")},
+			Resources: []argov1alpha1.ResourceStatus{resource("Service", "jane", "web", outOfSync, "", "")},
 		},
 		tree:       treeRead{tree: &argov1alpha1.ApplicationTree{Nodes: []argov1alpha1.ResourceNode{node("", "Service", "jane", "web", "", "", "")}}},
 		wantStatus: "False", wantMsg: "1 of 1 resource not Synced and Healthy: Service/web: OutOfSync, Missing",
