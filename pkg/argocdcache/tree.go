@@ -107,8 +107,11 @@ func (r *Reader) ResourceTree(appName string) (*argov1alpha1.ApplicationTree, er
 	return tree, nil
 }
 
-// Ping tells whether Redis answers, for a startup log line.
+// Ping tells whether Redis answers.
 func (r *Reader) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+
+// Address is the Redis read, for the agent's log.
+func (r *Reader) Address() string { return r.address }
 
 // Close closes the connections.
 func (r *Reader) Close() error { return r.client.Close() }
