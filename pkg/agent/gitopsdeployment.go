@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"k8s.io/klog/v2"
+
 	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 )
@@ -26,6 +28,14 @@ func (a *Agent) setupDeployments() error {
 		a.argoNamespace, a.localServer, a.gitops, a.argo, a.kube, a.ops, a.events.Recorder)
 	if err != nil {
 		return err
+	}
+	if a.resourceTrees != nil {
+		ctl.ReadResourceTrees(a.resourceTrees)
+		klog.InfoS("resource health of Applications that keep it in the resource tree is read from Argo CD's Redis",
+			"redis", a.resourceTrees.Address())
+	} else {
+		klog.InfoS("no --argocd-redis: the resource health of Applications that keep it only in Argo CD's Redis " +
+			"(resourceHealthSource appTree, Argo CD 3.x's default) is reported unknown")
 	}
 	if err := ctl.Serve(a.tenants); err != nil {
 		return err

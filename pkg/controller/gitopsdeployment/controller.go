@@ -102,6 +102,11 @@ type Controller struct {
 	// Lost with the process: Events are told at most once, not at least once.
 	degraded sync.Map
 
+	// trees reads the resource trees Argo CD keeps in its Redis (tree.go); nil when the agent
+	// was not told where that Redis is.
+	trees     treeReader
+	treeState treeState
+
 	now func() time.Time
 }
 
@@ -233,6 +238,12 @@ func (c *Controller) requeueNamespace(namespace string) {
 // every Application watching the whole cluster's cache, is often: those updates alone would
 // keep the workers busy while new deployments wait. (reflect.DeepEqual, unlike the API's
 // semantic comparison, copes with the unexported field of ApplicationDestination.)
+//
+// An Application that keeps its resources' health in the resource tree (Argo CD 3.x's
+// default) is the exception: a resource's health message can change in the tree while the
+// status stays the same (a Deployment Degraded for another reason), and a refresh of the
+// Application, which moves reconciledAt, is the agent's cue to read the tree again. A change of
+// a resource's health that changes the Application's own health changes the status anyway.
 func applicationChanged(old, obj interface{}) bool {
 	o, ok1 := old.(*argov1alpha1.Application)
 	n, ok2 := obj.(*argov1alpha1.Application)
@@ -243,6 +254,9 @@ func applicationChanged(old, obj interface{}) bool {
 		return false
 	}
 	os, ns := o.Status, n.Status
+	if ns.ResourceHealthSource == argov1alpha1.ResourceHealthLocationAppTree && !ns.ReconciledAt.Equal(os.ReconciledAt) {
+		return true
+	}
 	os.ReconciledAt, ns.ReconciledAt = nil, nil
 	os.ObservedAt, ns.ObservedAt = nil, nil
 	return !reflect.DeepEqual(os, ns) || !reflect.DeepEqual(o.Spec, n.Spec) || !reflect.DeepEqual(o.Operation, n.Operation) ||
@@ -430,7 +444,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, depl *managedv1alpha1.
 // updateStatus writes the status computeStatus derives, and only when it differs, and then
 // records the Events of the change.
 func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
-	st, err := computeStatus(depl.Status, app, reconcileErr, metav1.NewTime(c.now()))
+	st, err := computeStatus(depl.Status, app, c.readTree(app), reconcileErr, metav1.NewTime(c.now()))
 	if err != nil {
 		return err
 	}
