@@ -24,6 +24,7 @@ var group = apitesting.Group{
 		"ArgoCDInstance", "ArgoCDInstanceList", "TenantPlacement", "TenantPlacementList",
 		"AuditEntry", "AuditEntryList",
 		"DeploymentRecord", "DeploymentRecordList",
+		"GitOpsDeploymentHold", "GitOpsDeploymentHoldList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},
 	FuzzerFuncs: fuzzer.Funcs,
