@@ -77,6 +77,8 @@ type Controller struct {
 	ops *operations.Recorder
 
 	deployments listers.GitOpsDeploymentLister
+	// holds are the GitOpsDeploymentHolds (hold.go); nil when the controller runs without them.
+	holds listers.GitOpsDeploymentHoldLister
 	// deploymentIndex indexes the GitOpsDeployments byEnvironment (environments.go).
 	deploymentIndex cache.Indexer
 	applications    argolisters.ApplicationLister
@@ -115,10 +117,11 @@ type Controller struct {
 // AppProject and deployer objects (deployers' informers, which it watches through
 // Deployers.OnChange), of the repository Secrets of its repository (argoSecrets: the Argo CD
 // namespace's Secrets), and of its ManagedEnvironment and the cluster Secrets that list it
-// (environments.go). environments and argoSecrets give it the environments' clusters
+// (environments.go), and of the GitOpsDeploymentHold of the same name (hold.go). environments and argoSecrets give it the environments' clusters
 // (managedenvironment.Clusters). The informers are shared with the other Argo CD controllers.
 func New(
 	deployments managedinformers.GitOpsDeploymentInformer,
+	holds managedinformers.GitOpsDeploymentHoldInformer,
 	environments managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
 	applications argoinformers.ApplicationInformer,
 	projects argoinformers.AppProjectInformer,
@@ -160,6 +163,9 @@ func New(
 	c.Controller = framework.NewController(Name, c.syncDeployment)
 
 	if err := c.Watch(deployments.Informer(), c.Handler()); err != nil {
+		return nil, err
+	}
+	if err := c.watchHolds(holds); err != nil {
 		return nil, err
 	}
 
@@ -279,10 +285,17 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	if !held {
 		return c.release(ctx, key, namespace, name)
 	}
+	hold, err := c.hold(namespace, name)
+	if err != nil {
+		return err
+	}
 	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.degraded.Delete(key)
 		if err := c.deleteApplications(ctx, key, ""); err != nil {
+			return err
+		}
+		if err := c.updateHoldStatus(ctx, hold, nil, nil); err != nil {
 			return err
 		}
 		return c.syncProject(ctx, namespace)
@@ -298,7 +311,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 		return c.finalize(ctx, depl)
 	}
 
-	reconcileErr := c.applyApplication(ctx, depl)
+	reconcileErr := c.applyApplication(ctx, depl, hold)
 	if reconcileErr != nil && !isUserError(reconcileErr) {
 		klog.ErrorS(reconcileErr, "applying the Application", "key", key)
 	}
@@ -308,7 +321,10 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	} else if err != nil {
 		return err
 	}
-	if err := c.updateStatus(ctx, depl, app, reconcileErr); err != nil {
+	if err := c.updateStatus(ctx, depl, hold, app, reconcileErr); err != nil {
+		return err
+	}
+	if err := c.updateHoldStatus(ctx, hold, depl, app); err != nil {
 		return err
 	}
 	if isUserError(reconcileErr) {
@@ -317,13 +333,14 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	return reconcileErr
 }
 
-// applyApplication makes the Application (and the namespace's AppProject) what depl asks for.
-func (c *Controller) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+// applyApplication makes the Application (and the namespace's AppProject) what depl asks for,
+// at the revision of hold while there is one.
+func (c *Controller) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, hold *managedv1alpha1.GitOpsDeploymentHold) error {
 	dest, err := c.destination(depl)
 	if err != nil {
 		return err
 	}
-	want, err := desiredApplication(depl, c.argoNamespace, dest)
+	want, err := desiredApplication(depl, hold, c.argoNamespace, dest)
 	if err != nil {
 		return err
 	}
@@ -409,7 +426,7 @@ func (c *Controller) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsD
 		}
 		// Argo CD reports what stands in the way (a sync or comparison error) through the
 		// status; the Application's events bring the deployment back here.
-		return c.updateStatus(ctx, depl, app, nil)
+		return c.updateStatus(ctx, depl, nil, app, nil)
 	}
 	if !slices.Contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
 		return nil
@@ -441,13 +458,16 @@ func (c *Controller) removeFinalizer(ctx context.Context, depl *managedv1alpha1.
 	return nil
 }
 
-// updateStatus writes the status computeStatus derives, and only when it differs, and then
-// records the Events of the change.
-func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
-	st, err := computeStatus(depl.Status, app, c.readTree(app), reconcileErr, metav1.NewTime(c.now()))
+// updateStatus writes the status computeStatus derives, with the Held condition of hold, and
+// only when it differs, and then records the Events of the change.
+func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, hold *managedv1alpha1.GitOpsDeploymentHold,
+	app *argov1alpha1.Application, reconcileErr error) error {
+	now := metav1.NewTime(c.now())
+	st, err := computeStatus(depl.Status, app, c.readTree(app), reconcileErr, now)
 	if err != nil {
 		return err
 	}
+	st.Conditions = heldCondition(st.Conditions, hold, now)
 	if app != nil && app.Status.Sync.ComparedTo.Source.RepoURL != "" {
 		st.ReconciledState.Destination.Name = c.reconciledEnvironment(depl.Namespace, app)
 	}

@@ -94,7 +94,9 @@ func TestPrepareForUpdate(t *testing.T) {
 
 func TestPrepareForStatusUpdate(t *testing.T) {
 	cases := []registrytest.Mutation[object]{
-		{Name: "status", Mutate: func(h object) { h.Status = gitops.GitOpsDeploymentHoldStatus{ObservedGeneration: 2, Message: "no GitOpsDeployment web"} }},
+		{Name: "status", Mutate: func(h object) {
+			h.Status = gitops.GitOpsDeploymentHoldStatus{ObservedGeneration: 2, Message: "no GitOpsDeployment web"}
+		}},
 		{Name: "spec sent too", Mutate: func(h object) { h.Spec.Revision = "main"; h.Status.Holding = false }},
 	}
 	registrytest.RunPrepareForStatusUpdate(t, testKind, cases)
