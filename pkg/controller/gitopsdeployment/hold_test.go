@@ -106,7 +106,10 @@ func TestHeldCondition(t *testing.T) {
 		// No churn: an unchanged hold keeps the condition as it was, timestamps included.
 		{"still held", []managedv1alpha1.GitOpsDeploymentCondition{held}, holdOf(nil), []managedv1alpha1.GitOpsDeploymentCondition{held}},
 		{"held elsewhere", []managedv1alpha1.GitOpsDeploymentCondition{held},
-			holdOf(func(h *managedv1alpha1.GitOpsDeploymentHold) { h.Spec.Revision = "v1.2.0"; h.Spec.DeploymentRecord, h.Spec.Reason = "", "" }),
+			holdOf(func(h *managedv1alpha1.GitOpsDeploymentHold) {
+				h.Spec.Revision = "v1.2.0"
+				h.Spec.DeploymentRecord, h.Spec.Reason = "", ""
+			}),
 			[]managedv1alpha1.GitOpsDeploymentCondition{{Type: managedv1alpha1.GitOpsDeploymentConditionHeld,
 				Status: managedv1alpha1.GitOpsConditionStatusTrue, Reason: managedv1alpha1.GitOpsDeploymentReasonRolledBack,
 				Message:       "Held at revision v1.2.0 by alice since 2026-12-07T01:02:03Z; delete GitOpsDeploymentHold web to release it",
