@@ -3,6 +3,7 @@ package gitopsdeployment
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -63,15 +64,17 @@ func targetRevision(depl *managedv1alpha1.GitOpsDeployment, hold *managedv1alpha
 	return depl.Spec.Source.TargetRevision
 }
 
-// heldMessage tells who held the deployment at which revision, when and why.
+// heldMessage tells who held the deployment at which revision, when and why. The user is
+// quoted (Go syntax): the DeploymentRecord controller reads it back from the condition, to name
+// who rolled back in the record of the sync (pkg/controller/deploymentrecord, heldBy).
 func heldMessage(h *managedv1alpha1.GitOpsDeploymentHold) string {
 	msg := "Held at revision " + h.Spec.Revision
 	if h.Spec.DeploymentRecord != "" {
 		msg += " (DeploymentRecord " + h.Spec.DeploymentRecord + ")"
 	}
-	who := h.Spec.HeldBy
-	if who == "" {
-		who = "an unknown user"
+	who := "an unknown user"
+	if h.Spec.HeldBy != "" {
+		who = strconv.Quote(h.Spec.HeldBy)
 	}
 	msg += " by " + who
 	if !h.CreationTimestamp.IsZero() {

@@ -84,7 +84,7 @@ func TestHoldAndReleaseReapply(t *testing.T) {
 func TestHeldCondition(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC))
 	earlier := metav1.NewTime(now.Add(-time.Hour))
-	msg := "Held at revision " + heldSHA + " (DeploymentRecord web-1796597202) by alice since 2026-12-07T01:02:03Z: v2 breaks checkout; " +
+	msg := "Held at revision " + heldSHA + " (DeploymentRecord web-1796597202) by \"alice\" since 2026-12-07T01:02:03Z: v2 breaks checkout; " +
 		"delete GitOpsDeploymentHold web to release it"
 	held := managedv1alpha1.GitOpsDeploymentCondition{Type: managedv1alpha1.GitOpsDeploymentConditionHeld, Status: managedv1alpha1.GitOpsConditionStatusTrue,
 		Reason: managedv1alpha1.GitOpsDeploymentReasonRolledBack, Message: msg, LastProbeTime: earlier, LastTransitionTime: &earlier}
@@ -112,7 +112,7 @@ func TestHeldCondition(t *testing.T) {
 			}),
 			[]managedv1alpha1.GitOpsDeploymentCondition{{Type: managedv1alpha1.GitOpsDeploymentConditionHeld,
 				Status: managedv1alpha1.GitOpsConditionStatusTrue, Reason: managedv1alpha1.GitOpsDeploymentReasonRolledBack,
-				Message:       "Held at revision v1.2.0 by alice since 2026-12-07T01:02:03Z; delete GitOpsDeploymentHold web to release it",
+				Message:       "Held at revision v1.2.0 by \"alice\" since 2026-12-07T01:02:03Z; delete GitOpsDeploymentHold web to release it",
 				LastProbeTime: now, LastTransitionTime: &now}}},
 		{"released: the condition goes", []managedv1alpha1.GitOpsDeploymentCondition{errResolved, held}, nil,
 			[]managedv1alpha1.GitOpsDeploymentCondition{errResolved}},
