@@ -133,13 +133,21 @@ spec:
 			g.Expect(c.Reason).To(Equal(managedv1alpha1.GitOpsDeploymentReasonRolledBack))
 			g.Expect(c.Message).To(ContainSubstring(commitA))
 			g.Expect(c.Message).To(ContainSubstring(first.Name))
-			g.Expect(c.Message).To(ContainSubstring("by alice"))
+			g.Expect(c.Message).To(ContainSubstring(`by "alice"`))
 			g.Expect(c.Message).To(ContainSubstring(hold.CreationTimestamp.UTC().Format(time.RFC3339)))
 			g.Expect(c.Message).To(ContainSubstring(reason))
 			h, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Get(ctx, "web", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(h.Status.Holding).To(BeTrue(), "%+v", h.Status)
 			g.Expect(h.Status.ObservedGeneration).To(Equal(h.Generation))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		// The sync back to the first commit is recorded as the rollback alice made.
+		Eventually(func(g Gomega, ctx context.Context) {
+			got := records(g, ctx)
+			g.Expect(got).To(HaveLen(3))
+			g.Expect(got[2].Spec.Revision).To(Equal(commitA))
+			g.Expect(got[2].Spec.Trigger.Type).To(Equal(managedv1alpha1.DeploymentTriggerRollback))
+			g.Expect(got[2].Spec.Trigger.User).To(Equal("alice"))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		// The deployment's own spec is untouched: the hold overrides it in Argo CD only.
 		Expect(getDeployment(ctx, ns, "web").Spec.Source.TargetRevision).To(BeEmpty())
