@@ -9,13 +9,16 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 
+	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
 )
 
 // Issue 34's rollback that holds: a GitOpsDeploymentHold keeps an automated deployment at a
@@ -207,5 +210,105 @@ spec: {revision: %s}
 		Eventually(func(g Gomega, ctx context.Context) {
 			g.Expect(records(g, ctx)).To(ContainElement(HaveField("Spec.Revision", commitC)))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+})
+
+// The hold of a binding's GitOpsDeployment: the binding controller rewrites the deployment's
+// targetRevision for every promotion, and the hold keeps what Argo CD deploys all the same.
+var _ = Describe("Rollback that holds a binding's deployment", Ordered, func() {
+	const app, env, component, binding = "shop", "dev", "web", "shop-dev"
+	var (
+		ns, repoURL, commitV1, commitV2 string
+		deploymentName                  = snapshotenvironmentbinding.DeploymentName(binding, app, env, component)
+	)
+	cmValue := func(ctx context.Context) (string, error) {
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "held-bcm", metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return cm.Data["value"], nil
+	}
+	// generateRepository plays application-service: the binding's repository is at commit.
+	generateRepository := func(ctx context.Context, commit string) {
+		GinkgoHelper()
+		bindings := gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
+		Eventually(func(g Gomega, ctx context.Context) {
+			b, err := bindings.Get(ctx, binding, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			b.Status.Components = []appstudiov1alpha1.BindingComponentStatus{{Name: component,
+				GitOpsRepository: appstudiov1alpha1.BindingComponentGitOpsRepository{
+					URL: repoURL, Branch: commit, Path: "web", GeneratedResources: []string{"cm.yaml"}, CommitID: commit}}}
+			meta.SetStatusCondition(&b.Status.GitOpsRepoConditions, metav1.Condition{Type: "GitOpsResourcesGenerated",
+				Status: metav1.ConditionTrue, Reason: "GenerateSuccess", ObservedGeneration: b.Generation})
+			_, err = bindings.UpdateStatus(ctx, b, metav1.UpdateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+
+	BeforeAll(func(ctx context.Context) {
+		dir := GinkgoT().TempDir()
+		repoURL = "file://" + gitRepository(dir, map[string]string{"web/cm.yaml": configMap("held-bcm", "v1")})
+		commitV1 = gitIn(dir, "rev-parse", "HEAD")
+		commitV2 = gitCommit(dir, map[string]string{"web/cm.yaml": configMap("held-bcm", "v2")})
+		ns = "e2e-hold-binding-" + rand.String(5)
+		createNamespace(ctx, ns)
+		DeferCleanup(deleteAllDeployments, ns)
+		bindClusterRole(ctx, ns, "edit", "alice")
+		waitCanI("alice", "create", "gitopsdeploymentholds.managed-gitops.redhat.com", ns)
+		createApplicationWithManualEnvironments(ctx, ns, app, "Shop", map[string]string{env: "Dev"})
+		for _, snap := range []string{"snap-1", "snap-2"} {
+			_, err := gitops.AppStudioV1alpha1().Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
+				ObjectMeta: metav1.ObjectMeta{Name: snap},
+				Spec: appstudiov1alpha1.SnapshotSpec{Application: app,
+					Components: []appstudiov1alpha1.SnapshotComponent{{Name: component, ContainerImage: "registry.invalid/web:" + snap}}},
+			}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+		}
+	})
+
+	It("keeps the held commit deployed while a promotion rewrites the deployment, until released", func(ctx context.Context) {
+		bindings := gitops.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns)
+		_, err := bindings.Create(ctx, &appstudiov1alpha1.SnapshotEnvironmentBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: binding},
+			Spec: appstudiov1alpha1.SnapshotEnvironmentBindingSpec{Application: app, Environment: env, Snapshot: "snap-1",
+				Components: []appstudiov1alpha1.BindingComponent{{Name: component}}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		generateRepository(ctx, commitV1)
+		Eventually(cmValue).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("v1"))
+
+		By("alice holding the binding's deployment at snap-1's commit")
+		_, err = gitopsAs("alice").ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Create(ctx, &managedv1alpha1.GitOpsDeploymentHold{
+			ObjectMeta: metav1.ObjectMeta{Name: deploymentName},
+			Spec:       managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: commitV1, Reason: "snap-2 is bad"},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega, ctx context.Context) {
+			h, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Get(ctx, deploymentName, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(h.Status.Holding).To(BeTrue())
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		By("promoting snap-2 through the binding: the deployment's spec moves, what runs does not")
+		Eventually(func(g Gomega, ctx context.Context) {
+			b, err := bindings.Get(ctx, binding, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			b.Spec.Snapshot = "snap-2"
+			_, err = bindings.Update(ctx, b, metav1.UpdateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		generateRepository(ctx, commitV2)
+		Eventually(func(ctx context.Context) string {
+			return getDeployment(ctx, ns, deploymentName).Spec.Source.TargetRevision
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Equal(commitV2))
+		Consistently(cmValue).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(2 * time.Second).Should(Equal("v1"))
+		d := getDeployment(ctx, ns, deploymentName)
+		Expect(d.Status.Sync.Revision).To(Equal(commitV1))
+		Expect(d.Status.Conditions).To(ContainElement(And(HaveField("Type", managedv1alpha1.GitOpsDeploymentConditionHeld),
+			HaveField("Message", ContainSubstring("snap-2 is bad")))))
+
+		By("releasing it: the promoted commit runs")
+		Expect(gitopsAs("alice").ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Delete(ctx, deploymentName, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(cmValue).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("v2"))
 	})
 })
