@@ -14,10 +14,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/scheme"
 )
 
-var (
-	resHold   = resource{"GitOpsDeploymentHold", "gitopsdeploymentholds", managedv1alpha1.GroupName}
-	resRecord = resource{"DeploymentRecord", "deploymentrecords", managedv1alpha1.GroupName}
-)
+var resHold = resource{"GitOpsDeploymentHold", "gitopsdeploymentholds", managedv1alpha1.GroupName}
 
 func newRollbackCommand(o *Options) *cobra.Command {
 	var to, revision, reason string
@@ -77,7 +74,7 @@ lists them). A deployment already held is held at the new commit instead.`,
 	cmd.Flags().StringVar(&to, "to", "", "The DeploymentRecord whose commit to go back to.")
 	cmd.Flags().StringVar(&revision, "revision", "", "The commit to go back to.")
 	cmd.Flags().StringVar(&reason, "reason", "", "Why, for the deployment's Held condition.")
-	_ = cmd.RegisterFlagCompletionFunc("to", flagNames(o, resRecord))
+	_ = cmd.RegisterFlagCompletionFunc("to", flagNames(o, resDeploymentRecord))
 	printFlags.AddFlags(cmd)
 	return cmd
 }
@@ -89,7 +86,7 @@ func rollbackRecord(ctx context.Context, c versioned.Interface, ns, name, record
 	if record != "" {
 		r, err := records.Get(ctx, record, metav1.GetOptions{})
 		if err != nil {
-			return nil, apiError(err, "get", resRecord, ns, record)
+			return nil, apiError(err, "get", resDeploymentRecord, ns, record)
 		}
 		if r.Spec.GitOpsDeploymentName != name {
 			return nil, errorf("deploymentrecord %q is of gitopsdeployment %q, not %q", record, r.Spec.GitOpsDeploymentName, name)
@@ -101,7 +98,7 @@ func rollbackRecord(ctx context.Context, c versioned.Interface, ns, name, record
 	}
 	list, err := records.List(ctx, metav1.ListOptions{FieldSelector: "spec.gitOpsDeploymentName=" + name})
 	if err != nil {
-		return nil, apiError(err, "list", resRecord, ns, "")
+		return nil, apiError(err, "list", resDeploymentRecord, ns, "")
 	}
 	// The server selects by field already; a server that did not would mix deployments.
 	var own []managedv1alpha1.DeploymentRecord
