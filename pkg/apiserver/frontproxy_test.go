@@ -1,19 +1,25 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 )
 
 type testCA struct {
@@ -163,5 +169,121 @@ func TestFrontProxyAuthenticatorFallsBack(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer token")
 	if _, ok, _ := chain.AuthenticateRequest(req); ok || delegated != 1 {
 		t.Errorf("request without a client certificate: ok %v, delegated %d times, want refused by the delegate", ok, delegated)
+	}
+}
+
+// TestFrontProxyVerdictEndsWithTheChain checks that a remembered verdict ends when the first
+// certificate of the chain expires, even well within frontProxyVerifiedFor: the leaf's own
+// expiry, and that of an intermediate CA the front proxy sends with it. A verdict kept for
+// frontProxyVerifiedFor regardless would accept both after they expired.
+func TestFrontProxyVerdictEndsWithTheChain(t *testing.T) {
+	if frontProxyVerifiedFor <= 2*time.Minute {
+		t.Fatalf("frontProxyVerifiedFor %s: the certificates below must expire within it", frontProxyVerifiedFor)
+	}
+	root := newTestCA(t, "front-proxy-root")
+	start := time.Now()
+
+	// An intermediate CA that expires in two minutes, and a leaf of it valid for an hour.
+	intermediate := func() testCA {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "front-proxy-intermediate"},
+			NotBefore: start.Add(-time.Hour), NotAfter: start.Add(2 * time.Minute),
+			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, root.cert, &key.PublicKey, root.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, _ := x509.ParseCertificate(der)
+		return testCA{cert: cert, key: key}
+	}()
+
+	for _, tc := range []struct {
+		name  string
+		chain []*x509.Certificate
+	}{
+		{"leaf expires", []*x509.Certificate{root.issue(t, "front-proxy-client", start.Add(2*time.Minute))}},
+		{"intermediate expires", []*x509.Certificate{intermediate.issue(t, "front-proxy-client", start.Add(time.Hour)), intermediate.cert}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := start
+			a := &frontProxyAuthenticator{
+				verifyOptions: func() (x509.VerifyOptions, bool) {
+					return x509.VerifyOptions{Roots: root.pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, true
+				},
+				allowedNames: headerrequest.StaticStringSlice{"front-proxy-client"},
+				headers: headerrequest.NewDynamic(headerrequest.StaticStringSlice{"X-Remote-User"},
+					headerrequest.StaticStringSlice{"X-Remote-Group"}, headerrequest.StaticStringSlice{"X-Remote-Extra-"}),
+				now:    func() time.Time { return now },
+				verify: (*x509.Certificate).Verify,
+			}
+			request := func() *http.Request {
+				req := proxied(tc.chain[0], "alice")
+				req.TLS.PeerCertificates = tc.chain
+				return req
+			}
+			if _, ok, err := a.AuthenticateRequest(request()); !ok || err != nil {
+				t.Fatalf("valid chain refused: ok %v, err %v", ok, err)
+			}
+			now = start.Add(time.Minute)
+			if _, ok, err := a.AuthenticateRequest(request()); !ok || err != nil {
+				t.Fatalf("valid chain refused from the cache: ok %v, err %v", ok, err)
+			}
+			now = start.Add(2*time.Minute + time.Second)
+			if resp, ok, _ := a.AuthenticateRequest(request()); ok {
+				t.Fatalf("expired chain accepted as %s, %s after it was verified", resp.User.GetName(), now.Sub(start))
+			}
+		})
+	}
+}
+
+// TestFrontProxyCAProviderReload checks the cache against the CA provider gitops-apiserver
+// really uses for the front proxy's CA (--requestheader-client-ca-file, reloaded when the file
+// changes): once the CA is replaced, its certificates are refused at the next request, within
+// the cache's lifetime.
+func TestFrontProxyCAProviderReload(t *testing.T) {
+	ca, next := newTestCA(t, "front-proxy-ca"), newTestCA(t, "front-proxy-ca-2")
+	file := filepath.Join(t.TempDir(), "requestheader-ca.crt")
+	write := func(c testCA) {
+		if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.cert.Raw}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ca)
+	provider, err := dynamiccertificates.NewDynamicCAContentFromFile("request-header", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delegated := 0
+	chain := withVerifiedFrontProxies(authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
+		delegated++
+		return nil, false, nil
+	}), &authenticatorfactory.RequestHeaderConfig{
+		UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
+		GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
+		ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
+		CAContentProvider:   provider,
+		AllowedClientNames:  headerrequest.StaticStringSlice{"front-proxy-client"},
+	})
+	proxy := ca.issue(t, "front-proxy-client", time.Now().Add(time.Hour))
+	for i := 0; i < 2; i++ {
+		if resp, ok, _ := chain.AuthenticateRequest(proxied(proxy, "alice")); !ok || resp.User.GetName() != "alice" || delegated != 0 {
+			t.Fatalf("request %d before the rotation: ok %v, resp %+v, delegated %d", i, ok, resp, delegated)
+		}
+	}
+	write(next)
+	if err := provider.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if resp, ok, _ := chain.AuthenticateRequest(proxied(proxy, "alice")); ok {
+		t.Fatalf("the replaced CA's certificate accepted as %s after the reload", resp.User.GetName())
+	}
+	if delegated != 1 {
+		t.Errorf("delegated %d times, want the refused request sent to the delegate once", delegated)
+	}
+	if resp, ok, _ := chain.AuthenticateRequest(proxied(next.issue(t, "front-proxy-client", time.Now().Add(time.Hour)), "bob")); !ok || resp.User.GetName() != "bob" {
+		t.Errorf("the new CA's certificate: ok %v, resp %+v", ok, resp)
 	}
 }
