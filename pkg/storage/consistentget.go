@@ -12,17 +12,24 @@ import (
 // Consistent gets from the watch cache.
 //
 // A get without a resourceVersion must return the latest state, so k8s.io/apiserver's cacher
-// sends it to the store: a statement reading the row, then decoding its JSON. Here the
-// statement reads only the object's mod_rv, and the object comes from the watch cache when
-// the cache holds that version or a later one: the same object the store would have decoded
-// (an RV names one write), already decoded. A cache that lags behind the object, or does not
-// hold it, sends the get to the store as before. The lookups of concurrent gets share one
-// statement (versionLookups): each get waits for a statement that starts after it arrived,
-// so what it reads is at least as recent as the database when the get began, which is what
-// makes it linearizable, as a read of the row is. After the database went back (a rewind),
-// the cache's versions may be of lost history; labelIndexedCache.fromCache then sends the get
-// to the store, as it does every other read.
-
+// sends it to the store: a statement reading the row, then decoding its JSON. Here the get
+// first takes the object the cache holds, then a statement reads only the object's mod_rv; the
+// cached object answers when its RV is that mod_rv: the same write the store would have
+// decoded (an RV names one write), already decoded. A cache that lags behind the object, or
+// does not hold it, sends the get to the store as before. The lookups of concurrent gets share
+// one statement (versionLookups): each get waits for a statement that starts after it
+// arrived, so what it reads is at least as recent as the database when the get began, which
+// is what makes it linearizable, as a read of the row is.
+//
+// Why the cache first, and equality rather than "at least": the cache holds only what the
+// feed dispatched, which was committed before the get took it, so in the statement's later
+// snapshot the row's mod_rv is at least the cached RV. A cached RV above it can only be
+// history the database lost (a restore, a failover: see rewindLocked), and so can a cached
+// object at an RV that a rewind handed out again to another write of the same key. The
+// statement therefore also checks, as every read of the log does, that the change the feed
+// dispatched last (the newest the cache can hold) is still in the log (feed.checkAnchor);
+// when it is not, or the counter went back (feed.check), the rewind is found there and
+// labelIndexedCache.fromCache reads the object from the store, as it does every other read.
 // maxVersionLookups is the most keys one lookup statement reads.
 const maxVersionLookups = 256
 
@@ -108,26 +115,34 @@ func (b *Backend) lookUpBatch(batch []*versionLookup) {
 	}
 }
 
-// modRVs reads the mod_rv of the objects stored under keys, and state.rv in the same
-// snapshot, which tells the feed when the database went back (feed.check), as every read does.
+// modRVs reads the mod_rv of the objects stored under keys, and in the same snapshot state.rv
+// and what the log holds at the RV the feed dispatched last, which tell the feed when the
+// database went back (feed.check, feed.checkAnchor), as every read of the log does.
 func (b *Backend) modRVs(keys []string) (map[string]int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionLookupTimeout)
 	defer cancel()
-	mark := b.feed.mark()
+	f := b.feed
+	f.mu.Lock()
+	last, mark := f.last, f.mark()
+	f.mu.Unlock()
 	rows, err := b.pool.Query(ctx,
-		`SELECT (SELECT rv FROM state), o.key, o.mod_rv FROM (SELECT) one LEFT JOIN objects o ON o.key = ANY($1)`, keys)
+		`SELECT (SELECT rv FROM state), (SELECT rv FROM compaction), (SELECT committed_at FROM changes WHERE rv = $2), o.key, o.mod_rv
+FROM (SELECT) one LEFT JOIN objects o ON o.key = ANY($1)`, keys, last.rv)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	found := make(map[string]int64, len(keys))
-	var current int64
+	var (
+		current, compacted int64
+		at                 *time.Time
+	)
 	for rows.Next() {
 		var (
 			key   *string
 			modRV *int64
 		)
-		if err := rows.Scan(&current, &key, &modRV); err != nil {
+		if err := rows.Scan(&current, &compacted, &at, &key, &modRV); err != nil {
 			return nil, err
 		}
 		if key != nil && modRV != nil {
@@ -137,7 +152,8 @@ func (b *Backend) modRVs(keys []string) (map[string]int64, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	b.feed.check(mark, current)
+	f.check(mark, current)
+	f.checkAnchor(mark, last, at, current, compacted)
 	return found, nil
 }
 
@@ -148,22 +164,32 @@ func (c *labelIndexedCache) consistentGet(ctx context.Context, key string, opts 
 	if err != nil {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
+	// The cache as it is ("0"), before the statement. Without IgnoreNotFound the cacher would
+	// answer a missing object (a cache behind a create) with an error instead of letting the
+	// store read it.
+	cachedRV := int64(-1)
+	if err := c.Cacher.Get(ctx, key, apistorage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, objPtr); err == nil {
+		if rv, err := c.store.versioner.ObjectResourceVersion(objPtr); err == nil && rv > 0 {
+			cachedRV = int64(rv)
+		}
+	}
 	modRV, err := c.store.b.currentVersion(ctx, stored)
+	if err == nil && modRV != 0 && modRV == cachedRV {
+		return nil
+	}
+	// objPtr may hold a shallow copy of the cache's object, whose maps and slices the cache
+	// shares with every reader: decoding into them would change the cached object.
+	if err := runtime.SetZeroValue(objPtr); err != nil {
+		return err
+	}
 	if err != nil {
 		return c.store.Get(ctx, key, opts, objPtr) // the store reports the error, or reads after all
 	}
 	if modRV == 0 {
 		if opts.IgnoreNotFound {
-			return runtime.SetZeroValue(objPtr)
-		}
-		return apistorage.NewKeyNotFoundError(stored, 0)
-	}
-	// "0": the cache as it is. Without IgnoreNotFound the cacher would answer a missing
-	// object (a cache behind a create) with an error instead of letting the store read it.
-	if err := c.Cacher.Get(ctx, key, apistorage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, objPtr); err == nil {
-		if rv, err := c.store.versioner.ObjectResourceVersion(objPtr); err == nil && int64(rv) >= modRV {
 			return nil
 		}
+		return apistorage.NewKeyNotFoundError(stored, 0)
 	}
 	return c.store.Get(ctx, key, opts, objPtr)
 }
