@@ -19,8 +19,10 @@ import (
 // request kube-apiserver proxies to us carries the same certificate over the same connection,
 // and k8s.io/apiserver's request-header authenticator verifies its chain for each of them
 // again: an RSA signature check, 12% of this server's CPU while it served gets through the
-// aggregator (docs/performance.md). A certificate is taken as verified only against the very
-// CA pool it was verified with (the pool changes when the front-proxy CA is rotated), until
+// aggregator (issue 37; pkg/storage/README.md, "Consistent gets"). A certificate is taken as
+// verified only against the very CA pool it was verified with (k8s.io/apiserver's CA
+// providers build a new pool whenever the bundle's content changes: a CA removed from the
+// file or the extension-apiserver-authentication ConfigMap is refused at once), until
 // the first certificate of its chain expires and for at most frontProxyVerifiedFor; its common
 // name is checked against the allowed names on every request, as they may change. Everything
 // it does not accept (no verified certificate, a name not allowed, no user header) goes to

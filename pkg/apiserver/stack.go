@@ -12,9 +12,9 @@ import (
 // goroutines', most of which are idle watchers and connections), and a get goes about 25 KiB
 // deep through the filters, go-restful, the registry, the watch cache and the JSON encoder:
 // the stacks were copied three or four times over, each time larger, and those copies were
-// 10-16% of this server's CPU while it served gets (docs/performance.md). Growing each stack
-// to its working size in one step near the goroutine's start, where little is copied, costs
-// a fraction of that. CockroachDB does the same (util/growstack).
+// 10-16% of this server's CPU while it served gets (issue 37; pkg/storage/README.md,
+// "Consistent gets"). Growing each stack to its working size in one step near the goroutine's
+// start, where little is copied, costs a fraction of that. CockroachDB does the same (util/growstack).
 
 // withGrownStack grows the stack of the timeout filter's goroutine before authenticating the
 // request: the authenticator is the first code of ours on it.
