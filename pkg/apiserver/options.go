@@ -265,8 +265,11 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, err
 	}
-	serverConfig.Authentication.Authenticator = withGrownStack(withVerifiedFrontProxies(serverConfig.Authentication.Authenticator,
-		serverConfig.Authentication.RequestHeaderConfig))
+	// Without an authenticator the apiserver skips authentication; wrapping nil would turn
+	// that into a nil call on every request.
+	if authn := serverConfig.Authentication.Authenticator; authn != nil {
+		serverConfig.Authentication.Authenticator = withGrownStack(withVerifiedFrontProxies(authn, serverConfig.Authentication.RequestHeaderConfig))
+	}
 	internal := internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}}
 	serverConfig.Authorization.Authorizer = guardServiceRecords(guardInternalKinds(serverConfig.Authorization.Authorizer, internal), internal)
 
