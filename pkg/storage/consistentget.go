@@ -34,8 +34,12 @@ import (
 const maxVersionLookups = 256
 
 // versionLookupTimeout bounds one lookup statement; the gets waiting for it leave earlier
-// when their requests end.
-const versionLookupTimeout = 30 * time.Second
+// when their requests end. Every consistent get of the process waits for the one statement in
+// flight, so a statement stuck on a dead connection (one the client has not noticed yet)
+// would hold them all, where each used to wait only for its own; after this long they read
+// the store, each on its own connection. A lookup of 256 keys by primary key takes well
+// under a millisecond.
+const versionLookupTimeout = 5 * time.Second
 
 // maxVersionStatements is the most lookup statements in flight at once. With one, a get that
 // arrives just after a statement started waits for it and then for its own. Measured with 32
