@@ -82,11 +82,22 @@ func consistentGetRounds(ctx context.Context, c cached, w, rounds int) error {
 // TestConsistentGetsComeFromTheCache checks that a get without a resourceVersion is answered
 // with the cache's object once the cache holds the version the database has: two gets return
 // the same labels map, the one the cache decoded, where two reads of the store decode two.
+// A cluster-scoped object (no namespace in its key) is served the same way.
 func TestConsistentGetsComeFromTheCache(t *testing.T) {
-	ctx, c := newCacher(t, cacherSetup{})
-	key := "/pods/ns/cached"
+	for _, tc := range []struct{ name, key, namespace string }{
+		{"namespaced", "/pods/ns/cached", "ns"},
+		{"cluster-scoped", "/pods/cached", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			consistentGetFromTheCache(t, cacherSetup{clusterScoped: tc.namespace == ""}, tc.key, tc.namespace)
+		})
+	}
+}
+
+func consistentGetFromTheCache(t *testing.T, setup cacherSetup, key, namespace string) {
+	ctx, c := newCacher(t, setup)
 	created := &example.Pod{}
-	if err := c.store.Create(ctx, key, &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cached", Namespace: "ns",
+	if err := c.store.Create(ctx, key, &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cached", Namespace: namespace,
 		Labels: map[string]string{"a": "b"}}}, created, 0); err != nil {
 		t.Fatal(err)
 	}
