@@ -8,6 +8,12 @@
 #
 #   make bench BENCH_FLAGS='-n 1000,10000'          # also N=10000
 #   make bench BENCH_FLAGS='-n 100000 -c 32 -w 100' # the large size, opt-in
+#
+# Where a get's time goes (issue 37): instead of the plan, gets only, each process's CPU time per
+# get and CPU profiles of kube-apiserver and gitops-apiserver (in .local/profile; the report is
+# left alone):
+#
+#   make bench BENCH_FLAGS='-profile-gets .local/profile -profile-for 60s -rounds 6 -targets A,B,C'
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -62,6 +62,7 @@ func TestItemEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
 		t.Fatalf("%d list kinds the item encoder takes, want all 12", len(kinds))
 	}
 	kinds = append(kinds, reflect.TypeFor[metav1.PartialObjectMetadataList]())
+	objects := 0
 	for _, typ := range kinds {
 		encoded, failed := 0, 0
 		for range 300 {
@@ -82,10 +83,28 @@ func TestItemEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Fatalf("%s: wrote\n%s\nencoding/json wrote\n%s", typ.Name(), got.Bytes(), want.Bytes())
 			}
+			// Each item alone, as a get writes it.
+			items := list.Elem().Field(typ.NumField() - 1)
+			for i := range items.Len() {
+				item := items.Index(i).Addr().Interface().(runtime.Object)
+				want.Reset()
+				got.Reset()
+				wantErr, gotErr := plain.Encode(item, &want), streaming.Encode(item, &got)
+				if (wantErr == nil) != (gotErr == nil) {
+					t.Fatalf("%s item: error %v, encoding/json's %v", typ.Name(), gotErr, wantErr)
+				}
+				if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Fatalf("%s item: wrote\n%s\nencoding/json wrote\n%s", typ.Name(), got.Bytes(), want.Bytes())
+				}
+				objects++
+			}
 		}
 		if encoded < 100 {
 			t.Errorf("%s: only %d of 300 random lists could be encoded (%d failed)", typ.Name(), encoded, failed)
 		}
+	}
+	if objects < 1000 {
+		t.Errorf("only %d single objects compared", objects)
 	}
 }
 

@@ -258,12 +258,17 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 		serverConfig.FeatureGate = withoutTracingFilter{serverConfig.FeatureGate}
 	}
 	serverConfig.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		return withFastGzip(genericapiserver.DefaultBuildHandlerChain(apiHandler, c))
+		return withGrownServerStack(withFastGzip(genericapiserver.DefaultBuildHandlerChain(apiHandler, c)))
 	}
 	serverConfig.EffectiveVersion = utilversion.DefaultKubeEffectiveVersion()
 
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, err
+	}
+	// Without an authenticator the apiserver skips authentication; wrapping nil would turn
+	// that into a nil call on every request.
+	if authn := serverConfig.Authentication.Authenticator; authn != nil {
+		serverConfig.Authentication.Authenticator = withGrownStack(withVerifiedFrontProxies(authn, serverConfig.Authentication.RequestHeaderConfig))
 	}
 	internal := internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}}
 	serverConfig.Authorization.Authorizer = guardServiceRecords(guardInternalKinds(serverConfig.Authorization.Authorizer, internal), internal)

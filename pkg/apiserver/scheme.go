@@ -21,12 +21,25 @@ var (
 	// namespace deleter and garbage collector, through the metadata client) then get JSON;
 	// offered protobuf, they were answered with an encoding error, and a namespace holding
 	// GitOps objects could never be deleted.
-	apiSerializer runtime.NegotiatedSerializer = withoutProtobuf{Codecs}
+	apiSerializer runtime.NegotiatedSerializer = newWithoutProtobuf(Codecs)
 )
 
-type withoutProtobuf struct{ serializer.CodecFactory }
+// withoutProtobuf is the factory's serializers without protobuf. They are worked out once:
+// the apiserver asks for them on every request (content negotiation).
+type withoutProtobuf struct {
+	serializer.CodecFactory
+	mediaTypes []runtime.SerializerInfo
+}
 
-func (w withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
+func newWithoutProtobuf(f serializer.CodecFactory) withoutProtobuf {
+	w := withoutProtobuf{CodecFactory: f}
+	w.mediaTypes = w.supportedMediaTypes()
+	return w
+}
+
+func (w withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo { return w.mediaTypes }
+
+func (w withoutProtobuf) supportedMediaTypes() []runtime.SerializerInfo {
 	var out []runtime.SerializerInfo
 	for _, info := range w.CodecFactory.SupportedMediaTypes() {
 		switch info.MediaType {

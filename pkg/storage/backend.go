@@ -216,6 +216,10 @@ type Backend struct {
 	// commitObserver is told of every write transaction (SetCommitObserver).
 	commitObserver atomic.Pointer[CommitObserver]
 
+	// versions batches the lookups of consistent gets served from the watch cache
+	// (consistentget.go).
+	versions versionLookups
+
 	// beforeRV and afterRV run inside every write transaction, just before the statements that
 	// take the RVs and just before COMMIT; an error aborts the transaction. Tests use them to
 	// widen race windows and to abort transactions that already hold RVs.

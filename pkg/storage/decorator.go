@@ -188,8 +188,13 @@ func (c *labelIndexedCache) fromCache(cached, stored func() error) error {
 	return stored()
 }
 
-// Get implements storage.Interface.
+// Get implements storage.Interface. A get without a resourceVersion, which the cacher would
+// send to the store, is a consistentGet.
 func (c *labelIndexedCache) Get(ctx context.Context, key string, opts apistorage.GetOptions, objPtr runtime.Object) error {
+	if opts.ResourceVersion == "" {
+		return c.fromCache(func() error { return c.consistentGet(ctx, key, opts, objPtr) },
+			func() error { return c.store.Get(ctx, key, opts, objPtr) })
+	}
 	return c.fromCache(func() error { return c.Cacher.Get(ctx, key, opts, objPtr) },
 		func() error { return c.store.Get(ctx, key, opts, objPtr) })
 }

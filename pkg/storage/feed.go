@@ -368,6 +368,22 @@ func (f *feed) check(m rvMark, current int64) {
 	}
 }
 
+// checkAnchor rewinds the feed when a read that found at, the committed_at of the change at
+// last.rv (nil: none), in a snapshot whose counter is current and compacted RV compacted, is
+// the first to find that the change the feed had dispatched there (last, taken with m) is no
+// longer in the log: the database went back, and was written past the lost RVs again.
+func (f *feed) checkAnchor(m rvMark, last anchor, at *time.Time, current, compacted int64) {
+	if !last.moved(at, compacted) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.epoch.Load() == m.epoch {
+		f.rewindLocked(current, compacted, fmt.Sprintf("the change the feed dispatched at resourceVersion %d (%s) is now %s",
+			last.rv, last, anchorAt(last.rv, at)))
+	}
+}
+
 // rewindLocked reacts to a database whose history went back to current: restored from a
 // backup, or failed over to an asynchronous standby. What this process dispatched, and what
 // the watch caches hold, may be a history the database no longer has, and the RVs of the lost

@@ -340,3 +340,58 @@ func describe(obj runtime.Object) string {
 	}
 	return fmt.Sprintf("%T", obj)
 }
+
+// TestRewindConsistentGet restores the database and, while the backend's feed is held,
+// another replica creates the first lost object again, at the very RV it had in the lost
+// history (and with other labels), then writes past the lost RVs. The cache still holds the
+// lost object, at the RV the database now gives the new one: a consistent get that trusted an
+// equal RV would answer the lost object. It must answer the new one, and end every watch, as
+// the feed would on its next read: the get's statement is the first to find the rewind.
+func TestRewindConsistentGet(t *testing.T) {
+	ctx := context.Background()
+	r := newRewindSetup(t)
+	name := r.lost[0]
+	key := "/pods/ns/" + name
+	if err := r.cached.Cacher.Get(ctx, key, apistorage.GetOptions{ResourceVersion: fmt.Sprint(r.lostRV)}, &example.Pod{}); err != nil {
+		t.Fatalf("the cache does not hold %s: %v", name, err)
+	}
+	release := r.holdFeed(t)
+	r.server.RestoreFrom(r.backup)
+
+	other, err := NewBackend(ctx, pgtest.NewPool(t, r.server.DSN(), 4), testOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newPodStore(other)
+	again := &example.Pod{}
+	if err := eventually(func() error {
+		return s.Create(ctx, key, &example.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+			Labels: map[string]string{"history": "new"}}}, again, 0)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != fmt.Sprint(r.backupRV+1) {
+		t.Fatalf("%s created again at RV %s, want the RV it had in the lost history, %d", name, again.ResourceVersion, r.backupRV+1)
+	}
+	cached := &example.Pod{}
+	if err := r.cached.Cacher.Get(ctx, key, apistorage.GetOptions{ResourceVersion: "0"}, cached); err != nil || cached.ResourceVersion != again.ResourceVersion {
+		t.Fatalf("the cache holds %s at RV %s (%v), want the lost object at RV %s", name, cached.ResourceVersion, err, again.ResourceVersion)
+	}
+	for i := 0; i < len(r.lost)+2; i++ {
+		if last := create(t, s, fmt.Sprintf("new-%d", i)); i == len(r.lost)+1 && last <= r.lostRV {
+			t.Fatalf("the writes after the restore reached RV %d, not past the lost %d", last, r.lostRV)
+		}
+	}
+	other.Close()
+
+	got := &example.Pod{}
+	if err := r.cached.Get(ctx, key, apistorage.GetOptions{}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != again.ResourceVersion || got.Labels["history"] != "new" {
+		t.Errorf("consistent get of %s after the restore: RV %s, labels %v; want the object created again at RV %s with history=new",
+			name, got.ResourceVersion, got.Labels, again.ResourceVersion)
+	}
+	release()
+	r.expectGone(t)
+}

@@ -70,6 +70,8 @@ type options struct {
 	hugeSkip     string
 	hugeRounds   int
 	heapProfiles string
+	profileGets  string
+	profileFor   time.Duration
 }
 
 // stepAliases name the skippable steps for -huge-skip.
@@ -113,6 +115,9 @@ func main() {
 	flag.StringVar(&o.hugeSkip, "huge-skip", "get,list,watch", "steps left out at N ≥ -huge-n, comma-separated, of get, update (status), list (full), paged, label, watch")
 	flag.IntVar(&o.hugeRounds, "huge-rounds", 1, "rounds at N ≥ -huge-n")
 	flag.StringVar(&o.heapProfiles, "heap-profiles", "", "folder to write gitops-apiserver's heap profile to (from -direct-server's /debug/pprof/heap) whenever A or C holds its N objects")
+	flag.StringVar(&o.profileGets, "profile-gets", "", "instead of the plan: store the first -n objects in each target, run gets with the largest -c for -profile-for, "+
+		"and write each server's CPU profile and every process's CPU time per get to this folder")
+	flag.DurationVar(&o.profileFor, "profile-for", 20*time.Second, "how long -profile-gets runs the gets of each target, over -rounds rounds (the CPU profiles cover the first)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -229,6 +234,9 @@ func run(ctx context.Context, o options) error {
 		if err := t.Clean(ctx); err != nil {
 			return fmt.Errorf("cleaning %s: %w", t.Name, err)
 		}
+	}
+	if o.profileGets != "" {
+		return profileGets(ctx, o, cfg, directCfg, targets, sizes[0], cs[len(cs)-1])
 	}
 	rep := &bench.Report{Meta: meta}
 	sample := func(label string) error {
@@ -597,4 +605,70 @@ func serverBuild(pidFile string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// profileGets runs -profile-gets: each target's gets under CPU profiles and CPU accounting.
+func profileGets(ctx context.Context, o options, cfg, directCfg *rest.Config, targets []*bench.Target, n, c int) error {
+	if err := os.MkdirAll(o.profileGets, 0o755); err != nil {
+		return err
+	}
+	pid := func(name string) (int, error) {
+		raw, err := os.ReadFile(filepath.Join(o.localDir, "pids", name+".pid"))
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(strings.TrimSpace(string(raw)))
+	}
+	var procs []bench.ProfiledProcess
+	for _, name := range []string{"kube-apiserver", "gitops-apiserver", "etcd", "postgres"} {
+		p, err := pid(name)
+		if err != nil {
+			return err
+		}
+		proc := bench.ProfiledProcess{Name: name, PID: p, WithChildren: name == "postgres"}
+		switch name {
+		case "kube-apiserver":
+			if proc.Profile, err = bench.PprofCPU(cfg, cfg.Host); err != nil {
+				return err
+			}
+		case "gitops-apiserver":
+			if proc.Profile, err = bench.PprofCPU(directCfg, o.direct); err != nil {
+				return err
+			}
+		}
+		procs = append(procs, proc)
+	}
+	for _, t := range targets {
+		logf("storing %d objects in %s", n, t.Name)
+		if err := bench.FillForGets(ctx, t, n, c); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+		defer t.Clean(context.WithoutCancel(ctx))
+	}
+	// Targets take turns, in a rotating order, for o.rounds rounds; the CPU profiles are
+	// taken in the first.
+	profiles := map[string]*bench.GetProfile{}
+	each := o.profileFor / time.Duration(o.rounds)
+	for round := range o.rounds {
+		for k := range targets {
+			t := targets[(k+round)%len(targets)]
+			dir := ""
+			if round == 0 {
+				dir = o.profileGets
+			}
+			p, err := bench.ProfileGets(ctx, t, n, c, each, procs, dir, profiles[t.Name])
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+			profiles[t.Name] = p
+			logf("round %d/%d: %s: %.0f gets/s so far", round+1, o.rounds, t.Name, p.Summary.Throughput)
+		}
+	}
+	var out []*bench.GetProfile
+	for _, t := range targets {
+		out = append(out, profiles[t.Name])
+	}
+	table := fmt.Sprintf("CPU time per get (N=%d, C=%d, %s per target in %d rounds; load average %s)\n\n%s", n, c, o.profileFor, o.rounds, bench.LoadAverage(), bench.GetProfileTable(out))
+	fmt.Print(table)
+	return os.WriteFile(filepath.Join(o.profileGets, "cpu-per-get.md"), []byte(table), 0o644)
 }
