@@ -23,10 +23,12 @@ const (
 	kindRun         = "PromotionRun"
 	kindDeployment  = "GitOpsDeployment"
 	kindAudit       = "AuditEntry"
+	kindRecord      = "DeploymentRecord"
+	kindHold        = "GitOpsDeploymentHold"
 )
 
 // Kinds are the kinds watched, in the order the page lists errors about them.
-var Kinds = []string{kindApplication, kindEnvironment, kindBinding, kindSnapshot, kindRun, kindDeployment, kindAudit}
+var Kinds = []string{kindApplication, kindEnvironment, kindBinding, kindSnapshot, kindRun, kindDeployment, kindRecord, kindHold, kindAudit}
 
 // keepAudit is how many of the newest AuditEntries the dashboard keeps: the history shows
 // the latest, and a namespace keeps 30 days of them.
@@ -60,6 +62,12 @@ func sources(c versioned.Interface, ns string) []source {
 		{kindDeployment, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return managed.GitOpsDeployments(ns).List(ctx, o)
 		}, managed.GitOpsDeployments(ns).Watch},
+		{kindRecord, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return managed.DeploymentRecords(ns).List(ctx, o)
+		}, managed.DeploymentRecords(ns).Watch},
+		{kindHold, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return managed.GitOpsDeploymentHolds(ns).List(ctx, o)
+		}, managed.GitOpsDeploymentHolds(ns).Watch},
 		{kindAudit, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return managed.AuditEntries(ns).List(ctx, o)
 		}, managed.AuditEntries(ns).Watch},
