@@ -244,7 +244,7 @@ function recordItem(d, r, compare) {
         h('span', { class: 'time' }, when(r.started)), ' ', badge(r.phase), ' ',
         h('span', { class: 'commit', title: r.revision || '' }, r.revision ? short(r.revision) : 'no commit'), ' ',
         h('span', { class: 'who' }, 'by ' + (r.user || 'nobody (' + (r.trigger || 'automatic') + ')')),
-        held && h('span', { class: 'badge warn' }, 'held here')),
+        held && ' ', held && h('span', { class: 'badge warn' }, 'held here')),
       h('div', { class: 'muted record-why' }, why + ' · ' + r.resources + (r.resources === 1 ? ' resource' : ' resources') +
         (r.failed ? ', ' + r.failed + ' failed' : '') + (r.finished ? ' · finished ' + when(r.finished) : '') + ' · ' + r.name),
       r.message && r.phase !== 'Succeeded' && h('div', { class: 'state' }, r.message)),
