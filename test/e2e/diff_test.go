@@ -53,7 +53,7 @@ var _ = Describe("Deployment record diffs", func() {
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
 		bindClusterRole(ctx, ns, "edit", "alice")
-		waitCanI("alice", "create", "deploymentrecords.managed-gitops.redhat.com/diff", ns)
+		waitCanI("alice", "get", "deploymentrecords.managed-gitops.redhat.com", ns)
 		dir := GinkgoT().TempDir()
 		repo := "file://" + gitRepository(dir, diffFixture("blue", "diff-pass-one"))
 		commitA := gitIn(dir, "rev-parse", "HEAD")
