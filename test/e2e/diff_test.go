@@ -92,6 +92,14 @@ spec:
 		Expect(recA.Status.ManifestsTruncated).To(BeFalse())
 		Expect(recA.Status.Manifests).To(HaveLen(2))
 
+		// The agent tells syncs apart by the second they started in (and their origin): a sync
+		// of B that Argo CD started in A's second would be taken for A's and get no record.
+		Eventually(func(g Gomega, ctx context.Context) {
+			r, err := gitops.ManagedGitopsV1alpha1().DeploymentRecords(ns).Get(ctx, recA.Name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(r.Status.Phase).To(Equal(managedv1alpha1.DeploymentRecordSucceeded))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		time.Sleep(time.Until(recA.Spec.StartedAt.Add(2 * time.Second)))
 		By("commit B changing one field of the ConfigMap and one key of the Secret")
 		commitB := gitCommit(dir, diffFixture("red", "diff-pass-two"))
 		d := getDeployment(ctx, ns, "web")
