@@ -47,6 +47,70 @@ func rawDiff(user, ns, from, to string) (string, string, error) {
 	return run(user, "", "create", "--raw", diffPath(ns, to), "-f", file)
 }
 
+// twoRecordedCommits deploys, as alice (who may edit ns), the GitOpsDeployment web of a
+// repository of diffFixture, then a second commit that changes the ConfigMap's color and the
+// Secret's password, and returns the records of the two commits once their manifests are kept.
+func twoRecordedCommits(ctx context.Context, ns string) (recA, recB *managedv1alpha1.DeploymentRecord) {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	repo := "file://" + gitRepository(dir, diffFixture("blue", "diff-pass-one"))
+	commitA := gitIn(dir, "rev-parse", "HEAD")
+
+	// record is the deployment's record of commit, once its manifests are kept.
+	record := func(g Gomega, ctx context.Context, commit string) *managedv1alpha1.DeploymentRecord {
+		list, err := gitops.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.gitOpsDeploymentName=web"})
+		g.Expect(err).NotTo(HaveOccurred())
+		for i := range list.Items {
+			if r := &list.Items[i]; r.Spec.Revision == commit && r.Status.ManifestsDigest != "" {
+				return r
+			}
+		}
+		g.Expect(list.Items).To(ContainElement(HaveField("Spec.Revision", commit)), "no record of %s with manifests", commit)
+		return nil
+	}
+
+	By("alice deploying commit A: its record keeps the manifests' digest and the manifests")
+	mustIn("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
+kind: GitOpsDeployment
+metadata: {name: web, namespace: %s}
+spec:
+  source: {repoURL: %q, path: app}
+  type: automated
+`, ns, repo), "create", "-f", "-")
+	Eventually(func(g Gomega, ctx context.Context) {
+		recA = record(g, ctx, commitA)
+		g.Expect(recA).NotTo(BeNil())
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	Expect(recA.Status.ManifestsDigest).To(HavePrefix("sha256:"))
+	Expect(recA.Status.ManifestsTruncated).To(BeFalse())
+	Expect(recA.Status.Manifests).To(HaveLen(2))
+
+	// The agent tells syncs apart by the second they started in (and their origin): a sync
+	// of B that Argo CD started in A's second would be taken for A's and get no record.
+	Eventually(func(g Gomega, ctx context.Context) {
+		r, err := gitops.ManagedGitopsV1alpha1().DeploymentRecords(ns).Get(ctx, recA.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(r.Status.Phase).To(Equal(managedv1alpha1.DeploymentRecordSucceeded))
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	time.Sleep(time.Until(recA.Spec.StartedAt.Add(2 * time.Second)))
+
+	By("commit B changing one field of the ConfigMap and one key of the Secret")
+	commitB := gitCommit(dir, diffFixture("red", "diff-pass-two"))
+	d := getDeployment(ctx, ns, "web")
+	argo := argoclient.NewForConfigOrDie(adminConfig)
+	Eventually(func(g Gomega, ctx context.Context) {
+		// A hard refresh, as records_test.go explains.
+		_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		recB = record(g, ctx, commitB)
+		g.Expect(recB).NotTo(BeNil())
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
+	Expect(recB.Status.ManifestsDigest).To(HavePrefix("sha256:"))
+	Expect(recB.Status.ManifestsDigest).NotTo(Equal(recA.Status.ManifestsDigest))
+	return recA, recB
+}
+
 var _ = Describe("Deployment record diffs", func() {
 	It("show exactly the changed field of the changed resource, a Secret's values only redacted", func(ctx context.Context) {
 		ns := "e2e-diff-" + rand.String(5)
@@ -54,67 +118,11 @@ var _ = Describe("Deployment record diffs", func() {
 		DeferCleanup(deleteAllDeployments, ns)
 		bindClusterRole(ctx, ns, "edit", "alice")
 		waitCanI("alice", "get", "deploymentrecords.managed-gitops.redhat.com", ns)
-		dir := GinkgoT().TempDir()
-		repo := "file://" + gitRepository(dir, diffFixture("blue", "diff-pass-one"))
-		commitA := gitIn(dir, "rev-parse", "HEAD")
 		plain := []string{"diff-pass-one", "diff-pass-two", "diff-admin-user"}
 		for _, p := range append([]string{}, plain...) {
 			plain = append(plain, base64.StdEncoding.EncodeToString([]byte(p)))
 		}
-
-		// record is the deployment's record of commit, once its manifests are kept.
-		record := func(g Gomega, ctx context.Context, commit string) *managedv1alpha1.DeploymentRecord {
-			list, err := gitops.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.gitOpsDeploymentName=web"})
-			g.Expect(err).NotTo(HaveOccurred())
-			for i := range list.Items {
-				if r := &list.Items[i]; r.Spec.Revision == commit && r.Status.ManifestsDigest != "" {
-					return r
-				}
-			}
-			g.Expect(list.Items).To(ContainElement(HaveField("Spec.Revision", commit)), "no record of %s with manifests", commit)
-			return nil
-		}
-
-		By("alice deploying commit A: its record keeps the manifests' digest and the manifests")
-		mustIn("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
-kind: GitOpsDeployment
-metadata: {name: web, namespace: %s}
-spec:
-  source: {repoURL: %q, path: app}
-  type: automated
-`, ns, repo), "create", "-f", "-")
-		var recA *managedv1alpha1.DeploymentRecord
-		Eventually(func(g Gomega, ctx context.Context) {
-			recA = record(g, ctx, commitA)
-			g.Expect(recA).NotTo(BeNil())
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		Expect(recA.Status.ManifestsDigest).To(HavePrefix("sha256:"))
-		Expect(recA.Status.ManifestsTruncated).To(BeFalse())
-		Expect(recA.Status.Manifests).To(HaveLen(2))
-
-		// The agent tells syncs apart by the second they started in (and their origin): a sync
-		// of B that Argo CD started in A's second would be taken for A's and get no record.
-		Eventually(func(g Gomega, ctx context.Context) {
-			r, err := gitops.ManagedGitopsV1alpha1().DeploymentRecords(ns).Get(ctx, recA.Name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(r.Status.Phase).To(Equal(managedv1alpha1.DeploymentRecordSucceeded))
-		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
-		time.Sleep(time.Until(recA.Spec.StartedAt.Add(2 * time.Second)))
-		By("commit B changing one field of the ConfigMap and one key of the Secret")
-		commitB := gitCommit(dir, diffFixture("red", "diff-pass-two"))
-		d := getDeployment(ctx, ns, "web")
-		argo := argoclient.NewForConfigOrDie(adminConfig)
-		var recB *managedv1alpha1.DeploymentRecord
-		Eventually(func(g Gomega, ctx context.Context) {
-			// A hard refresh, as records_test.go explains.
-			_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
-				[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			recB = record(g, ctx, commitB)
-			g.Expect(recB).NotTo(BeNil())
-		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
-		Expect(recB.Status.ManifestsDigest).To(HavePrefix("sha256:"))
-		Expect(recB.Status.ManifestsDigest).NotTo(Equal(recA.Status.ManifestsDigest))
+		recA, recB := twoRecordedCommits(ctx, ns)
 
 		By("alice asking the diff with kubectl create --raw")
 		out, stderr, err := rawDiff("alice", ns, recA.Name, recB.Name)
