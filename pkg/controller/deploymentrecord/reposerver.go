@@ -59,13 +59,15 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 	source := *app.Spec.Source.DeepCopy()
 	source.RepoURL, source.Path, source.TargetRevision = rec.Spec.Source.RepoURL, rec.Spec.Source.Path, rec.Spec.Source.TargetRevision
 
-	var sourceRepos []string
+	// As Argo CD's controller, ask only for what the project lets the Application read: the
+	// repo-server shares one clone per repository, and a commit asked for by SHA needs no
+	// credentials once it is there (pkg/controller/argocd: RepositoryAllowed).
 	proj, err := s.argo.ArgoprojV1alpha1().AppProjects(s.namespace).Get(ctx, app.Spec.GetProject(), metav1.GetOptions{})
-	switch {
-	case err == nil:
-		sourceRepos = proj.Spec.SourceRepos
-	case !apierrors.IsNotFound(err):
+	if err != nil {
 		return nil, fmt.Errorf("reading the AppProject: %w", err)
+	}
+	if !proj.IsSourcePermitted(source) {
+		return nil, fmt.Errorf("the AppProject %s does not permit the repository %s", proj.Name, source.RepoURL)
 	}
 	repo, err := s.repository(ctx, source.RepoURL, app.Spec.GetProject())
 	if err != nil {
@@ -103,7 +105,7 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 		KustomizeOptions:   &argov1alpha1.KustomizeOptions{BuildOptions: settings[keyKustomizeBuildOpts]},
 		TrackingMethod:     tracking,
 		ProjectName:        app.Spec.GetProject(),
-		ProjectSourceRepos: sourceRepos,
+		ProjectSourceRepos: proj.Spec.SourceRepos,
 		HelmOptions:        &argov1alpha1.HelmOptions{},
 		// The revision is a commit: what it renders does not change, the cache may serve it.
 	})
