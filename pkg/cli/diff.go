@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -16,9 +17,6 @@ import (
 )
 
 var resRecord = resource{"DeploymentRecord", "deploymentrecords", managedv1alpha1.GroupName}
-
-// resRecordDiff is the subresource, as kubectl auth can-i create names it.
-var resRecordDiff = resource{"DeploymentRecord", "deploymentrecords/diff", managedv1alpha1.GroupName}
 
 func newDiffCommand(o *Options) *cobra.Command {
 	var from, to, output string
@@ -61,8 +59,12 @@ By default the two newest records are compared; --to alone compares it with the 
 				}
 			}
 			d, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).Diff(ctx, to, &managedv1alpha1.DeploymentRecordDiff{From: from}, metav1.CreateOptions{})
+			if apierrors.IsForbidden(err) {
+				// In the words of kubectl auth can-i create RESOURCE --subresource=diff.
+				return errorf("you may not create %s --subresource=diff%s: %s", resRecord, where(ns), forbiddenReason(err.Error()))
+			}
 			if err != nil {
-				return apiError(err, "create", resRecordDiff, ns, to)
+				return apiError(err, "create", resRecord, ns, to)
 			}
 			d.APIVersion, d.Kind = managedv1alpha1.SchemeGroupVersion.String(), "DeploymentRecordDiff"
 			return printDiff(o.Out, output, args[0], d)
