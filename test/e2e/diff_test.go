@@ -117,7 +117,9 @@ var _ = Describe("Deployment record diffs", func() {
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
 		bindClusterRole(ctx, ns, "edit", "alice")
+		bindClusterRole(ctx, ns, "view", "bob")
 		waitCanI("alice", "get", "deploymentrecords.managed-gitops.redhat.com", ns)
+		waitCanI("bob", "get", "deploymentrecords.managed-gitops.redhat.com", ns)
 		plain := []string{"diff-pass-one", "diff-pass-two", "diff-admin-user"}
 		for _, p := range append([]string{}, plain...) {
 			plain = append(plain, base64.StdEncoding.EncodeToString([]byte(p)))
@@ -166,6 +168,13 @@ var _ = Describe("Deployment record diffs", func() {
 			&managedv1alpha1.DeploymentRecordDiff{From: recA.Name}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(viaClient.Resources).To(Equal(diff.Resources))
+
+		By("bob, who only views the namespace, may ask it too; and still writes no record")
+		bobsOut, stderr, err := rawDiff("bob", ns, recA.Name, recB.Name)
+		Expect(err).NotTo(HaveOccurred(), stderr)
+		Expect(bobsOut).To(ContainSubstring(`"path":".data.color"`))
+		Expect(fails("bob", "", "patch", "deploymentrecord", recB.Name, "-n", ns, "--subresource=status", "--type=merge",
+			"-p", `{"status":{"manifestsDigest":"sha256:forged"}}`)).To(ContainSubstring("forbidden"))
 
 		By("a record that does not exist, and carol of another namespace, are refused")
 		_, stderr, err = rawDiff("alice", ns, "no-such-record", recB.Name)
