@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 GO ?= go
 
-.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen verify-monitoring codegen docs bench bench-agent linearizability fuzz
+.PHONY: all build run up stop test host-tools vet images images-verify unit e2e verify-codegen verify-monitoring verify-plugin plugin-release codegen docs bench bench-agent linearizability fuzz
 
 all: build
 
@@ -44,6 +44,15 @@ images:
 
 images-verify:
 	GO=$(GO) GITOPS_IMAGES_VERIFY=1 hack/build-images.sh
+
+# kubectl-gitops as krew installs it (hack/release-plugin.sh): plugin-release builds every
+# platform's archive and the rendered krew manifest into bin/release/<VERSION>/; verify-plugin
+# builds the host's, installs it with krew from the rendered manifest and runs it through kubectl.
+plugin-release:
+	GO=$(GO) hack/release-plugin.sh
+
+verify-plugin:
+	GO=$(GO) GITOPS_PLUGIN_VERIFY=1 hack/stage.sh verify-plugin hack/release-plugin.sh
 
 unit:
 	GO=$(GO) hack/stage.sh unit hack/test-postgres.sh hack/unit.sh

@@ -3,7 +3,8 @@
 # in a line hack/verify-fresh.sh collects ("stage NAME: N s").
 #
 #   host tools → codegen current → gofmt → vet (once, with the e2e tag, and bench/) → the images'
-#   binaries → Prometheus rules → unit tests → e2e suite on a stack of its own
+#   binaries → Prometheus rules → unit tests → the kubectl plugin installed by krew → e2e suite
+#   on a stack of its own
 #
 # Two things keep a cold run (a new machine: empty Go caches, no bin/) well inside CI's limit:
 #
@@ -84,4 +85,5 @@ wait_tools || rc=$?
 echo "stage tools: $((SECONDS - start)) s ($([[ ${rc} -eq 0 ]] && echo ok || echo "failed, exit ${rc}"))" >&2
 [[ ${rc} -eq 0 ]] || exit "${rc}"
 
-"${MAKE:-make}" --no-print-directory e2e
+# The plugin's krew install runs it through the pinned kubectl, which the tools stage built.
+"${MAKE:-make}" --no-print-directory GO="${GO}" verify-plugin e2e

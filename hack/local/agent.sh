@@ -6,7 +6,7 @@
 # stop_agent stops it. instance and tenant_secrets_role also serve the engine instance
 # (hack/local/engine.sh).
 #
-# Expects from the caller: ROOT, STATE, LOGS, ARGOCD_NAMESPACE, AGENT_METRICS_PORT, REPO_SERVER_PORT, KUBECTL
+# Expects from the caller: ROOT, STATE, LOGS, ARGOCD_NAMESPACE, AGENT_METRICS_PORT, REDIS_PORT, REPO_SERVER_PORT, KUBECTL
 # (kubectl with the admin kubeconfig, an array); the agent's kubeconfig (hack/local/kube.sh);
 # log, start_bg, wait_for and stop_pid (hack/local/processes.sh).
 
@@ -125,9 +125,12 @@ start_agent() {
 	# --placement-max-owner-share 0.002 lets one owner (managed-gitops.redhat.com/tenant-owner)
 	# have 2 of each instance's 1000 places: the e2e suite sees the share hold with a handful of
 	# namespaces, and every other tenant of the suite is its own owner.
+	# --argocd-redis is the Redis of the stack's Argo CD, whose application-controller keeps
+	# each resource's health there only, as Argo CD 3.x does (hack/local/argocd.sh).
 	# Records keep the manifests their commit renders, from the instance's repo-server.
 	start_bg agent "${STATE}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
 		--argocd-namespace "${ARGOCD_NAMESPACE}" --instance main --leader-elect-identity local-agent \
+		--argocd-redis "127.0.0.1:${REDIS_PORT}" \
 		--controllers '*,namespaceprovisioner' --placement-max-owner-share 0.002 \
 		--repo-server "127.0.0.1:${REPO_SERVER_PORT}" --repo-server-plaintext --redaction-key-file "$(redaction_key)" \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2

@@ -45,6 +45,9 @@ install_argocd() {
 # tenants' deployers (artifacts/argocd-controller), and nothing runs argocd-server, so the
 # objects it would create (argocd-secret's key, the namespace's settings) are made by
 # install_argocd. SUFFIX tells the processes of a second instance from the first's.
+# --persist-resource-health=false is Argo CD 3.x's default (controller.resource.health.persist):
+# each resource's health is kept in the resource tree in Redis, not in the Application's status,
+# and the agent reads it there (its --argocd-redis, hack/local/agent.sh).
 start_argocd_processes() {
 	local suffix="$1" namespace="$2" kubeconfig="$3" redis_port="$4" repo_port="$5" repo_metrics="$6" controller_metrics="$7"
 	local argo="${STATE}/argocd${suffix}"
@@ -79,7 +82,7 @@ start_argocd_processes() {
 		--namespace "${namespace}" --redis "127.0.0.1:${redis_port}" \
 		--repo-server "127.0.0.1:${repo_port}" --repo-server-plaintext \
 		--metrics-port "${controller_metrics}" --status-processors 8 --operation-processors 4 \
-		--logformat text
+		--persist-resource-health=false --logformat text
 	wait_for "argocd-application-controller${suffix}" 60 "argocd-application-controller${suffix}" \
 		curl -sf "http://127.0.0.1:${controller_metrics}/healthz"
 }

@@ -142,6 +142,7 @@ start_engine_agent() {
 	start_bg agent-engine "${STATE}/bin/agent" --kubeconfig "${STATE}/gitops-agent-engine.kubeconfig" \
 		--engine-kubeconfig "${STATE}/gitops-agent-engine-remote.kubeconfig" \
 		--argocd-namespace "${ENGINE_NAMESPACE}" --instance engine --leader-elect-identity engine-agent \
+		--argocd-redis "127.0.0.1:${ENGINE_REDIS_PORT}" \
 		--local-cluster-server "https://127.0.0.1:${KUBE_PORT}" --controllers argocd \
 		--repo-server "127.0.0.1:${ENGINE_REPO_SERVER_PORT}" --repo-server-plaintext --redaction-key-file "$(redaction_key)" \
 		--metrics-bind-address "127.0.0.1:${ENGINE_AGENT_METRICS_PORT}" -v 2

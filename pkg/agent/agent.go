@@ -60,6 +60,7 @@ import (
 	"k8s.io/klog/v2"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/argocdcache"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
@@ -157,6 +158,9 @@ type Config struct {
 	// PlacementMaxOwnerShare is the most of each instance's capacity the placement controller
 	// gives the tenants of one owner (placement.Share).
 	PlacementMaxOwnerShare float64
+	// ResourceTrees reads the resource trees Argo CD keeps in its Redis, where Argo CD 3.x
+	// keeps each resource's health; nil when the agent is not told where that Redis is.
+	ResourceTrees *argocdcache.Reader
 	// Manifests, when set, makes each DeploymentRecord keep the manifests of its commit.
 	Manifests *Manifests
 }
@@ -259,6 +263,8 @@ type Agent struct {
 
 	ops          *operations.Recorder
 	opsRetention time.Duration
+	// resourceTrees reads Argo CD's resource trees (Config.ResourceTrees).
+	resourceTrees *argocdcache.Reader
 }
 
 // New wires an Agent; Run starts it. The informers are not resynced on a timer: everything the
@@ -303,6 +309,7 @@ func New(cfg Config) (*Agent, error) {
 		events:                   framework.NewEvents(cfg.Kube),
 		leaderElection:           cfg.LeaderElection,
 		instance:                 cfg.Instance,
+		resourceTrees:            cfg.ResourceTrees,
 	}
 	a.factories = []informerFactory{a.gitopsInformers, a.argoInformers, a.argoKubeInformers}
 	if cfg.Controllers[ArgoCDControllers] {

@@ -34,6 +34,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/auditentry"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymenthold"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentmanagedenvironment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentrepositorycredential"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymentsyncrun"
@@ -122,6 +123,7 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 		"gitopsdeploymentrepositorycredentials": bind(gitopsdeploymentrepositorycredential.NewREST),
 		"operations":                            bind(operation.NewREST),
 		"deploymentrecords":                     bind(deploymentrecord.NewREST),
+		"gitopsdeploymentholds":                 bind(gitopsdeploymenthold.NewREST),
 		"argocdinstances": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
 			return argocdinstance.NewREST(Scheme, g, agents)
 		},

@@ -119,6 +119,7 @@ func TestAudited(t *testing.T) {
 		{Group: "managed-gitops.redhat.com", Resource: "tenantplacements"}:       false,
 		{Group: "managed-gitops.redhat.com", Resource: "auditentries"}:           false,
 		{Group: "managed-gitops.redhat.com", Resource: "deploymentrecords"}:      false,
+		{Group: "managed-gitops.redhat.com", Resource: "gitopsdeploymentholds"}:  true,
 		{Group: "appstudio.redhat.com", Resource: "snapshotenvironmentbindings"}: true,
 		{Group: "", Resource: "secrets"}:                                         false,
 	} {

@@ -171,8 +171,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 45 {
-		tb.Fatalf("%d kinds, want the 22 kinds and 22 lists of both groups and DeploymentRecordDiff: %v", len(kinds), kinds)
+	if len(kinds) != 47 {
+		tb.Fatalf("%d kinds, want the 23 kinds and 23 lists of both groups and DeploymentRecordDiff: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -198,8 +198,8 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 			out[reflect.TypeOf(r.New())] = st.Kind
 		}
 	}
-	if len(out) != 21 {
-		tb.Fatalf("%d kinds with a strategy, want 21", len(out))
+	if len(out) != 22 {
+		tb.Fatalf("%d kinds with a strategy, want 22", len(out))
 	}
 	return out
 }
@@ -265,6 +265,7 @@ var fuzzDecodeSeeds = []string{
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"ComponentDetectionQuery","metadata":{"name":"q","namespace":"n"},"spec":{"git":{"url":"https://e/x"}},"status":{"componentDetected":{"":{"componentStub":{"componentName":"","application":"","replicas":null}},"b":null}}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"PromotionGate","metadata":{"name":"prod","namespace":"n"},"spec":{"approvals":{"required":-1},"changeWindows":[{"name":"w","type":"Allow","schedule":"CRON_TZ=Nowhere 61 * * * *","duration":"-1h","timeZone":"Local"},{"name":"w","schedule":"@every 0s","duration":"1e3h"}],"freezes":[{"name":"f","until":"0000-01-01T00:00:00+01:00"}],"soakTime":"9999999h","verification":{"jobTemplate":{"spec":{"template":{"spec":{"containers":null,"volumes":[{"name":"v","rbd":{"monitors":null,"image":"i"}}],"serviceAccountName":"default"}}}},"timeout":null}},"status":{"promotions":[{"promotionRun":"","phase":"","verification":{"startTime":null}}]}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"PromotionApproval","metadata":{"name":"a","namespace":"n"},"spec":{"promotionRun":"r","environment":"prod","decision":"Override","username":"system:admin","groups":["system:masters",""]}}`,
+	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"GitOpsDeploymentHold","metadata":{"name":"web","namespace":"n"},"spec":{"revision":"a\u00a0b","deploymentRecord":"","reason":null,"heldBy":"system:admin"},"status":{"observedGeneration":-1,"holding":"yes"}}`,
 	`{"apiVersion":"appstudio.redhat.com/v1alpha1","kind":"EnvironmentHold","metadata":{"name":"prod","namespace":"n"},"spec":{"reason":"\u0000","snapshot":null},"status":{"phase":"x"}}`,
 	`{"apiVersion":"managed-gitops.redhat.com/__internal","kind":"GitOpsDeployment","metadata":{"name":"i"}}`,
 	`{"apiVersion":"managed-gitops.redhat.com/v1alpha1","kind":"ListOptions","labelSelector":"a=b"}`,

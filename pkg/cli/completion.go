@@ -76,6 +76,10 @@ func listNames(ctx context.Context, c versioned.Interface, r resource, ns string
 		list, err = c.AppStudioV1alpha1().SnapshotEnvironmentBindings(ns).List(ctx, opts)
 	case resRun:
 		list, err = c.AppStudioV1alpha1().PromotionRuns(ns).List(ctx, opts)
+	case resDeploymentRecord:
+		list, err = c.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, opts)
+	case resHold:
+		list, err = c.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).List(ctx, opts)
 	default:
 		return nil
 	}

@@ -80,7 +80,8 @@ func NewCommand(o *Options) *cobra.Command {
 		Long: `kubectl gitops answers the questions of the people who deploy with the GitOps Service,
 through its API and with your own credentials: what runs where (status), why something is not
 healthy (why), and acts: sync a manual deployment, promote a Snapshot, approve or reject a
-promotion, and wait for any of them in a CI job.`,
+promotion, roll a deployment back and hold it there (rollback, release), and wait for any of
+them in a CI job.`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gitops"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -93,8 +94,11 @@ promotion, and wait for any of them in a CI job.`,
 		newStatusCommand(o),
 		newWhyCommand(o),
 		newSyncCommand(o),
+		newHistoryCommand(o),
 		newDiffCommand(o),
 		newPromoteCommand(o),
+		newRollbackCommand(o),
+		newReleaseCommand(o),
 		newDecisionCommand(o, "approve"),
 		newDecisionCommand(o, "reject"),
 		newWaitCommand(o),

@@ -97,6 +97,9 @@ func deploymentNode(d *managedv1alpha1.GitOpsDeployment, onlyProblems bool) *Nod
 		n.Problem = true
 		if len(reasons) > 0 {
 			n.Reason = reasons[0]
+		} else if held := heldMessage(d); held != "" {
+			// A GitOpsDeploymentHold keeps Argo CD at another revision than the spec's.
+			n.Reason = held
 		} else if !reconciled(d) {
 			n.Reason = "Argo CD has not compared the current spec yet"
 		}
@@ -142,6 +145,17 @@ func deploymentProblems(d *managedv1alpha1.GitOpsDeployment) []string {
 		out = append(out, d.Status.Health.Message)
 	}
 	return out
+}
+
+// heldMessage is the message of d's Held condition while a GitOpsDeploymentHold keeps it at a
+// revision, "" when it is not held.
+func heldMessage(d *managedv1alpha1.GitOpsDeployment) string {
+	for _, c := range d.Status.Conditions {
+		if c.Type == managedv1alpha1.GitOpsDeploymentConditionHeld && c.Status == managedv1alpha1.GitOpsConditionStatusTrue {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 // deploymentReady: Synced and Healthy at the spec Argo CD last compared, which is the current one.

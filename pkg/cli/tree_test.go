@@ -51,6 +51,14 @@ func TestDeploymentNode(t *testing.T) {
 		onlyProblems: true,
 		want:         "GitOpsDeployment/web  Synced  Degraded  " + notReady + "\n└── Deployment/web  Synced  Degraded  " + stuck + "\n",
 	}, {
+		name: "held by a rollback: Argo CD compares the hold's revision, not the spec's",
+		d: withCondition(func() *managedv1alpha1.GitOpsDeployment {
+			d := deployment("web", auto, synced, healthy)
+			d.Status.ReconciledState.Source.Branch = "4f9c2a1"
+			return d
+		}(), managedv1alpha1.GitOpsDeploymentConditionHeld, managedv1alpha1.GitOpsConditionStatusTrue, `Held at revision 4f9c2a1 by "alice"`),
+		want: `GitOpsDeployment/web  Synced  Healthy  Held at revision 4f9c2a1 by "alice"` + "\n",
+	}, {
 		name: "the agent's error comes before ResourcesReady",
 		d: withCondition(withCondition(deployment("web", auto, outOf, "", nil...),
 			managedv1alpha1.GitOpsDeploymentConditionResourcesReady, managedv1alpha1.GitOpsConditionStatusFalse, "the Application is OutOfSync, Missing"),

@@ -55,6 +55,7 @@ var _ = Describe("kubectl", func() {
 		}
 		out = must("admin", "api-resources", "--api-group=managed-gitops.redhat.com", "-o", "wide")
 		Expect(out).To(MatchRegexp(`gitopsdeployments\s+managed-gitops.redhat.com/v1alpha1\s+true\s+GitOpsDeployment\s+\S+\s+gitops`))
+		Expect(out).To(MatchRegexp(`gitopsdeploymentholds\s+gdhold\s+managed-gitops.redhat.com/v1alpha1\s+true\s+GitOpsDeploymentHold\s+\S+\s+gitops`))
 		// Operations are internal: served, but not in the gitops category.
 		Expect(out).To(MatchRegexp(`(?m)^operations\s+managed-gitops.redhat.com/v1alpha1\s+true\s+Operation\s+\S+\s*$`))
 		// The audit trail: read-only (and deletable by the namespace controller), not in the category.

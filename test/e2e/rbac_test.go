@@ -118,6 +118,13 @@ var _ = Describe("RBAC of the host cluster", func() {
 			{"carol", "get", "promotiongates.appstudio.redhat.com", "status", tenantA, "yes"},
 			{"alice", "delete", "environmentholds.appstudio.redhat.com", "", tenantA, "yes"},
 			{"carol", "delete", "environmentholds.appstudio.redhat.com", "", tenantA, "no"},
+			// Holds of a deployment (rollback): editors make and release them, viewers read them;
+			// their status is the agent's.
+			{"alice", "create", "gitopsdeploymentholds.managed-gitops.redhat.com", "", tenantA, "yes"},
+			{"alice", "delete", "gitopsdeploymentholds.managed-gitops.redhat.com", "", tenantA, "yes"},
+			{"alice", "update", "gitopsdeploymentholds.managed-gitops.redhat.com", "status", tenantA, "no"},
+			{"carol", "get", "gitopsdeploymentholds.managed-gitops.redhat.com", "", tenantA, "yes"},
+			{"carol", "create", "gitopsdeploymentholds.managed-gitops.redhat.com", "", tenantA, "no"},
 		} {
 			args := []string{"auth", "can-i", c.verb, c.resource, "-n", c.namespace}
 			if c.subresource != "" {

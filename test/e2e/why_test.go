@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"time"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 )
 
 // stuckDeployment is a Deployment that cannot become ready here: the stack has no kubelet, so its
@@ -78,6 +81,25 @@ var _ = Describe("ResourcesReady", func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		GinkgoWriter.Printf("named within %s of the deployment's creation (the progress deadline is 5 s)\n", time.Since(start).Round(time.Second))
 		must("admin", "-n", ns, "wait", "gitopsdeployment/why", "--for=condition=ResourcesReady=False", "--timeout=5s")
+
+		By("it came from the resource tree in Argo CD's Redis: the stack's Argo CD keeps no resource health in the Application, as 3.x")
+		d, err := deployments.Get(ctx, "why", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		app, err := argoclient.NewForConfigOrDie(adminConfig).ArgoprojV1alpha1().Applications(argoNamespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(app.Status.ResourceHealthSource).To(Equal(argov1alpha1.ResourceHealthLocationAppTree))
+		for _, r := range app.Status.Resources {
+			Expect(r.Health).To(BeNil(), "the Application's status holds the health of %s/%s", r.Kind, r.Name)
+		}
+		var web *managedv1alpha1.ResourceStatus
+		for i := range d.Status.Resources {
+			if d.Status.Resources[i].Kind == "Deployment" {
+				web = &d.Status.Resources[i]
+			}
+		}
+		Expect(web).NotTo(BeNil())
+		Expect(web.Health).NotTo(BeNil())
+		Expect(web.Health.Status).To(Equal(managedv1alpha1.HealthStatusCodeDegraded))
 
 		By("it stays as it is while nothing changes: no status churn")
 		first := ready(Default, ctx)

@@ -66,6 +66,8 @@ func validate(obj runtime.Object) (field.ErrorList, bool) {
 		return gitopsvalidation.ValidateGitOpsDeploymentManagedEnvironment(o), true
 	case *gitops.GitOpsDeploymentRepositoryCredential:
 		return gitopsvalidation.ValidateGitOpsDeploymentRepositoryCredential(o), true
+	case *gitops.GitOpsDeploymentHold:
+		return gitopsvalidation.ValidateGitOpsDeploymentHold(o), true
 	case *gitops.Operation:
 		return gitopsvalidation.ValidateOperation(o), true
 	case *appstudio.Environment:

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-service/gitops-service/pkg/agent"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/argocdcache"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
 )
@@ -46,6 +47,9 @@ type Options struct {
 	// PlacementMaxOwnerShare is the most of each Argo CD instance's capacity the tenants of
 	// one owner may take.
 	PlacementMaxOwnerShare float64
+	// ArgoRedis says how to reach the Redis of the Argo CD instance, where Argo CD 3.x keeps
+	// each resource's health (argocdcache); not read when its Address is empty.
+	ArgoRedis argocdcache.Options
 	// RepoServer are the --repo-server flags: where the agent renders the manifests its
 	// DeploymentRecords keep (none without an address).
 	RepoServer RepoServer
@@ -94,6 +98,7 @@ func New() *Options {
 		// the other half always stays for everyone else, while an owner with many namespaces
 		// still gets half the fleet, far more than a team's environments need. 1 turns it off.
 		PlacementMaxOwnerShare: 0.5,
+		ArgoRedis:              argocdcache.Options{Compression: "gzip", Timeout: 2 * time.Second},
 		// kube-controller-manager's timings.
 		LeaderElection: LeaderElection{Enabled: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 			RetryPeriod: 2 * time.Second, Namespace: "gitops-service"},
@@ -136,6 +141,20 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"at least one tenant per instance; 1 for no limit). The owner is the namespace's label "+managedv1alpha1.LabelTenantOwner+
 			", else for a namespace the "+agent.NamespaceProvisionerController+" controller made the owner of its claim's namespace, "+
 			"else the namespace itself. Used by the "+agent.PlacementController+" controller")
+	r := &o.ArgoRedis
+	fs.StringVar(&r.Address, "argocd-redis", r.Address,
+		"host:port of the Redis of the Argo CD instance (its application-controller's --redis), read for the resource tree of each "+
+			"Application whose status does not hold its resources' health (status.resourceHealthSource appTree, the default of "+
+			"Argo CD 3.x). Empty: not read, and those resources' health is reported unknown")
+	fs.StringVar(&r.PasswordFile, "argocd-redis-password-file", r.PasswordFile,
+		"file holding the password of --argocd-redis (Argo CD's REDIS_PASSWORD: the argocd-redis Secret's key auth); none when empty")
+	fs.BoolVar(&r.TLS, "argocd-redis-use-tls", r.TLS, "reach --argocd-redis with TLS (Argo CD's --redis-use-tls)")
+	fs.StringVar(&r.CAFile, "argocd-redis-ca-certificate", r.CAFile,
+		"PEM bundle that verifies --argocd-redis with --argocd-redis-use-tls (default: the system's roots)")
+	fs.StringVar(&r.Compression, "argocd-redis-compress", r.Compression,
+		"compression Argo CD writes its Redis entries with, as its --redis-compress: gzip or none")
+	fs.DurationVar(&r.Timeout, "argocd-redis-timeout", r.Timeout,
+		"how long a read of --argocd-redis may take, connecting included, before the resources' health is reported unknown")
 	rs := &o.RepoServer
 	fs.StringVar(&rs.Address, "repo-server", rs.Address,
 		"address (host:port) of the Argo CD instance's argocd-repo-server: each DeploymentRecord then keeps the digest of the manifests "+
@@ -194,6 +213,15 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--placement-max-owner-share %v: want a fraction of each instance's capacity, more than 0 and at most 1 (0.5 is half, 1 no limit)",
 			o.PlacementMaxOwnerShare))
 	}
+	if c := o.ArgoRedis.Compression; c != "gzip" && c != "none" {
+		errs = append(errs, fmt.Errorf("--argocd-redis-compress %q: want gzip or none", c))
+	}
+	if o.ArgoRedis.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--argocd-redis-timeout %v: want a positive duration", o.ArgoRedis.Timeout))
+	}
+	if o.ArgoRedis.Address == "" && (o.ArgoRedis.PasswordFile != "" || o.ArgoRedis.TLS || o.ArgoRedis.CAFile != "") {
+		errs = append(errs, errors.New("--argocd-redis-password-file, --argocd-redis-use-tls and --argocd-redis-ca-certificate need --argocd-redis"))
+	}
 	if o.OperationRetention <= 0 {
 		errs = append(errs, fmt.Errorf("--operation-retention %v: want a positive duration", o.OperationRetention))
 	}
@@ -250,6 +278,11 @@ func (o *Options) Config() (agent.Config, error) {
 		Controllers: enabled, PlacementMaxOwnerShare: o.PlacementMaxOwnerShare}
 	if cfg.Manifests, err = o.RepoServer.config(); err != nil {
 		return agent.Config{}, err
+	}
+	if o.ArgoRedis.Address != "" && enabled[agent.ArgoCDControllers] {
+		if cfg.ResourceTrees, err = argocdcache.New(o.ArgoRedis); err != nil {
+			return agent.Config{}, fmt.Errorf("--argocd-redis: %w", err)
+		}
 	}
 	if enabled[agent.NamespaceProvisionerController] {
 		if cfg.NamespaceProvisioner, err = o.namespaceProvisioner(rc); err != nil {

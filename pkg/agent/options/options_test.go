@@ -32,6 +32,14 @@ func TestValidate(t *testing.T) {
 			want: []string{"--placement-max-owner-share 50: want a fraction of each instance's capacity, more than 0 and at most 1"}},
 		{name: "owner share 0", change: func(o *Options) { o.PlacementMaxOwnerShare = 0 }, want: []string{"--placement-max-owner-share 0:"}},
 		{name: "owner share NaN", change: func(o *Options) { o.PlacementMaxOwnerShare = math.NaN() }, want: []string{"--placement-max-owner-share NaN:"}},
+		{name: "Argo CD's Redis", change: func(o *Options) {
+			o.ArgoRedis.Address, o.ArgoRedis.PasswordFile, o.ArgoRedis.Compression = "argocd-redis.argocd:6379", "/etc/argocd-redis/auth", "none"
+		}},
+		{name: "Redis compression unknown", change: func(o *Options) { o.ArgoRedis.Compression = "zstd" },
+			want: []string{`--argocd-redis-compress "zstd": want gzip or none`}},
+		{name: "Redis password without an address", change: func(o *Options) { o.ArgoRedis.PasswordFile = "/x" },
+			want: []string{"need --argocd-redis"}},
+		{name: "no Redis timeout", change: func(o *Options) { o.ArgoRedis.Timeout = 0 }, want: []string{"--argocd-redis-timeout 0s"}},
 		{name: "timings unchecked without leader election", change: func(o *Options) {
 			o.LeaderElection = LeaderElection{Enabled: false}
 		}},

@@ -103,6 +103,10 @@ type GitOpsDeploymentConditionType string
 const (
 	GitOpsDeploymentConditionErrorOccurred GitOpsDeploymentConditionType = "ErrorOccurred"
 	GitOpsDeploymentConditionSyncError     GitOpsDeploymentConditionType = "SyncError"
+	// GitOpsDeploymentConditionHeld is True while a GitOpsDeploymentHold of the same name keeps
+	// the deployment at a revision (reason RolledBack; the message names the revision, the
+	// record, who held it, when and why); it is removed when the hold is released.
+	GitOpsDeploymentConditionHeld GitOpsDeploymentConditionType = "Held"
 
 	// Argo CD Application condition types that are mirrored into the status.
 	GitOpsDeploymentConditionDeletionError           GitOpsDeploymentConditionType = "DeletionError"
@@ -123,6 +127,8 @@ const (
 	GitOpsDeploymentReasonErrorOccurred         GitOpsDeploymentReasonType = "ErrorOccurred"
 	GitOpsDeploymentReasonErrorOccurredResolved GitOpsDeploymentReasonType = "ErrorOccurredResolved"
 	GitOpsDeploymentReasonSyncError             GitOpsDeploymentReasonType = "SyncError"
+	// GitOpsDeploymentReasonRolledBack is the reason of the Held condition.
+	GitOpsDeploymentReasonRolledBack GitOpsDeploymentReasonType = "RolledBack"
 
 	// GitOpsDeploymentReasonResolvedSuffix is appended to a condition's type to form the reason
 	// of a condition that no longer holds.

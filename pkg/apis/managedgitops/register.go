@@ -34,6 +34,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&TenantPlacement{}, &TenantPlacementList{},
 		&AuditEntry{}, &AuditEntryList{},
 		&DeploymentRecord{}, &DeploymentRecordList{}, &DeploymentRecordDiff{},
+		&GitOpsDeploymentHold{}, &GitOpsDeploymentHoldList{},
 	)
 	return nil
 }

@@ -196,7 +196,9 @@ func planRecords(w world) plan {
 //     that binding: its Snapshot, and as user whoever last wrote the binding unless that was
 //     the service too.
 //   - Otherwise an automated sync of another revision than the previous record's deployed a
-//     new commit, and one of the same revision healed a drift or retried.
+//     new commit, or, while a GitOpsDeploymentHold keeps the deployment at a revision, the
+//     rollback to it (its user is who made the hold); one of the same revision healed a drift
+//     or retried.
 //   - Any other operation was started outside the service, by the user Argo CD names.
 func trigger(w world, op *managedv1alpha1.OperationState, revision string, previous *managedv1alpha1.DeploymentRecord) (managedv1alpha1.DeploymentTrigger, *lookup) {
 	f := w.facts
@@ -224,9 +226,35 @@ func trigger(w world, op *managedv1alpha1.OperationState, revision string, previ
 		return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerSpecChange, User: f.specWriter}, need
 	}
 	if revision != previous.Spec.Revision {
+		if user, held := heldBy(d); held {
+			return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerRollback, User: user}, nil
+		}
 		return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerNewCommit}, nil
 	}
 	return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerAutomated}, nil
+}
+
+// heldBy tells whether a GitOpsDeploymentHold keeps d at a revision, from the Held condition
+// the GitOpsDeployment controller keeps (pkg/controller/gitopsdeployment/hold.go), and who made
+// it: the quoted name after " by " in its message (the revision and the record's name before
+// it hold no space), or "" when the message does not say.
+func heldBy(d *managedv1alpha1.GitOpsDeployment) (user string, held bool) {
+	for _, c := range d.Status.Conditions {
+		if c.Type != managedv1alpha1.GitOpsDeploymentConditionHeld || c.Status != managedv1alpha1.GitOpsConditionStatusTrue {
+			continue
+		}
+		i := strings.Index(c.Message, ` by "`)
+		if i < 0 {
+			return "", true
+		}
+		quoted, err := strconv.QuotedPrefix(c.Message[i+len(" by "):])
+		if err != nil {
+			return "", true
+		}
+		user, _ = strconv.Unquote(quoted)
+		return user, true
+	}
+	return "", false
 }
 
 // syncRunOf is the name and UID of the SyncRun whose operation this is, from the info the

@@ -31,9 +31,11 @@ func isUserError(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// desiredApplication is the part of the Argo CD Application the agent owns for depl. Only these
-// fields are sent (server-side apply), so Argo CD's status and operation are never touched.
-func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace string, dest argov1alpha1.ApplicationDestination) (*applicationApply, error) {
+// desiredApplication is the part of the Argo CD Application the agent owns for depl, at the
+// revision of hold while there is one (hold.go). Only these fields are sent (server-side
+// apply), so Argo CD's status and operation are never touched.
+func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, hold *managedv1alpha1.GitOpsDeploymentHold, argoNamespace string,
+	dest argov1alpha1.ApplicationDestination) (*applicationApply, error) {
 	src := depl.Spec.Source
 	switch src.Path {
 	case "":
@@ -45,7 +47,7 @@ func desiredApplication(depl *managedv1alpha1.GitOpsDeployment, argoNamespace st
 		Source: &argov1alpha1.ApplicationSource{
 			RepoURL:        src.RepoURL,
 			Path:           src.Path,
-			TargetRevision: src.TargetRevision,
+			TargetRevision: targetRevision(depl, hold),
 		},
 		Destination: dest,
 		Project:     argocd.ProjectName(depl.Namespace),

@@ -33,7 +33,7 @@ func TestDesiredApplicationAutomated(t *testing.T) {
 	d := deployment(func(d *managedv1alpha1.GitOpsDeployment) {
 		d.Spec.SyncPolicy = &managedv1alpha1.SyncPolicy{SyncOptions: managedv1alpha1.SyncOptions{managedv1alpha1.SyncOptionCreateNamespaceTrue}}
 	})
-	got, err := desiredApplication(d, "argocd", localJane)
+	got, err := desiredApplication(d, nil, "argocd", localJane)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestDesiredApplicationManual(t *testing.T) {
 					d.Spec.SyncPolicy = &managedv1alpha1.SyncPolicy{SyncOptions: tc.options}
 				}
 			})
-			got, err := desiredApplication(d, "argocd", localJane)
+			got, err := desiredApplication(d, nil, "argocd", localJane)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestDesiredApplicationUserErrors(t *testing.T) {
 		{"root path", func(d *managedv1alpha1.GitOpsDeployment) { d.Spec.Source.Path = "/" }, managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := desiredApplication(deployment(tc.mutate), "argocd", localJane)
+			_, err := desiredApplication(deployment(tc.mutate), nil, "argocd", localJane)
 			if err == nil || !isUserError(err) || err.Error() != tc.want {
 				t.Fatalf("error = %v, want user error %q", err, tc.want)
 			}
@@ -109,7 +109,7 @@ func TestDesiredApplicationUserErrors(t *testing.T) {
 }
 
 func TestApplicationUpToDate(t *testing.T) {
-	want, err := desiredApplication(deployment(nil), "argocd", localJane)
+	want, err := desiredApplication(deployment(nil), nil, "argocd", localJane)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,8 @@ type Controller struct {
 	ops *operations.Recorder
 
 	deployments listers.GitOpsDeploymentLister
+	// holds are the GitOpsDeploymentHolds (hold.go); nil when the controller runs without them.
+	holds listers.GitOpsDeploymentHoldLister
 	// deploymentIndex indexes the GitOpsDeployments byEnvironment (environments.go).
 	deploymentIndex cache.Indexer
 	applications    argolisters.ApplicationLister
@@ -102,6 +104,11 @@ type Controller struct {
 	// Lost with the process: Events are told at most once, not at least once.
 	degraded sync.Map
 
+	// trees reads the resource trees Argo CD keeps in its Redis (tree.go); nil when the agent
+	// was not told where that Redis is.
+	trees     treeReader
+	treeState treeState
+
 	now func() time.Time
 }
 
@@ -110,10 +117,11 @@ type Controller struct {
 // AppProject and deployer objects (deployers' informers, which it watches through
 // Deployers.OnChange), of the repository Secrets of its repository (argoSecrets: the Argo CD
 // namespace's Secrets), and of its ManagedEnvironment and the cluster Secrets that list it
-// (environments.go). environments and argoSecrets give it the environments' clusters
+// (environments.go), and of the GitOpsDeploymentHold of the same name (hold.go). environments and argoSecrets give it the environments' clusters
 // (managedenvironment.Clusters). The informers are shared with the other Argo CD controllers.
 func New(
 	deployments managedinformers.GitOpsDeploymentInformer,
+	holds managedinformers.GitOpsDeploymentHoldInformer,
 	environments managedinformers.GitOpsDeploymentManagedEnvironmentInformer,
 	applications argoinformers.ApplicationInformer,
 	projects argoinformers.AppProjectInformer,
@@ -155,6 +163,9 @@ func New(
 	c.Controller = framework.NewController(Name, c.syncDeployment)
 
 	if err := c.Watch(deployments.Informer(), c.Handler()); err != nil {
+		return nil, err
+	}
+	if err := c.watchHolds(holds); err != nil {
 		return nil, err
 	}
 
@@ -233,6 +244,12 @@ func (c *Controller) requeueNamespace(namespace string) {
 // every Application watching the whole cluster's cache, is often: those updates alone would
 // keep the workers busy while new deployments wait. (reflect.DeepEqual, unlike the API's
 // semantic comparison, copes with the unexported field of ApplicationDestination.)
+//
+// An Application that keeps its resources' health in the resource tree (Argo CD 3.x's
+// default) is the exception: a resource's health message can change in the tree while the
+// status stays the same (a Deployment Degraded for another reason), and a refresh of the
+// Application, which moves reconciledAt, is the agent's cue to read the tree again. A change of
+// a resource's health that changes the Application's own health changes the status anyway.
 func applicationChanged(old, obj interface{}) bool {
 	o, ok1 := old.(*argov1alpha1.Application)
 	n, ok2 := obj.(*argov1alpha1.Application)
@@ -243,6 +260,9 @@ func applicationChanged(old, obj interface{}) bool {
 		return false
 	}
 	os, ns := o.Status, n.Status
+	if ns.ResourceHealthSource == argov1alpha1.ResourceHealthLocationAppTree && !ns.ReconciledAt.Equal(os.ReconciledAt) {
+		return true
+	}
 	os.ReconciledAt, ns.ReconciledAt = nil, nil
 	os.ObservedAt, ns.ObservedAt = nil, nil
 	return !reflect.DeepEqual(os, ns) || !reflect.DeepEqual(o.Spec, n.Spec) || !reflect.DeepEqual(o.Operation, n.Operation) ||
@@ -265,10 +285,17 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	if !held {
 		return c.release(ctx, key, namespace, name)
 	}
+	hold, err := c.hold(namespace, name)
+	if err != nil {
+		return err
+	}
 	depl, err := c.deployments.GitOpsDeployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.degraded.Delete(key)
 		if err := c.deleteApplications(ctx, key, ""); err != nil {
+			return err
+		}
+		if err := c.updateHoldStatus(ctx, hold, nil, nil); err != nil {
 			return err
 		}
 		return c.syncProject(ctx, namespace)
@@ -284,7 +311,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 		return c.finalize(ctx, depl)
 	}
 
-	reconcileErr := c.applyApplication(ctx, depl)
+	reconcileErr := c.applyApplication(ctx, depl, hold)
 	if reconcileErr != nil && !isUserError(reconcileErr) {
 		klog.ErrorS(reconcileErr, "applying the Application", "key", key)
 	}
@@ -294,7 +321,10 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	} else if err != nil {
 		return err
 	}
-	if err := c.updateStatus(ctx, depl, app, reconcileErr); err != nil {
+	if err := c.updateStatus(ctx, depl, hold, app, reconcileErr); err != nil {
+		return err
+	}
+	if err := c.updateHoldStatus(ctx, hold, depl, app); err != nil {
 		return err
 	}
 	if isUserError(reconcileErr) {
@@ -303,13 +333,14 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	return reconcileErr
 }
 
-// applyApplication makes the Application (and the namespace's AppProject) what depl asks for.
-func (c *Controller) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment) error {
+// applyApplication makes the Application (and the namespace's AppProject) what depl asks for,
+// at the revision of hold while there is one.
+func (c *Controller) applyApplication(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, hold *managedv1alpha1.GitOpsDeploymentHold) error {
 	dest, err := c.destination(depl)
 	if err != nil {
 		return err
 	}
-	want, err := desiredApplication(depl, c.argoNamespace, dest)
+	want, err := desiredApplication(depl, hold, c.argoNamespace, dest)
 	if err != nil {
 		return err
 	}
@@ -395,7 +426,7 @@ func (c *Controller) finalize(ctx context.Context, depl *managedv1alpha1.GitOpsD
 		}
 		// Argo CD reports what stands in the way (a sync or comparison error) through the
 		// status; the Application's events bring the deployment back here.
-		return c.updateStatus(ctx, depl, app, nil)
+		return c.updateStatus(ctx, depl, nil, app, nil)
 	}
 	if !slices.Contains(depl.Finalizers, managedv1alpha1.GitOpsDeploymentFinalizer) {
 		return nil
@@ -427,13 +458,16 @@ func (c *Controller) removeFinalizer(ctx context.Context, depl *managedv1alpha1.
 	return nil
 }
 
-// updateStatus writes the status computeStatus derives, and only when it differs, and then
-// records the Events of the change.
-func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, reconcileErr error) error {
-	st, err := computeStatus(depl.Status, app, reconcileErr, metav1.NewTime(c.now()))
+// updateStatus writes the status computeStatus derives, with the Held condition of hold, and
+// only when it differs, and then records the Events of the change.
+func (c *Controller) updateStatus(ctx context.Context, depl *managedv1alpha1.GitOpsDeployment, hold *managedv1alpha1.GitOpsDeploymentHold,
+	app *argov1alpha1.Application, reconcileErr error) error {
+	now := metav1.NewTime(c.now())
+	st, err := computeStatus(depl.Status, app, c.readTree(app), reconcileErr, now)
 	if err != nil {
 		return err
 	}
+	st.Conditions = heldCondition(st.Conditions, hold, now)
 	if app != nil && app.Status.Sync.ComparedTo.Source.RepoURL != "" {
 		st.ReconciledState.Destination.Name = c.reconciledEnvironment(depl.Namespace, app)
 	}

@@ -26,6 +26,10 @@ func TestApplicationChanged(t *testing.T) {
 	}{
 		{name: "resync, same resourceVersion", change: func(a *argov1alpha1.Application) { a.ResourceVersion = "1" }, want: false},
 		{name: "reconciledAt only", change: func(a *argov1alpha1.Application) { a.Status.ReconciledAt = &metav1.Time{Time: time.Unix(200, 0)} }, want: false},
+		{name: "reconciledAt of an Application whose resources' health is in the tree (Argo CD 3.x)", change: func(a *argov1alpha1.Application) {
+			a.Status.ResourceHealthSource = argov1alpha1.ResourceHealthLocationAppTree
+			a.Status.ReconciledAt = &metav1.Time{Time: time.Unix(200, 0)}
+		}, want: true},
 		{name: "sync status", change: func(a *argov1alpha1.Application) { a.Status.Sync.Status = argov1alpha1.SyncStatusCodeOutOfSync }, want: true},
 		{name: "health", change: func(a *argov1alpha1.Application) { a.Status.Health.Status = "Degraded" }, want: true},
 		{name: "operation state", change: func(a *argov1alpha1.Application) {

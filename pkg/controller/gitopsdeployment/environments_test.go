@@ -126,7 +126,7 @@ func TestDeploymentsFollowTheirEnvironment(t *testing.T) {
 
 // New wires the controller into shared informers: a GitOpsDeployment is queued by its own
 // events, by those of its ManagedEnvironment and of the shared cluster Secrets that list it,
-// and by those of its namespace's deployer.
+// by those of its namespace's deployer, and by those of the hold of the same name.
 func TestNewWatchesFromInformers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -141,7 +141,7 @@ func TestNewWatchesFromInformers(t *testing.T) {
 	argoSecrets := argoKube.Core().V1().Secrets()
 	deployers := deployer.New(deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings(),
 		argoSecrets, kube, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
-	c, err := New(managed.GitOpsDeployments(), managed.GitOpsDeploymentManagedEnvironments(), argoInformers.Argoproj().V1alpha1().Applications(),
+	c, err := New(managed.GitOpsDeployments(), managed.GitOpsDeploymentHolds(), managed.GitOpsDeploymentManagedEnvironments(), argoInformers.Argoproj().V1alpha1().Applications(),
 		argoInformers.Argoproj().V1alpha1().AppProjects(), argoSecrets, deployers, "argocd", argocd.InClusterServer,
 		gitops, argo, kube, operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10))
 	if err != nil {
@@ -181,6 +181,15 @@ func TestNewWatchesFromInformers(t *testing.T) {
 		sa.Annotations = map[string]string{"changed": "by someone"}
 		_, err := kube.CoreV1().ServiceAccounts("jane").Update(ctx, sa, metav1.UpdateOptions{})
 		return err
+	})
+	hold := &managedv1alpha1.GitOpsDeploymentHold{ObjectMeta: metav1.ObjectMeta{Namespace: "jane", Name: "web"},
+		Spec: managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: "abc1234"}}
+	queued("the deployment queued by its hold's add", func() error {
+		_, err := gitops.ManagedGitopsV1alpha1().GitOpsDeploymentHolds("jane").Create(ctx, hold, metav1.CreateOptions{})
+		return err
+	})
+	queued("the deployment queued by its hold's release", func() error {
+		return gitops.ManagedGitopsV1alpha1().GitOpsDeploymentHolds("jane").Delete(ctx, "web", metav1.DeleteOptions{})
 	})
 }
 

@@ -142,13 +142,13 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	app := syncedApp()
 	controllertest.FailStatusWrites(gitops, "gitopsdeployments", 1)
 
-	if err := a.updateStatus(ctx, d, app, nil); err == nil {
+	if err := a.updateStatus(ctx, d, nil, app, nil); err == nil {
 		t.Fatal("the failed write did not fail")
 	}
 	if got := controllertest.Recorded(rec); len(got) != 0 {
 		t.Fatalf("events after a failed write: %v", got)
 	}
-	if err := a.updateStatus(ctx, d, app, nil); err != nil {
+	if err := a.updateStatus(ctx, d, nil, app, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := controllertest.RecordedReasons(rec), []string{"Normal SyncStarted", "Normal SyncSucceeded"}; !reflect.DeepEqual(got, want) {
@@ -159,7 +159,7 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.updateStatus(ctx, written, app, nil); err != nil {
+	if err := a.updateStatus(ctx, written, nil, app, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := controllertest.Recorded(rec); len(got) != 0 {
@@ -167,7 +167,7 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 	}
 	// Degraded is recorded once, with the message.
 	app.Status.Health = argov1alpha1.HealthStatus{Status: "Degraded", Message: "Deployment web exceeded its progress deadline"}
-	if err := a.updateStatus(ctx, written, app, nil); err != nil {
+	if err := a.updateStatus(ctx, written, nil, app, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := controllertest.Recorded(rec); len(got) != 1 || got[0] != "Warning HealthDegraded Health of the deployed resources is Degraded (was Healthy): Deployment web exceeded its progress deadline" {
@@ -179,7 +179,7 @@ func TestDeploymentStatusWriteRecordsEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		app.Status.Health = argov1alpha1.HealthStatus{Status: health.HealthStatusCode(h)}
-		if err := a.updateStatus(ctx, written, app, nil); err != nil {
+		if err := a.updateStatus(ctx, written, nil, app, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

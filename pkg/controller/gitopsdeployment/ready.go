@@ -1,11 +1,13 @@
 package gitopsdeployment
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,9 +26,11 @@ const maxReasonLength = 240
 // reports changes, so a deployment that stays broken costs no status writes.
 //
 // Argo CD 2.x keeps each resource's health in the Application's status. Argo CD 3.x does not by
-// default (controller.resource.health.persist), and then only the Application's health and
-// message name the problem: the condition says so rather than call the resources healthy.
-func resourcesReady(conds []managedv1alpha1.GitOpsDeploymentCondition, as argov1alpha1.ApplicationStatus, destNamespace string,
+// default (controller.resource.health.persist), and keeps it in the resource tree instead,
+// which withTreeHealth merges in first. Without it (healthUnknown says why) only the
+// Application's health and message name the problem: the condition says so rather than call
+// the resources healthy.
+func resourcesReady(conds []managedv1alpha1.GitOpsDeploymentCondition, as argov1alpha1.ApplicationStatus, healthUnknown, destNamespace string,
 	now metav1.Time,
 ) []managedv1alpha1.GitOpsDeploymentCondition {
 	typ := managedv1alpha1.GitOpsDeploymentConditionResourcesReady
@@ -49,6 +53,9 @@ func resourcesReady(conds []managedv1alpha1.GitOpsDeploymentCondition, as argov1
 			app += ": " + truncate(as.Health.Message)
 		}
 		parts = append(parts, app)
+		if healthUnknown != "" {
+			parts = append(parts, "each resource's health is unknown: "+healthUnknown)
+		}
 	}
 	return setCondition(conds, typ, managedv1alpha1.GitOpsConditionStatusFalse,
 		managedv1alpha1.GitOpsDeploymentReasonResourcesNotReady, strings.Join(parts, "; "), now)
@@ -139,4 +146,52 @@ func countOf(n int) string {
 		return "1 resource"
 	}
 	return fmt.Sprintf("%d resources", n)
+}
+
+// treeRead is what the agent read of an Application's resource tree in Argo CD's Redis, for an
+// Application whose resources' health Argo CD keeps there (status.resourceHealthSource appTree,
+// Argo CD 3.x's default): the tree, or, for the tenant, why there is none.
+type treeRead struct {
+	tree    *argov1alpha1.ApplicationTree
+	unknown string
+}
+
+// Why a tree is missing, as the condition tells the tenant (the details, such as Redis's
+// address, go to the agent's log only).
+const (
+	treeNotConfigured = "Argo CD keeps it in its Redis, which this agent is not configured to read"
+	treeUnreachable   = "Argo CD's Redis, which keeps it, could not be read"
+	treeNotWritten    = "Argo CD has not recorded the resource tree yet"
+)
+
+// withTreeHealth is the Application's status with each resource's health taken from the
+// resource tree, when Argo CD keeps it there rather than in the status, and otherwise the
+// status as it is. A resource the tree lists without a live object (no UID) is Missing, as
+// Argo CD would have written it into the status; one the tree does not list keeps no health.
+// The second result says why the resources' health is unknown: empty when it is known.
+func withTreeHealth(as argov1alpha1.ApplicationStatus, tr treeRead) (argov1alpha1.ApplicationStatus, string) {
+	if as.ResourceHealthSource != argov1alpha1.ResourceHealthLocationAppTree || len(as.Resources) == 0 {
+		return as, ""
+	}
+	if tr.tree == nil {
+		return as, cmp.Or(tr.unknown, treeNotWritten)
+	}
+	nodes := make(map[string]argov1alpha1.ResourceNode, len(tr.tree.Nodes))
+	for _, n := range tr.tree.Nodes {
+		nodes[resourceKey(n.Group, n.Kind, n.Namespace, n.Name)] = n
+	}
+	resources := make([]argov1alpha1.ResourceStatus, len(as.Resources))
+	for i, r := range as.Resources {
+		n, ok := nodes[resourceKey(r.Group, r.Kind, r.Namespace, r.Name)]
+		switch {
+		case !ok:
+		case n.Health != nil && n.Health.Status != "":
+			r.Health = &argov1alpha1.HealthStatus{Status: n.Health.Status, Message: n.Health.Message}
+		case n.UID == "":
+			r.Health = &argov1alpha1.HealthStatus{Status: health.HealthStatusMissing}
+		}
+		resources[i] = r
+	}
+	as.Resources = resources
+	return as, ""
 }

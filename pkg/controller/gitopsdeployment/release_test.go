@@ -97,7 +97,7 @@ func newReleaseFixture(t *testing.T, ctx context.Context, p *managedv1alpha1.Ten
 	argoSecrets := argoKube.Core().V1().Secrets()
 	deployers := deployer.New(deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings(),
 		argoSecrets, kube, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
-	c, err := New(managed.GitOpsDeployments(), managed.GitOpsDeploymentManagedEnvironments(), argoInformers.Argoproj().V1alpha1().Applications(),
+	c, err := New(managed.GitOpsDeployments(), managed.GitOpsDeploymentHolds(), managed.GitOpsDeploymentManagedEnvironments(), argoInformers.Argoproj().V1alpha1().Applications(),
 		argoInformers.Argoproj().V1alpha1().AppProjects(), argoSecrets, deployers, "argocd", argocd.InClusterServer,
 		gitops, argo, kube, operations.NewRecorder(nil, "argocd"), record.NewFakeRecorder(10))
 	if err != nil {

@@ -32,13 +32,18 @@ var mirroredTypes = map[argov1alpha1.ApplicationConditionType]bool{
 // reconcile it (nil on success). It is pure: now is the only clock, and a condition whose
 // status, reason and message are unchanged keeps its timestamps, so an unchanged world gives an
 // identical status and the caller writes nothing.
-func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1.Application, reconcileErr error, now metav1.Time) (managedv1alpha1.GitOpsDeploymentStatus, error) {
+//
+// tree is what the agent read of the Application's resource tree, which holds the resources'
+// health when Argo CD keeps it there (withTreeHealth).
+func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1.Application, tree treeRead, reconcileErr error,
+	now metav1.Time,
+) (managedv1alpha1.GitOpsDeploymentStatus, error) {
 	st := *cur.DeepCopy()
 	st.Conditions = errorOccurred(st.Conditions, reconcileErr, now)
 	if app == nil {
 		return st, nil
 	}
-	as := app.Status
+	as, healthUnknown := withTreeHealth(app.Status, tree)
 	// An Application Argo CD has not compared yet (made again: on the instance a tenant moved
 	// to) says nothing of what is deployed: the deployment keeps what it last reported rather
 	// than flash Unknown.
@@ -70,7 +75,7 @@ func computeStatus(cur managedv1alpha1.GitOpsDeploymentStatus, app *argov1alpha1
 		st.OperationState = op
 	}
 	st.Conditions = mirrorConditions(st.Conditions, as.Conditions, now)
-	st.Conditions = resourcesReady(st.Conditions, as, app.Spec.Destination.Namespace, now)
+	st.Conditions = resourcesReady(st.Conditions, as, healthUnknown, app.Spec.Destination.Namespace, now)
 	return st, nil
 }
 

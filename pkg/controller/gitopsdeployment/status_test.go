@@ -61,7 +61,7 @@ func syncedApp() *argov1alpha1.Application {
 }
 
 func TestComputeStatusCopiesArgoCD(t *testing.T) {
-	got, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, syncedApp(), nil, t1)
+	got, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, syncedApp(), treeRead{}, nil, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestComputeStatusCopiesArgoCD(t *testing.T) {
 func TestComputeStatusIsStableWhenNothingChanged(t *testing.T) {
 	app := syncedApp()
 	app.Status.Conditions = []argov1alpha1.ApplicationCondition{{Type: argov1alpha1.ApplicationConditionSharedResourceWarning, Message: "shared"}}
-	first, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, nil, t1)
+	first, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, treeRead{}, nil, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := computeStatus(first, app, nil, t2)
+	second, err := computeStatus(first, app, treeRead{}, nil, t2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestMirroredConditions(t *testing.T) {
 		{Type: argov1alpha1.ApplicationConditionComparisonError, Message: "repository not found"},
 		{Type: "SomethingNew", Message: "not part of the API"},
 	}
-	st, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, nil, t0)
+	st, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, treeRead{}, nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestMirroredConditions(t *testing.T) {
 
 	// The message changes: a transition.
 	app.Status.Conditions[0].Message = "authentication required"
-	st, _ = computeStatus(st, app, nil, t1)
+	st, _ = computeStatus(st, app, treeRead{}, nil, t1)
 	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
 		Type: "ComparisonError", Status: "True", Reason: "ComparisonError", Message: "authentication required",
 		LastProbeTime: t1, LastTransitionTime: &t1,
@@ -150,12 +150,12 @@ func TestMirroredConditions(t *testing.T) {
 
 	// Argo CD no longer reports it: resolved, once.
 	app.Status.Conditions = nil
-	st, _ = computeStatus(st, app, nil, t2)
+	st, _ = computeStatus(st, app, treeRead{}, nil, t2)
 	resolved := managedv1alpha1.GitOpsDeploymentCondition{
 		Type: "ComparisonError", Status: "False", Reason: "ComparisonErrorResolved", LastProbeTime: t2, LastTransitionTime: &t2,
 	}
 	wantCond(t, st, resolved)
-	st, _ = computeStatus(st, app, nil, metav1.NewTime(t2.Add(time.Hour)))
+	st, _ = computeStatus(st, app, treeRead{}, nil, metav1.NewTime(t2.Add(time.Hour)))
 	wantCond(t, st, resolved)
 }
 
@@ -205,7 +205,7 @@ func TestExcludedResourcesInOneCondition(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			app := syncedApp()
 			app.Status.Conditions = tc.argo
-			st, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, nil, t0)
+			st, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, treeRead{}, nil, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestExcludedResourcesInOneCondition(t *testing.T) {
 				LastProbeTime: t0, LastTransitionTime: &t0,
 			})
 			// The same report again writes nothing new.
-			again, _ := computeStatus(st, app, nil, t1)
+			again, _ := computeStatus(st, app, treeRead{}, nil, t1)
 			if !apiequality.Semantic.DeepEqual(again, st) {
 				t.Errorf("an unchanged report changed the status:\n%+v\n%+v", st, again)
 			}
@@ -224,30 +224,30 @@ func TestExcludedResourcesInOneCondition(t *testing.T) {
 
 func TestErrorOccurred(t *testing.T) {
 	// Success on a deployment that never failed adds nothing.
-	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, nil, nil, t0)
+	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, nil, treeRead{}, nil, t0)
 	if len(st.Conditions) != 0 {
 		t.Fatalf("conditions = %+v, want none", st.Conditions)
 	}
 
-	st, _ = computeStatus(st, nil, &userError{managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash}, t0)
+	st, _ = computeStatus(st, nil, treeRead{}, &userError{managedv1alpha1.GitOpsDeploymentUserErrorInvalidPathSlash}, t0)
 	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
 		Type: "ErrorOccurred", Status: "True", Reason: "ErrorOccurred", Message: "spec.source.path cannot be '/'",
 		LastProbeTime: t0, LastTransitionTime: &t0,
 	})
 
 	// An internal error never reaches the tenant with its details.
-	st, _ = computeStatus(st, nil, errors.New("Post https://10.0.0.1: dial tcp: connection refused"), t1)
+	st, _ = computeStatus(st, nil, treeRead{}, errors.New("Post https://10.0.0.1: dial tcp: connection refused"), t1)
 	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
 		Type: "ErrorOccurred", Status: "True", Reason: "ErrorOccurred", Message: "an unknown error occurred",
 		LastProbeTime: t1, LastTransitionTime: &t1,
 	})
 	// The same error again is no change.
-	again, _ := computeStatus(st, nil, errors.New("another internal error"), t2)
+	again, _ := computeStatus(st, nil, treeRead{}, errors.New("another internal error"), t2)
 	if !apiequality.Semantic.DeepEqual(st, again) {
 		t.Errorf("a repeated unknown error changed the status: %+v", again.Conditions)
 	}
 
-	st, _ = computeStatus(st, syncedApp(), nil, t2)
+	st, _ = computeStatus(st, syncedApp(), treeRead{}, nil, t2)
 	wantCond(t, st, managedv1alpha1.GitOpsDeploymentCondition{
 		Type: "ErrorOccurred", Status: "False", Reason: "ErrorOccurredResolved", LastProbeTime: t2, LastTransitionTime: &t2,
 	})
@@ -259,7 +259,7 @@ func TestConditionsSortedByType(t *testing.T) {
 		{Type: argov1alpha1.ApplicationConditionSyncError, Message: "b"},
 		{Type: argov1alpha1.ApplicationConditionComparisonError, Message: "a"},
 	}
-	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, errors.New("x"), t0)
+	st, _ := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, app, treeRead{}, errors.New("x"), t0)
 	var types []string
 	for _, c := range st.Conditions {
 		types = append(types, string(c.Type))
@@ -285,12 +285,12 @@ func wantCond(t *testing.T, st managedv1alpha1.GitOpsDeploymentStatus, want mana
 // result, and does not flash Unknown in between.
 func TestComputeStatusAcrossAnApplicationMadeAgain(t *testing.T) {
 	now := metav1.NewTime(t0.Add(time.Minute))
-	before, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, syncedApp(), nil, now)
+	before, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, syncedApp(), treeRead{}, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fresh := &argov1alpha1.Application{}
-	got, err := computeStatus(before, fresh, nil, now)
+	got, err := computeStatus(before, fresh, treeRead{}, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestComputeStatusAcrossAnApplicationMadeAgain(t *testing.T) {
 	}
 	adopted := syncedApp()
 	adopted.Status.OperationState = nil
-	got, err = computeStatus(before, adopted, nil, now)
+	got, err = computeStatus(before, adopted, treeRead{}, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestComputeStatusAcrossAnApplicationMadeAgain(t *testing.T) {
 		t.Errorf("operationState %+v, want the last sync's kept", got.OperationState)
 	}
 	// A deployment that never reported still starts at Unknown.
-	first, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, fresh, nil, now)
+	first, err := computeStatus(managedv1alpha1.GitOpsDeploymentStatus{}, fresh, treeRead{}, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}

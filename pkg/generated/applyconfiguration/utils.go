@@ -202,6 +202,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentConditionApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentDestination"):
 		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentDestinationApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentHold"):
+		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentHoldApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentHoldSpec"):
+		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentHoldSpecApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentHoldStatus"):
+		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentHoldStatusApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentManagedEnvironment"):
 		return &applyconfigurationmanagedgitopsv1alpha1.GitOpsDeploymentManagedEnvironmentApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("GitOpsDeploymentRepositoryCredential"):

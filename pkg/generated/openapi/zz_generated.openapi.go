@@ -137,6 +137,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeployment":                         schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeployment(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentCondition":                schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentCondition(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentDestination":              schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentDestination(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHold":                     schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHold(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldList":                 schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldSpec":                 schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldStatus":               schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentList":                     schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentList(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentManagedEnvironment":       schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentManagedEnvironment(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentManagedEnvironmentList":   schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentManagedEnvironmentList(ref),
@@ -5402,7 +5406,7 @@ func schema_pkg_apis_managedgitops_v1alpha1_DeploymentTrigger(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Type is SpecChange, NewCommit, SyncRun, Promotion, Automated or External.",
+							Description: "Type is SpecChange, NewCommit, SyncRun, Promotion, Automated, External or Rollback.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -5602,6 +5606,179 @@ func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentDestination(ref comm
 					},
 				},
 				Required: []string{"name", "namespace"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHold(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitOpsDeploymentHold keeps the GitOpsDeployment of the same name at one commit until it is deleted (released): while it exists, Argo CD deploys spec.revision whatever the deployment's spec.source.targetRevision says, so that neither a new commit under automated sync nor an automated promotion rewriting the deployment undoes a rollback. It is a kind of its own, not a field of GitOpsDeployment, because clients built on the original structs drop unknown fields when they update a deployment.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldStatus"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldSpec", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHoldStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitOpsDeploymentHoldList is a list of GitOpsDeploymentHolds.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHold"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentHold", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitOpsDeploymentHoldSpec is where the deployment is held, and why.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Revision is the commit (or any revision Argo CD resolves) the deployment is held at.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"deploymentRecord": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeploymentRecord is the DeploymentRecord the revision was taken from, for people.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is why the deployment is held.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"heldBy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HeldBy is who made the hold: the server sets it from the request on create, whatever the client sent, and keeps it on every update.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"revision"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GitOpsDeploymentHoldStatus is whether the agent has put the hold in effect.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation of the spec the agent last acted on.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"holding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Holding is true when the deployment's Argo CD Application is at spec.revision.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says where the hold stands (\"Holding at <revision>\", or why it is not in effect).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}

@@ -26,6 +26,7 @@ var group = apitesting.Group{
 		"DeploymentRecord", "DeploymentRecordList",
 		// The body of the deploymentrecords/diff subresource: no list, never stored.
 		"DeploymentRecordDiff",
+		"GitOpsDeploymentHold", "GitOpsDeploymentHoldList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},
 	FuzzerFuncs: fuzzer.Funcs,

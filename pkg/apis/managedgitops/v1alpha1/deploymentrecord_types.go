@@ -26,6 +26,9 @@ const (
 	// DeploymentTriggerExternal: an operation started outside the service (User names Argo
 	// CD's user).
 	DeploymentTriggerExternal DeploymentTriggerType = "External"
+	// DeploymentTriggerRollback: a sync made while a GitOpsDeploymentHold kept the deployment
+	// at its revision; User is who made the hold.
+	DeploymentTriggerRollback DeploymentTriggerType = "Rollback"
 )
 
 // DeploymentRecordPhase is where a recorded sync is.
@@ -81,7 +84,7 @@ type DeploymentRecordSpec struct {
 
 // DeploymentTrigger is what started a sync.
 type DeploymentTrigger struct {
-	// Type is SpecChange, NewCommit, SyncRun, Promotion, Automated or External.
+	// Type is SpecChange, NewCommit, SyncRun, Promotion, Automated, External or Rollback.
 	Type DeploymentTriggerType `json:"type"`
 	// User is who made the change that started it (from the audit trail), or who created the
 	// SyncRun; empty when nobody did (a new commit, an automated retry).

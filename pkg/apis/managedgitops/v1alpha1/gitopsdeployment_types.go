@@ -115,6 +115,10 @@ type GitOpsDeploymentConditionType string
 const (
 	GitOpsDeploymentConditionErrorOccurred GitOpsDeploymentConditionType = "ErrorOccurred"
 	GitOpsDeploymentConditionSyncError     GitOpsDeploymentConditionType = "SyncError"
+	// GitOpsDeploymentConditionHeld is True while a GitOpsDeploymentHold of the same name keeps
+	// the deployment at a revision (reason RolledBack; the message names the revision, the
+	// record, who held it, when and why); it is removed when the hold is released.
+	GitOpsDeploymentConditionHeld GitOpsDeploymentConditionType = "Held"
 	// GitOpsDeploymentConditionResourcesReady is True when every resource deployed is Synced and
 	// Healthy; False names those that are not, each with Argo CD's reason (beyond the original
 	// service, which had no such condition).
@@ -139,8 +143,10 @@ const (
 	GitOpsDeploymentReasonErrorOccurred         GitOpsDeploymentReasonType = "ErrorOccurred"
 	GitOpsDeploymentReasonErrorOccurredResolved GitOpsDeploymentReasonType = "ErrorOccurredResolved"
 	GitOpsDeploymentReasonSyncError             GitOpsDeploymentReasonType = "SyncError"
-	GitOpsDeploymentReasonResourcesReady        GitOpsDeploymentReasonType = "ResourcesReady"
-	GitOpsDeploymentReasonResourcesNotReady     GitOpsDeploymentReasonType = "ResourcesNotReady"
+	// GitOpsDeploymentReasonRolledBack is the reason of the Held condition.
+	GitOpsDeploymentReasonRolledBack        GitOpsDeploymentReasonType = "RolledBack"
+	GitOpsDeploymentReasonResourcesReady    GitOpsDeploymentReasonType = "ResourcesReady"
+	GitOpsDeploymentReasonResourcesNotReady GitOpsDeploymentReasonType = "ResourcesNotReady"
 
 	// GitOpsDeploymentReasonResolvedSuffix is appended to a condition's type to form the reason
 	// of a condition that no longer holds.

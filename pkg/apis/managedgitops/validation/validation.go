@@ -372,7 +372,8 @@ func ValidateDeploymentRecord(obj *gitops.DeploymentRecord) field.ErrorList {
 	}
 	errs = append(errs, fieldvalidation.Enum(spec.Child("trigger", "type"), obj.Spec.Trigger.Type, true,
 		gitops.DeploymentTriggerSpecChange, gitops.DeploymentTriggerNewCommit, gitops.DeploymentTriggerSyncRun,
-		gitops.DeploymentTriggerPromotion, gitops.DeploymentTriggerAutomated, gitops.DeploymentTriggerExternal)...)
+		gitops.DeploymentTriggerPromotion, gitops.DeploymentTriggerAutomated, gitops.DeploymentTriggerExternal,
+		gitops.DeploymentTriggerRollback)...)
 	return append(errs, validateDeploymentRecordStatus(&obj.Status)...)
 }
 

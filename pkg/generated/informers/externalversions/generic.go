@@ -90,6 +90,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().DeploymentRecords().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeployments"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().GitOpsDeployments().Informer()}, nil
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeploymentholds"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().GitOpsDeploymentHolds().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeploymentmanagedenvironments"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().GitOpsDeploymentManagedEnvironments().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeploymentrepositorycredentials"):

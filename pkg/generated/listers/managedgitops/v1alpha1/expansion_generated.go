@@ -46,6 +46,14 @@ type GitOpsDeploymentListerExpansion interface{}
 // GitOpsDeploymentNamespaceLister.
 type GitOpsDeploymentNamespaceListerExpansion interface{}
 
+// GitOpsDeploymentHoldListerExpansion allows custom methods to be added to
+// GitOpsDeploymentHoldLister.
+type GitOpsDeploymentHoldListerExpansion interface{}
+
+// GitOpsDeploymentHoldNamespaceListerExpansion allows custom methods to be added to
+// GitOpsDeploymentHoldNamespaceLister.
+type GitOpsDeploymentHoldNamespaceListerExpansion interface{}
+
 // GitOpsDeploymentManagedEnvironmentListerExpansion allows custom methods to be added to
 // GitOpsDeploymentManagedEnvironmentLister.
 type GitOpsDeploymentManagedEnvironmentListerExpansion interface{}

@@ -32,6 +32,8 @@ type Interface interface {
 	DeploymentRecords() DeploymentRecordInformer
 	// GitOpsDeployments returns a GitOpsDeploymentInformer.
 	GitOpsDeployments() GitOpsDeploymentInformer
+	// GitOpsDeploymentHolds returns a GitOpsDeploymentHoldInformer.
+	GitOpsDeploymentHolds() GitOpsDeploymentHoldInformer
 	// GitOpsDeploymentManagedEnvironments returns a GitOpsDeploymentManagedEnvironmentInformer.
 	GitOpsDeploymentManagedEnvironments() GitOpsDeploymentManagedEnvironmentInformer
 	// GitOpsDeploymentRepositoryCredentials returns a GitOpsDeploymentRepositoryCredentialInformer.
@@ -73,6 +75,11 @@ func (v *version) DeploymentRecords() DeploymentRecordInformer {
 // GitOpsDeployments returns a GitOpsDeploymentInformer.
 func (v *version) GitOpsDeployments() GitOpsDeploymentInformer {
 	return &gitOpsDeploymentInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// GitOpsDeploymentHolds returns a GitOpsDeploymentHoldInformer.
+func (v *version) GitOpsDeploymentHolds() GitOpsDeploymentHoldInformer {
+	return &gitOpsDeploymentHoldInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // GitOpsDeploymentManagedEnvironments returns a GitOpsDeploymentManagedEnvironmentInformer.

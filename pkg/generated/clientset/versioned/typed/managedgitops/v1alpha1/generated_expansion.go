@@ -26,6 +26,8 @@ type DeploymentRecordExpansion interface{}
 
 type GitOpsDeploymentExpansion interface{}
 
+type GitOpsDeploymentHoldExpansion interface{}
+
 type GitOpsDeploymentManagedEnvironmentExpansion interface{}
 
 type GitOpsDeploymentRepositoryCredentialExpansion interface{}

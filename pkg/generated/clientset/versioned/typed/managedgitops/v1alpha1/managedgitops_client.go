@@ -32,6 +32,7 @@ type ManagedGitopsV1alpha1Interface interface {
 	AuditEntriesGetter
 	DeploymentRecordsGetter
 	GitOpsDeploymentsGetter
+	GitOpsDeploymentHoldsGetter
 	GitOpsDeploymentManagedEnvironmentsGetter
 	GitOpsDeploymentRepositoryCredentialsGetter
 	GitOpsDeploymentSyncRunsGetter
@@ -58,6 +59,10 @@ func (c *ManagedGitopsV1alpha1Client) DeploymentRecords(namespace string) Deploy
 
 func (c *ManagedGitopsV1alpha1Client) GitOpsDeployments(namespace string) GitOpsDeploymentInterface {
 	return newGitOpsDeployments(c, namespace)
+}
+
+func (c *ManagedGitopsV1alpha1Client) GitOpsDeploymentHolds(namespace string) GitOpsDeploymentHoldInterface {
+	return newGitOpsDeploymentHolds(c, namespace)
 }
 
 func (c *ManagedGitopsV1alpha1Client) GitOpsDeploymentManagedEnvironments(namespace string) GitOpsDeploymentManagedEnvironmentInterface {

@@ -44,6 +44,10 @@ func (c *FakeManagedGitopsV1alpha1) GitOpsDeployments(namespace string) v1alpha1
 	return &FakeGitOpsDeployments{c, namespace}
 }
 
+func (c *FakeManagedGitopsV1alpha1) GitOpsDeploymentHolds(namespace string) v1alpha1.GitOpsDeploymentHoldInterface {
+	return &FakeGitOpsDeploymentHolds{c, namespace}
+}
+
 func (c *FakeManagedGitopsV1alpha1) GitOpsDeploymentManagedEnvironments(namespace string) v1alpha1.GitOpsDeploymentManagedEnvironmentInterface {
 	return &FakeGitOpsDeploymentManagedEnvironments{c, namespace}
 }

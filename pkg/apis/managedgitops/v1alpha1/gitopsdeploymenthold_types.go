@@ -1,0 +1,64 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// GitOpsDeploymentHold keeps the GitOpsDeployment of the same name at one commit until it is
+// deleted (released): while it exists, Argo CD deploys spec.revision whatever the deployment's
+// spec.source.targetRevision says, so that neither a new commit under automated sync nor an
+// automated promotion rewriting the deployment undoes a rollback. It is a kind of its own, not
+// a field of GitOpsDeployment, because clients built on the original structs drop unknown
+// fields when they update a deployment.
+type GitOpsDeploymentHold struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec GitOpsDeploymentHoldSpec `json:"spec,omitempty"`
+	// +optional
+	Status GitOpsDeploymentHoldStatus `json:"status,omitempty"`
+}
+
+// GitOpsDeploymentHoldSpec is where the deployment is held, and why.
+type GitOpsDeploymentHoldSpec struct {
+	// Revision is the commit (or any revision Argo CD resolves) the deployment is held at.
+	Revision string `json:"revision"`
+	// DeploymentRecord is the DeploymentRecord the revision was taken from, for people.
+	// +optional
+	DeploymentRecord string `json:"deploymentRecord,omitempty"`
+	// Reason is why the deployment is held.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// HeldBy is who made the hold: the server sets it from the request on create, whatever the
+	// client sent, and keeps it on every update.
+	// +optional
+	HeldBy string `json:"heldBy,omitempty"`
+}
+
+// GitOpsDeploymentHoldStatus is whether the agent has put the hold in effect.
+type GitOpsDeploymentHoldStatus struct {
+	// ObservedGeneration is the generation of the spec the agent last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Holding is true when the deployment's Argo CD Application is at spec.revision.
+	// +optional
+	Holding bool `json:"holding,omitempty"`
+	// Message says where the hold stands ("Holding at <revision>", or why it is not in effect).
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// GitOpsDeploymentHoldList is a list of GitOpsDeploymentHolds.
+type GitOpsDeploymentHoldList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []GitOpsDeploymentHold `json:"items"`
+}

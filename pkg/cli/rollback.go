@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"sort"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/scheme"
+)
+
+var resHold = resource{"GitOpsDeploymentHold", "gitopsdeploymentholds", managedv1alpha1.GroupName}
+
+func newRollbackCommand(o *Options) *cobra.Command {
+	var to, revision, reason string
+	printFlags := genericclioptions.NewPrintFlags("rolled back").WithTypeSetter(scheme.Scheme)
+	cmd := &cobra.Command{
+		Use:   "rollback NAME [--to RECORD | --revision COMMIT] [--reason TEXT]",
+		Short: "Roll a GitOpsDeployment back to an earlier commit and hold it there: create a GitOpsDeploymentHold",
+		Long: `Hold the GitOpsDeployment NAME at an earlier commit: Argo CD deploys that commit, and keeps it
+while new commits arrive (automated sync) and promotions rewrite the deployment, until someone
+releases it (kubectl gitops release NAME). The deployment shows a Held condition saying who held
+it, when and why.
+
+The commit is that of the DeploymentRecord --to, or --revision; by default, that of the newest
+succeeded sync before the newest succeeded one, at another commit (kubectl get deploymentrecords
+lists them). A deployment already held is held at the new commit instead.`,
+		Example: `  kubectl gitops rollback web --reason "v2 breaks checkout"
+  kubectl gitops rollback web --to web-1796597202
+  kubectl gitops rollback web --revision 8768384c3e7f4e5b9a0d1c2b3a4f5e6d7c8b9a01`,
+		Args:              exactArgs(1, "rollback takes the name of a GitOpsDeployment"),
+		ValidArgsFunction: completeNames(o, resDeployment),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to != "" && revision != "" {
+				return errorf("rollback takes --to RECORD or --revision COMMIT, not both")
+			}
+			printer, err := printFlags.ToPrinter()
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ns, err := o.Namespace()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			name := args[0]
+			if _, err := getDeployment(ctx, c, ns, name); err != nil {
+				return err
+			}
+			spec := managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: revision, Reason: reason}
+			if revision == "" {
+				rec, err := rollbackRecord(ctx, c, ns, name, to)
+				if err != nil {
+					return err
+				}
+				spec.Revision, spec.DeploymentRecord = rec.Spec.Revision, rec.Name
+			}
+			held, err := hold(ctx, c, ns, name, spec)
+			if err != nil {
+				return err
+			}
+			return printer.PrintObj(held, o.Out)
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "The DeploymentRecord whose commit to go back to.")
+	cmd.Flags().StringVar(&revision, "revision", "", "The commit to go back to.")
+	cmd.Flags().StringVar(&reason, "reason", "", "Why, for the deployment's Held condition.")
+	_ = cmd.RegisterFlagCompletionFunc("to", flagNames(o, resDeploymentRecord))
+	printFlags.AddFlags(cmd)
+	return cmd
+}
+
+// rollbackRecord is the DeploymentRecord of deployment name to go back to: record, or when it
+// is empty, the one rollbackTarget picks among the deployment's records.
+func rollbackRecord(ctx context.Context, c versioned.Interface, ns, name, record string) (*managedv1alpha1.DeploymentRecord, error) {
+	records := c.ManagedGitopsV1alpha1().DeploymentRecords(ns)
+	if record != "" {
+		r, err := records.Get(ctx, record, metav1.GetOptions{})
+		if err != nil {
+			return nil, apiError(err, "get", resDeploymentRecord, ns, record)
+		}
+		if r.Spec.GitOpsDeploymentName != name {
+			return nil, errorf("deploymentrecord %q is of gitopsdeployment %q, not %q", record, r.Spec.GitOpsDeploymentName, name)
+		}
+		if r.Spec.Revision == "" {
+			return nil, errorf("deploymentrecord %q has no commit: its sync failed before Argo CD resolved one", record)
+		}
+		return r, nil
+	}
+	list, err := records.List(ctx, metav1.ListOptions{FieldSelector: "spec.gitOpsDeploymentName=" + name})
+	if err != nil {
+		return nil, apiError(err, "list", resDeploymentRecord, ns, "")
+	}
+	// The server selects by field already; a server that did not would mix deployments.
+	var own []managedv1alpha1.DeploymentRecord
+	for _, r := range list.Items {
+		if r.Spec.GitOpsDeploymentName == name {
+			own = append(own, r)
+		}
+	}
+	r := rollbackTarget(own)
+	if r == nil {
+		return nil, errorf("gitopsdeployment %q%s has no earlier succeeded sync at another commit to go back to: name one with --to RECORD or --revision COMMIT", name, where(ns))
+	}
+	return r, nil
+}
+
+// rollbackTarget picks, among a deployment's records, what a rollback goes back to: the
+// newest succeeded sync older than the newest succeeded one, at another commit (what ran before
+// what runs now). nil when there is none.
+func rollbackTarget(records []managedv1alpha1.DeploymentRecord) *managedv1alpha1.DeploymentRecord {
+	var ok []*managedv1alpha1.DeploymentRecord
+	for i := range records {
+		if r := &records[i]; r.Status.Phase == managedv1alpha1.DeploymentRecordSucceeded && r.Spec.Revision != "" {
+			ok = append(ok, r)
+		}
+	}
+	// Newest first; the name (which holds the start time) breaks ties as the server does.
+	sort.Slice(ok, func(i, j int) bool {
+		a, b := ok[i].Spec.StartedAt, ok[j].Spec.StartedAt
+		if !a.Equal(&b) {
+			return b.Before(&a)
+		}
+		return ok[i].Name > ok[j].Name
+	})
+	if len(ok) == 0 {
+		return nil
+	}
+	for _, r := range ok[1:] {
+		if r.Spec.Revision != ok[0].Spec.Revision {
+			return r
+		}
+	}
+	return nil
+}
+
+// hold creates the hold of deployment name, or moves the existing one to spec (the server
+// keeps who made it).
+func hold(ctx context.Context, c versioned.Interface, ns, name string, spec managedv1alpha1.GitOpsDeploymentHoldSpec) (*managedv1alpha1.GitOpsDeploymentHold, error) {
+	holds := c.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns)
+	created, err := holds.Create(ctx, &managedv1alpha1.GitOpsDeploymentHold{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec},
+		metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return created, apiError(err, "create", resHold, ns, "")
+	}
+	cur, err := holds.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, apiError(err, "get", resHold, ns, name)
+	}
+	cur.Spec = spec
+	updated, err := holds.Update(ctx, cur, metav1.UpdateOptions{})
+	return updated, apiError(err, "update", resHold, ns, name)
+}
