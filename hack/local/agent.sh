@@ -6,7 +6,7 @@
 # stop_agent stops it. instance and tenant_secrets_role also serve the engine instance
 # (hack/local/engine.sh).
 #
-# Expects from the caller: ROOT, STATE, LOGS, ARGOCD_NAMESPACE, AGENT_METRICS_PORT, REDIS_PORT, KUBECTL
+# Expects from the caller: ROOT, STATE, LOGS, ARGOCD_NAMESPACE, AGENT_METRICS_PORT, REDIS_PORT, REPO_SERVER_PORT, KUBECTL
 # (kubectl with the admin kubeconfig, an array); the agent's kubeconfig (hack/local/kube.sh);
 # log, start_bg, wait_for and stop_pid (hack/local/processes.sh).
 
@@ -101,6 +101,17 @@ EOF
 	done
 }
 
+# redaction_key prints the file of the key that redacts Secrets' values in the manifests
+# DeploymentRecords keep, made once per stack: every agent of the stack (the engine's too)
+# shares it, so that a tenant moved to another instance keeps comparable markers.
+redaction_key() {
+	local file="${STATE}/redaction.key"
+	if [[ ! -s "${file}" ]]; then
+		(umask 077 && head -c 32 /dev/urandom | base64 >"${file}")
+	fi
+	echo "${file}"
+}
+
 start_agent() {
 	# The admission policies first: they hold what the agents' cluster-wide rights may not do.
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/admission-policy" >/dev/null
@@ -116,10 +127,12 @@ start_agent() {
 	# namespaces, and every other tenant of the suite is its own owner.
 	# --argocd-redis is the Redis of the stack's Argo CD, whose application-controller keeps
 	# each resource's health there only, as Argo CD 3.x does (hack/local/argocd.sh).
+	# Records keep the manifests their commit renders, from the instance's repo-server.
 	start_bg agent "${STATE}/bin/agent" --kubeconfig "${STATE}/gitops-agent.kubeconfig" \
 		--argocd-namespace "${ARGOCD_NAMESPACE}" --instance main --leader-elect-identity local-agent \
 		--argocd-redis "127.0.0.1:${REDIS_PORT}" \
 		--controllers '*,namespaceprovisioner' --placement-max-owner-share 0.002 \
+		--repo-server "127.0.0.1:${REPO_SERVER_PORT}" --repo-server-plaintext --redaction-key-file "$(redaction_key)" \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
 }

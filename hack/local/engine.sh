@@ -144,6 +144,7 @@ start_engine_agent() {
 		--argocd-namespace "${ENGINE_NAMESPACE}" --instance engine --leader-elect-identity engine-agent \
 		--argocd-redis "127.0.0.1:${ENGINE_REDIS_PORT}" \
 		--local-cluster-server "https://127.0.0.1:${KUBE_PORT}" --controllers argocd \
+		--repo-server "127.0.0.1:${ENGINE_REPO_SERVER_PORT}" --repo-server-plaintext --redaction-key-file "$(redaction_key)" \
 		--metrics-bind-address "127.0.0.1:${ENGINE_AGENT_METRICS_PORT}" -v 2
 	wait_for "the engine agent's caches" 60 agent-engine grep -q "agent started" "${LOGS}/agent-engine.log"
 }

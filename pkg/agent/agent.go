@@ -50,6 +50,7 @@ import (
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
+	"github.com/argoproj/argo-cd/v2/reposerver/apiclient"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -72,6 +73,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/tenantsecrets"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+	"github.com/gitops-service/gitops-service/pkg/recordmanifest"
 )
 
 // Clients are the clients of the kube-apiserver that serves the GitOps API (proxied to
@@ -159,6 +161,15 @@ type Config struct {
 	// ResourceTrees reads the resource trees Argo CD keeps in its Redis, where Argo CD 3.x
 	// keeps each resource's health; nil when the agent is not told where that Redis is.
 	ResourceTrees *argocdcache.Reader
+	// Manifests, when set, makes each DeploymentRecord keep the manifests of its commit.
+	Manifests *Manifests
+}
+
+// Manifests is how the DeploymentRecord controller renders the manifests of a record's
+// commit (Argo CD's repo-server) and redacts Secrets' values in them.
+type Manifests struct {
+	RepoServer apiclient.Clientset
+	Redactor   *recordmanifest.Redactor
 }
 
 // The Leases on which agents elect the one that runs a set of controllers.
@@ -240,6 +251,8 @@ type Agent struct {
 	// are missing fails the agent at once, with what is missing, rather than leaving a cache
 	// waiting forever to list what it may not.
 	preflight []func(context.Context) error
+	// manifests, when set, is how DeploymentRecords get their manifests.
+	manifests *Manifests
 	// leaderElection, when set, runs the controllers only while this process holds their Lease.
 	leaderElection *LeaderElection
 	// tenants are the tenant namespaces the Argo CD controllers serve: every one when nil
@@ -285,6 +298,7 @@ func New(cfg Config) (*Agent, error) {
 		argoNamespace:            cfg.ArgoNamespace,
 		localServer:              cfg.LocalServer,
 		controllerServiceAccount: cfg.ControllerServiceAccount,
+		manifests:                cfg.Manifests,
 		ops:                      operations.NewRecorder(cmp.Or[versioned.Interface](cfg.Operations, cfg.GitOps), cfg.ArgoNamespace),
 		opsRetention:             cfg.OperationRetention,
 		workers:                  cfg.Workers,

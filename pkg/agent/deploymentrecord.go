@@ -16,6 +16,9 @@ func (a *Agent) setupDeploymentRecords() error {
 	if err != nil {
 		return err
 	}
+	if m := a.manifests; m != nil {
+		ctl.KeepManifests(deploymentrecord.NewRepoServer(m.RepoServer, a.argo, a.argoKube, a.argoNamespace), m.Redactor)
+	}
 	if err := ctl.Serve(a.tenants); err != nil {
 		return err
 	}

@@ -136,6 +136,7 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 	}
 	gitopsStorage["deploymentrecords"] = deploymentrecord.WithRetention(gitopsStorage["deploymentrecords"].(*store.REST),
 		gitopsStorage["gitopsdeployments"].(rest.Getter), extra.DeploymentRecordsPerDeployment)
+	gitopsStorage["deploymentrecords/diff"] = deploymentrecord.NewDiffREST(gitopsStorage["deploymentrecords"].(rest.Getter))
 	// Read-only: the storage writes the entries, in each audited write's transaction.
 	if gitopsStorage["auditentries"], err = auditentry.NewREST(Scheme, optsGetter); err != nil {
 		return nil, err

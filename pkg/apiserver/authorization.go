@@ -76,6 +76,13 @@ var recordDeleters = sets.New(
 	user.KubeControllerManager,
 )
 
+// readsRecords tells a create that writes nothing: deploymentrecords/diff computes the
+// difference of two records (a create only because client-gen and kubectl send a subresource's
+// input as a body), so RBAC alone decides who may, as for a get.
+func readsRecords(a authorizer.Attributes) bool {
+	return a.GetResource() == "deploymentrecords" && a.GetSubresource() == "diff" && a.GetVerb() == "create"
+}
+
 // guardServiceRecords refuses writes to the service's records, whatever RBAC grants (a tenant
 // Role with resources: ["*"] must not erase or forge its namespace's history): nobody writes an
 // audit entry (the storage does); only the internal users (the agents) write DeploymentRecords;
@@ -85,6 +92,9 @@ func guardServiceRecords(delegate authorizer.Authorizer, internal internalUsers)
 	users := sets.New(internal.users...)
 	guard := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		if !a.IsResourceRequest() || a.GetAPIGroup() != gitops.GroupName || !serviceRecords.Has(a.GetResource()) || a.IsReadOnly() {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		if readsRecords(a) {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
 		u := a.GetUser()

@@ -66,35 +66,45 @@ func TestGuardAuditTrail(t *testing.T) {
 		user     user.Info
 		verb     string
 		resource string
+		sub      string
 		want     authorizer.Decision
 	}{
-		{alice, "list", "auditentries", authorizer.DecisionAllow},
-		{alice, "watch", "auditentries", authorizer.DecisionAllow},
-		{alice, "create", "auditentries", authorizer.DecisionDeny},
-		{alice, "update", "auditentries", authorizer.DecisionDeny},
-		{alice, "patch", "auditentries", authorizer.DecisionDeny},
-		{alice, "delete", "auditentries", authorizer.DecisionDeny},
-		{alice, "deletecollection", "auditentries", authorizer.DecisionDeny},
-		{alice, "delete", "gitopsdeployments", authorizer.DecisionAllow},
-		{admin, "create", "auditentries", authorizer.DecisionDeny},
-		{admin, "delete", "auditentries", authorizer.DecisionAllow},
-		{nsController, "deletecollection", "auditentries", authorizer.DecisionAllow},
-		{nsController, "update", "auditentries", authorizer.DecisionDeny},
-		{agent, "create", "auditentries", authorizer.DecisionDeny},
-		{alice, "list", "deploymentrecords", authorizer.DecisionAllow},
-		{alice, "create", "deploymentrecords", authorizer.DecisionDeny},
-		{alice, "update", "deploymentrecords", authorizer.DecisionDeny},
-		{alice, "delete", "deploymentrecords", authorizer.DecisionDeny},
-		{agent, "create", "deploymentrecords", authorizer.DecisionAllow},
-		{instanceAgent, "update", "deploymentrecords", authorizer.DecisionAllow},
-		{gc, "delete", "deploymentrecords", authorizer.DecisionAllow},
-		{gc, "create", "deploymentrecords", authorizer.DecisionDeny},
-		{admin, "create", "deploymentrecords", authorizer.DecisionAllow},
+		{alice, "list", "auditentries", "", authorizer.DecisionAllow},
+		{alice, "watch", "auditentries", "", authorizer.DecisionAllow},
+		{alice, "create", "auditentries", "", authorizer.DecisionDeny},
+		{alice, "update", "auditentries", "", authorizer.DecisionDeny},
+		{alice, "patch", "auditentries", "", authorizer.DecisionDeny},
+		{alice, "delete", "auditentries", "", authorizer.DecisionDeny},
+		{alice, "deletecollection", "auditentries", "", authorizer.DecisionDeny},
+		{alice, "delete", "gitopsdeployments", "", authorizer.DecisionAllow},
+		{admin, "create", "auditentries", "", authorizer.DecisionDeny},
+		{admin, "delete", "auditentries", "", authorizer.DecisionAllow},
+		{nsController, "deletecollection", "auditentries", "", authorizer.DecisionAllow},
+		{nsController, "update", "auditentries", "", authorizer.DecisionDeny},
+		{agent, "create", "auditentries", "", authorizer.DecisionDeny},
+		{alice, "list", "deploymentrecords", "", authorizer.DecisionAllow},
+		{alice, "create", "deploymentrecords", "", authorizer.DecisionDeny},
+		{alice, "update", "deploymentrecords", "", authorizer.DecisionDeny},
+		{alice, "delete", "deploymentrecords", "", authorizer.DecisionDeny},
+		{agent, "create", "deploymentrecords", "", authorizer.DecisionAllow},
+		{instanceAgent, "update", "deploymentrecords", "", authorizer.DecisionAllow},
+		{gc, "delete", "deploymentrecords", "", authorizer.DecisionAllow},
+		{gc, "create", "deploymentrecords", "", authorizer.DecisionDeny},
+		{admin, "create", "deploymentrecords", "", authorizer.DecisionAllow},
+		// The diff subresource writes nothing: RBAC decides. Every other write stays refused.
+		{alice, "create", "deploymentrecords", "diff", authorizer.DecisionAllow},
+		{alice, "update", "deploymentrecords", "diff", authorizer.DecisionDeny},
+		{alice, "patch", "deploymentrecords", "diff", authorizer.DecisionDeny},
+		{alice, "delete", "deploymentrecords", "diff", authorizer.DecisionDeny},
+		{alice, "update", "deploymentrecords", "status", authorizer.DecisionDeny},
+		{alice, "patch", "deploymentrecords", "status", authorizer.DecisionDeny},
+		{alice, "create", "deploymentrecords", "status", authorizer.DecisionDeny},
+		{alice, "create", "auditentries", "diff", authorizer.DecisionDeny},
 	} {
 		got, reason, err := guard.Authorize(t.Context(), authorizer.AttributesRecord{User: c.user, Verb: c.verb,
-			APIGroup: "managed-gitops.redhat.com", Resource: c.resource, Namespace: "team-a", ResourceRequest: true})
+			APIGroup: "managed-gitops.redhat.com", Resource: c.resource, Subresource: c.sub, Namespace: "team-a", ResourceRequest: true})
 		if err != nil || got != c.want {
-			t.Errorf("%s %s %s: %v (%v), want %v", c.user.GetName(), c.verb, c.resource, got, err, c.want)
+			t.Errorf("%s %s %s/%s: %v (%v), want %v", c.user.GetName(), c.verb, c.resource, c.sub, got, err, c.want)
 		}
 		if got == authorizer.DecisionDeny && reason == "" {
 			t.Errorf("%s %s %s: denied without a reason", c.user.GetName(), c.verb, c.resource)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	gitopsv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
@@ -64,6 +67,70 @@ func TestServerKeepsTheNewestDeploymentRecords(t *testing.T) {
 		}
 		if !slices.Equal(kept, newest) {
 			t.Errorf("%s keeps the records started at %v, want the newest %d: %v", deployment, kept, want, newest)
+		}
+	}
+}
+
+// The diff subresource answers from the two records' stored manifests, and refuses a record of
+// another deployment, one that does not exist and one without manifests, each with a 4xx that
+// says why.
+func TestServerDiffsDeploymentRecords(t *testing.T) {
+	cfg := startServerWithOptions(t, pgtest.NewDatabase(t), nil, nil)
+	gitops := versioned.NewForConfigOrDie(cfg).ManagedGitopsV1alpha1()
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	manifest := func(color string) []gitopsv1alpha1.RecordedManifest {
+		return []gitopsv1alpha1.RecordedManifest{{Kind: "ConfigMap", Namespace: "jane", Name: "web", Object: runtime.RawExtension{
+			Raw: []byte(`{"apiVersion":"v1","data":{"color":"` + color + `"},"kind":"ConfigMap","metadata":{"name":"web","namespace":"jane"}}`)}}}
+	}
+	record := func(name, deployment string, minute int, manifests []gitopsv1alpha1.RecordedManifest) {
+		t.Helper()
+		r := &gitopsv1alpha1.DeploymentRecord{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "jane"},
+			Spec: gitopsv1alpha1.DeploymentRecordSpec{GitOpsDeploymentName: deployment, StartedAt: metav1.NewTime(t0.Add(time.Duration(minute) * time.Minute)),
+				Source:  gitopsv1alpha1.ApplicationSource{RepoURL: "https://github.com/org/repo", Path: "deploy"},
+				Trigger: gitopsv1alpha1.DeploymentTrigger{Type: gitopsv1alpha1.DeploymentTriggerNewCommit}},
+		}
+		created, err := gitops.DeploymentRecords("jane").Create(ctx, r, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if manifests != nil {
+			created.Status.ManifestsDigest, created.Status.Manifests = "sha256:"+name, manifests
+			if _, err := gitops.DeploymentRecords("jane").UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	record("web-1", "web", 1, manifest("blue"))
+	record("web-2", "web", 2, manifest("red"))
+	record("web-3", "web", 3, nil)
+	record("api-1", "api", 1, manifest("blue"))
+
+	got, err := gitops.DeploymentRecords("jane").Diff(ctx, "web-2", &gitopsv1alpha1.DeploymentRecordDiff{From: "web-1"}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.From != "web-1" || got.To != "web-2" || got.FromDigest != "sha256:web-1" || got.ToDigest != "sha256:web-2" || len(got.Resources) != 1 ||
+		len(got.Resources[0].Fields) != 1 || got.Resources[0].Fields[0].Path != ".data.color" ||
+		string(got.Resources[0].Fields[0].From.Raw) != `"blue"` || string(got.Resources[0].Fields[0].To.Raw) != `"red"` {
+		t.Errorf("diff %+v", got)
+	}
+
+	for _, c := range []struct {
+		from, to string
+		is       func(error) bool
+		says     string
+	}{
+		{"api-1", "web-2", apierrors.IsInvalid, `records GitOpsDeployment "api"`},
+		{"nothing", "web-2", apierrors.IsInvalid, "from: Not found"},
+		{"", "web-2", apierrors.IsInvalid, "from: Required"},
+		{"web-1", "nothing", apierrors.IsNotFound, "not found"},
+		{"web-1", "web-3", apierrors.IsConflict, "holds no manifests"},
+	} {
+		_, err := gitops.DeploymentRecords("jane").Diff(ctx, c.to, &gitopsv1alpha1.DeploymentRecordDiff{From: c.from}, metav1.CreateOptions{})
+		if !c.is(err) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("diff from %q to %q: %v, want one that says %q", c.from, c.to, err, c.says)
 		}
 	}
 }

@@ -50,6 +50,21 @@ type Options struct {
 	// ArgoRedis says how to reach the Redis of the Argo CD instance, where Argo CD 3.x keeps
 	// each resource's health (argocdcache); not read when its Address is empty.
 	ArgoRedis argocdcache.Options
+	// RepoServer are the --repo-server flags: where the agent renders the manifests its
+	// DeploymentRecords keep (none without an address).
+	RepoServer RepoServer
+}
+
+// RepoServer are the flags of Argo CD's repo-server, named as argocd-application-controller
+// names them, and of the key that redacts Secrets in the manifests kept.
+type RepoServer struct {
+	Address        string
+	Plaintext      bool
+	StrictTLS      bool
+	CAFile         string
+	TimeoutSeconds int
+	// RedactionKeyFile holds the key of the markers that replace Secrets' values.
+	RedactionKeyFile string
 }
 
 // LeaderElection are the --leader-elect flags, named as kube-controller-manager names them.
@@ -68,6 +83,7 @@ func New() *Options {
 		ControllerServiceAccount: deployer.DefaultControllerServiceAccount,
 		MetricsAddress:           "127.0.0.1:8085",
 		OperationRetention:       24 * time.Hour,
+		RepoServer:               RepoServer{TimeoutSeconds: 60},
 		// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
 		// queues behind the status writes of earlier ones: with 16, 90 namespaces' first
 		// deployments at once had an apply p99 of 1.1-1.9 s at T=100 (make
@@ -139,6 +155,20 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"compression Argo CD writes its Redis entries with, as its --redis-compress: gzip or none")
 	fs.DurationVar(&r.Timeout, "argocd-redis-timeout", r.Timeout,
 		"how long a read of --argocd-redis may take, connecting included, before the resources' health is reported unknown")
+	rs := &o.RepoServer
+	fs.StringVar(&rs.Address, "repo-server", rs.Address,
+		"address (host:port) of the Argo CD instance's argocd-repo-server: each DeploymentRecord then keeps the digest of the manifests "+
+			"its commit renders and, up to 256 KiB, the manifests (Secrets' values redacted) for the deploymentrecords/diff subresource. "+
+			"Empty: records keep no manifests")
+	fs.BoolVar(&rs.Plaintext, "repo-server-plaintext", rs.Plaintext, "disable TLS on connections to the repo-server")
+	fs.BoolVar(&rs.StrictTLS, "repo-server-strict-tls", rs.StrictTLS,
+		"verify the repo-server's TLS certificate against --repo-server-ca-file (otherwise any certificate is accepted, as Argo CD does by default)")
+	fs.StringVar(&rs.CAFile, "repo-server-ca-file", rs.CAFile, "PEM bundle that verifies the repo-server with --repo-server-strict-tls")
+	fs.IntVar(&rs.TimeoutSeconds, "repo-server-timeout-seconds", rs.TimeoutSeconds, "repo-server RPC call timeout, seconds")
+	fs.StringVar(&rs.RedactionKeyFile, "redaction-key-file", rs.RedactionKeyFile,
+		"file holding the key (at least 16 bytes) of the markers that replace Secrets' values in the manifests records keep: "+
+			"the same value gives the same marker under the same key, so a diff tells a changed value from an unchanged one. "+
+			"Empty: a random key per process, so that after a restart every Secret value looks changed")
 	le := &o.LeaderElection
 	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
 		"run the controllers only while holding their Lease, so that several agents can run with one acting: "+
@@ -160,7 +190,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Validate reports every flag whose value cannot work, naming the flag.
 func (o *Options) Validate() error {
-	var errs []error
+	errs := o.RepoServer.validate()
 	if errs2 := validation.IsDNS1123Subdomain(o.ControllerServiceAccount); len(errs2) > 0 {
 		errs = append(errs, fmt.Errorf("--application-controller-service-account %q: %s", o.ControllerServiceAccount, strings.Join(errs2, "; ")))
 	}
@@ -246,6 +276,9 @@ func (o *Options) Config() (agent.Config, error) {
 	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, Instance: o.Instance, LocalServer: o.LocalServer,
 		ControllerServiceAccount: o.ControllerServiceAccount, Workers: o.Workers, OperationRetention: o.OperationRetention,
 		Controllers: enabled, PlacementMaxOwnerShare: o.PlacementMaxOwnerShare}
+	if cfg.Manifests, err = o.RepoServer.config(); err != nil {
+		return agent.Config{}, err
+	}
 	if o.ArgoRedis.Address != "" && enabled[agent.ArgoCDControllers] {
 		if cfg.ResourceTrees, err = argocdcache.New(o.ArgoRedis); err != nil {
 			return agent.Config{}, fmt.Errorf("--argocd-redis: %w", err)

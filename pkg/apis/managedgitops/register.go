@@ -33,7 +33,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ArgoCDInstance{}, &ArgoCDInstanceList{},
 		&TenantPlacement{}, &TenantPlacementList{},
 		&AuditEntry{}, &AuditEntryList{},
-		&DeploymentRecord{}, &DeploymentRecordList{},
+		&DeploymentRecord{}, &DeploymentRecordList{}, &DeploymentRecordDiff{},
 		&GitOpsDeploymentHold{}, &GitOpsDeploymentHoldList{},
 	)
 	return nil

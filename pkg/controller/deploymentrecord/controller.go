@@ -57,6 +57,8 @@ type Controller struct {
 	// ServiceUser tells whether a user name is one of the service's identities; by default
 	// those named DefaultServiceUserPrefix.... Set it before Run.
 	ServiceUser func(username string) bool
+	// manifests, when set (KeepManifests), renders each record's manifests (render.go).
+	manifests *manifests
 }
 
 // New wires the controller's handlers and index into the informers. Its key is a
@@ -199,7 +201,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if p.create != nil {
 		return c.create(ctx, p.create)
 	}
-	return nil
+	if len(p.updates) > 0 {
+		// The records just written come back with their events; their manifests then.
+		return nil
+	}
+	return c.renderManifests(ctx, d, w.records)
 }
 
 // create writes a new record, then its status: the server drops the status of a create.
@@ -220,6 +226,7 @@ func (c *Controller) create(ctx context.Context, rec *managedv1alpha1.Deployment
 
 // updateStatus writes a record's status, unless it is already that.
 func (c *Controller) updateStatus(ctx context.Context, rec *managedv1alpha1.DeploymentRecord, st managedv1alpha1.DeploymentRecordStatus) error {
+	st = withManifests(st, rec.Status)
 	if apiequality.Semantic.DeepEqual(rec.Status, st) {
 		return nil
 	}

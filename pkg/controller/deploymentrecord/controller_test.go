@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,5 +135,25 @@ func TestRecordsFollowTheOperations(t *testing.T) {
 	}
 	if r := f.record(first); !cmp.Equal(wantStatus, r.Status) {
 		t.Errorf("the first record changed: %s", cmp.Diff(wantStatus, r.Status))
+	}
+
+	// Held back at commit A by alice (the hold says so; the condition's message names mallory,
+	// and must not be believed): automated sync deploys A again, a rollback by alice.
+	if _, err := f.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentHolds("jane").Create(f.ctx, &managedv1alpha1.GitOpsDeploymentHold{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "jane", Name: "web"},
+		Spec:       managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: shaA, HeldBy: "alice"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ = f.gitops.ManagedGitopsV1alpha1().GitOpsDeployments("jane").Get(f.ctx, "web", metav1.GetOptions{})
+	t3 := metav1.NewTime(t2.Add(time.Minute))
+	heldAt(shaA, "mallory")(d)
+	operation(t3, managedv1alpha1.OperationPhaseRunning, shaA, automated)(d)
+	f.setOperation(t, d)
+	third := recordName("web", t3, 1)
+	controllertest.Eventually(t, f.ctx, "the record of the rollback", func() bool { return f.record(third) != nil })
+	want = managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerRollback, User: "alice"}
+	if got := f.record(third); got.Spec.Trigger != want || got.Spec.Revision != shaA {
+		t.Errorf("trigger of the rollback's record %+v at %s, want %+v at %s", got.Spec.Trigger, got.Spec.Revision, want, shaA)
 	}
 }

@@ -74,6 +74,18 @@ func (c *Controller) lookupFacts(ctx context.Context, d *managedv1alpha1.GitOpsD
 			return nil, fmt.Errorf("reading SnapshotEnvironmentBinding %s/%s: %w", d.Namespace, l.binding, err)
 		}
 	}
+	if l.holder {
+		h, err := c.gitops.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			f.holder = h.Spec.HeldBy
+		case unanswerable(err):
+			// Released since the sync started, or not ours to read: the rollback stays anonymous.
+			klog.V(2).InfoS("cannot read the hold of a rollback", "hold", klog.KRef(d.Namespace, d.Name), "err", err)
+		default:
+			return nil, fmt.Errorf("reading GitOpsDeploymentHold %s/%s: %w", d.Namespace, d.Name, err)
+		}
+	}
 	return f, nil
 }
 

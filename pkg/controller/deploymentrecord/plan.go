@@ -62,6 +62,9 @@ type lookup struct {
 	// binding: the SnapshotEnvironmentBinding that controls the deployment, its spec.snapshot
 	// and the user of its newest write.
 	binding string
+	// holder: who made the deployment's GitOpsDeploymentHold (its spec.heldBy, which the server
+	// sets from the request).
+	holder bool
 }
 
 // facts are the answers to a lookup; "" where the trail or the API did not tell.
@@ -70,6 +73,7 @@ type facts struct {
 	specWriter      string
 	bindingSnapshot string
 	bindingWriter   string
+	holder          string
 }
 
 // statusUpdate is a record's new status.
@@ -226,35 +230,24 @@ func trigger(w world, op *managedv1alpha1.OperationState, revision string, previ
 		return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerSpecChange, User: f.specWriter}, need
 	}
 	if revision != previous.Spec.Revision {
-		if user, held := heldBy(d); held {
-			return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerRollback, User: user}, nil
+		if held(d) {
+			return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerRollback, User: f.holder}, &lookup{holder: true}
 		}
 		return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerNewCommit}, nil
 	}
 	return managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerAutomated}, nil
 }
 
-// heldBy tells whether a GitOpsDeploymentHold keeps d at a revision, from the Held condition
-// the GitOpsDeployment controller keeps (pkg/controller/gitopsdeployment/hold.go), and who made
-// it: the quoted name after " by " in its message (the revision and the record's name before
-// it hold no space), or "" when the message does not say.
-func heldBy(d *managedv1alpha1.GitOpsDeployment) (user string, held bool) {
+// held tells whether a GitOpsDeploymentHold keeps d at a revision: the Held condition the
+// GitOpsDeployment controller keeps (pkg/controller/gitopsdeployment/hold.go). Who made the hold
+// is a lookup (the hold's spec.heldBy), not read from the condition's message.
+func held(d *managedv1alpha1.GitOpsDeployment) bool {
 	for _, c := range d.Status.Conditions {
-		if c.Type != managedv1alpha1.GitOpsDeploymentConditionHeld || c.Status != managedv1alpha1.GitOpsConditionStatusTrue {
-			continue
+		if c.Type == managedv1alpha1.GitOpsDeploymentConditionHeld && c.Status == managedv1alpha1.GitOpsConditionStatusTrue {
+			return true
 		}
-		i := strings.Index(c.Message, ` by "`)
-		if i < 0 {
-			return "", true
-		}
-		quoted, err := strconv.QuotedPrefix(c.Message[i+len(" by "):])
-		if err != nil {
-			return "", true
-		}
-		user, _ = strconv.Unquote(quoted)
-		return user, true
 	}
-	return "", false
+	return false
 }
 
 // syncRunOf is the name and UID of the SyncRun whose operation this is, from the info the

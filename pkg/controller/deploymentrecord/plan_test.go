@@ -83,45 +83,14 @@ func fromBinding(d *managedv1alpha1.GitOpsDeployment) {
 }
 
 // heldAt gives the deployment the Held condition of a GitOpsDeploymentHold at rev made by user,
-// as the GitOpsDeployment controller writes it.
+// as the GitOpsDeployment controller writes it. Who made the hold is a lookup of the hold itself:
+// TestRecordsFollowTheOperations gives the message another name than the hold's.
 func heldAt(rev, user string) func(*managedv1alpha1.GitOpsDeployment) {
 	return func(d *managedv1alpha1.GitOpsDeployment) {
 		d.Status.Conditions = append(d.Status.Conditions, managedv1alpha1.GitOpsDeploymentCondition{
 			Type: managedv1alpha1.GitOpsDeploymentConditionHeld, Status: managedv1alpha1.GitOpsConditionStatusTrue,
 			Reason:  managedv1alpha1.GitOpsDeploymentReasonRolledBack,
 			Message: "Held at revision " + rev + " (DeploymentRecord web-1) by " + strconv.Quote(user) + " since 2025-03-04T05:06:07Z: broken",
-		})
-	}
-}
-
-func TestHeldBy(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		cond     *managedv1alpha1.GitOpsDeploymentCondition
-		wantUser string
-		wantHeld bool
-	}{
-		{name: "not held"},
-		{name: "held by alice", cond: &managedv1alpha1.GitOpsDeploymentCondition{Type: managedv1alpha1.GitOpsDeploymentConditionHeld,
-			Status: managedv1alpha1.GitOpsConditionStatusTrue, Message: `Held at revision v1 by "alice" since 2025-03-04T05:06:07Z: a reason by "mallory"`},
-			wantUser: "alice", wantHeld: true},
-		{name: "a user with spaces and quotes", cond: &managedv1alpha1.GitOpsDeploymentCondition{Type: managedv1alpha1.GitOpsDeploymentConditionHeld,
-			Status: managedv1alpha1.GitOpsConditionStatusTrue, Message: "Held at revision v1 by " + strconv.Quote(`CN=Jane "J" Doe`) + ": x"},
-			wantUser: `CN=Jane "J" Doe`, wantHeld: true},
-		{name: "by an unknown user", cond: &managedv1alpha1.GitOpsDeploymentCondition{Type: managedv1alpha1.GitOpsDeploymentConditionHeld,
-			Status: managedv1alpha1.GitOpsConditionStatusTrue, Message: "Held at revision v1 by an unknown user"}, wantHeld: true},
-		{name: "another condition", cond: &managedv1alpha1.GitOpsDeploymentCondition{Type: managedv1alpha1.GitOpsDeploymentConditionSyncError,
-			Status: managedv1alpha1.GitOpsConditionStatusTrue, Message: `by "alice"`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := deployment(1)
-			if tc.cond != nil {
-				d.Status.Conditions = []managedv1alpha1.GitOpsDeploymentCondition{*tc.cond}
-			}
-			user, held := heldBy(d)
-			if user != tc.wantUser || held != tc.wantHeld {
-				t.Errorf("heldBy = %q, %v; want %q, %v", user, held, tc.wantUser, tc.wantHeld)
-			}
 		})
 	}
 }
@@ -216,11 +185,26 @@ func TestPlanRecords(t *testing.T) {
 				managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerNewCommit})},
 		},
 		{
+			name:    "held at an earlier commit: ask who made the hold",
+			d:       deployment(2, heldAt(shaA, "alice"), operation(t1, running, shaA, automated)),
+			records: []*managedv1alpha1.DeploymentRecord{record(t0, 2, shaB, managedv1alpha1.DeploymentRecordSucceeded)},
+			want:    plan{lookup: &lookup{holder: true}},
+		},
+		{
 			name:    "held at an earlier commit: the rollback, by who made the hold",
 			d:       deployment(2, heldAt(shaA, "alice"), operation(t1, running, shaA, automated)),
 			records: []*managedv1alpha1.DeploymentRecord{record(t0, 2, shaB, managedv1alpha1.DeploymentRecordSucceeded)},
+			facts:   &facts{holder: "alice"},
 			want: plan{create: newRecord(deployment(2, heldAt(shaA, "alice"), operation(t1, running, shaA, automated)),
 				managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerRollback, User: "alice"})},
+		},
+		{
+			name:    "held, the hold released before it could be read: a rollback by nobody known",
+			d:       deployment(2, heldAt(shaA, "alice"), operation(t1, running, shaA, automated)),
+			records: []*managedv1alpha1.DeploymentRecord{record(t0, 2, shaB, managedv1alpha1.DeploymentRecordSucceeded)},
+			facts:   &facts{},
+			want: plan{create: newRecord(deployment(2, heldAt(shaA, "alice"), operation(t1, running, shaA, automated)),
+				managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerRollback})},
 		},
 		{
 			name:    "held, the same commit again: automated (self-heal under the hold)",

@@ -252,6 +252,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.OperationTargetApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("ReconciledState"):
 		return &applyconfigurationmanagedgitopsv1alpha1.ReconciledStateApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("RecordedManifest"):
+		return &applyconfigurationmanagedgitopsv1alpha1.RecordedManifestApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("RecordedResource"):
 		return &applyconfigurationmanagedgitopsv1alpha1.RecordedResourceApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("RepositoryCredentialSpec"):

@@ -128,10 +128,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditUser":                                schema_pkg_apis_managedgitops_v1alpha1_AuditUser(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.Backoff":                                  schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecord":                         schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecord(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordDiff":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordDiff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordList":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordList(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordSpec":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordSpec(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordStatus":                   schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentTrigger":                        schema_pkg_apis_managedgitops_v1alpha1_DeploymentTrigger(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.FieldDiff":                                schema_pkg_apis_managedgitops_v1alpha1_FieldDiff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeployment":                         schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeployment(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentCondition":                schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentCondition(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.GitOpsDeploymentDestination":              schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentDestination(ref),
@@ -166,9 +168,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.OperationStatus":                          schema_pkg_apis_managedgitops_v1alpha1_OperationStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.OperationTarget":                          schema_pkg_apis_managedgitops_v1alpha1_OperationTarget(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ReconciledState":                          schema_pkg_apis_managedgitops_v1alpha1_ReconciledState(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedManifest":                         schema_pkg_apis_managedgitops_v1alpha1_RecordedManifest(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedResource":                         schema_pkg_apis_managedgitops_v1alpha1_RecordedResource(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RepositoryCredentialSpec":                 schema_pkg_apis_managedgitops_v1alpha1_RepositoryCredentialSpec(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RepositoryCredentialStatus":               schema_pkg_apis_managedgitops_v1alpha1_RepositoryCredentialStatus(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ResourceDiff":                             schema_pkg_apis_managedgitops_v1alpha1_ResourceDiff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ResourceResult":                           schema_pkg_apis_managedgitops_v1alpha1_ResourceResult(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ResourceStatus":                           schema_pkg_apis_managedgitops_v1alpha1_ResourceStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RetryStrategy":                            schema_pkg_apis_managedgitops_v1alpha1_RetryStrategy(ref),
@@ -5102,6 +5106,96 @@ func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecord(ref common.Referenc
 	}
 }
 
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordDiff(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentRecordDiff is what the deploymentrecords/diff subresource answers: the difference, per resource and per field, between the manifests of two records of the same GitOpsDeployment. A client creates it on the record it diffs to (the newer one, usually) with From naming the other; the server fills the rest from the records' stored manifests (status.manifests). Secrets' values appear only as their redaction markers.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"from": {
+						SchemaProps: spec.SchemaProps{
+							Description: "From is the record diffed from, in the same namespace and of the same deployment.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"to": {
+						SchemaProps: spec.SchemaProps{
+							Description: "To is the record diffed to: the one the subresource was called on.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fromDigest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FromDigest and ToDigest are the records' status.manifestsDigest.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"toDigest": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"resources": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are the resources added, removed or modified, ordered by group, kind, namespace and name; the unchanged ones are not listed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ResourceDiff"),
+									},
+								},
+							},
+						},
+					},
+					"truncated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Truncated is true when the diff was cut at the server's size cap (its fields' values or its number of entries): what is listed is right, some of the rest is missing.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"from"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.ResourceDiff", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
 func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordList(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5262,11 +5356,44 @@ func schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordStatus(ref common.Re
 							},
 						},
 					},
+					"manifestsDigest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ManifestsDigest is \"sha256:\" and the hex SHA-256 of the manifests that Argo CD's repo-server rendered at spec.revision, in canonical form (objects ordered by group, kind, namespace and name, each as canonical JSON) with Secrets' values redacted. Two records with the same digest deployed the same objects. Empty when the agent renders no manifests (it was given no repo-server) or has not yet.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"manifests": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Manifests are those objects, in the same order, for the diff subresource. A Secret's data and stringData values are never stored: each is replaced by \"redacted:\" and a keyed hash of it, which tells a changed value from an unchanged one without revealing either.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedManifest"),
+									},
+								},
+							},
+						},
+					},
+					"manifestsTruncated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ManifestsTruncated is true when the manifests were larger than the agent stores (256 KiB of canonical JSON): the digest is kept, the manifests are not.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedResource", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedManifest", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedResource", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
 	}
 }
 
@@ -5316,6 +5443,42 @@ func schema_pkg_apis_managedgitops_v1alpha1_DeploymentTrigger(ref common.Referen
 				Required: []string{"type"},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_FieldDiff(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FieldDiff is one field that differs: a leaf value, or a whole value where one side has none or the two have different types.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the field's path in the object, as in a JSONPath without its \"$\": \".data.color\", \".spec.template.spec.containers[0].image\", `.metadata.labels[\"app.kubernetes.io/name\"]`.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"from": {
+						SchemaProps: spec.SchemaProps{
+							Description: "From is the field's value in the From record (JSON); absent when it had none.",
+							Ref:         ref("k8s.io/apimachinery/pkg/runtime.RawExtension"),
+						},
+					},
+					"to": {
+						SchemaProps: spec.SchemaProps{
+							Description: "To is its value in the To record; absent when it has none.",
+							Ref:         ref("k8s.io/apimachinery/pkg/runtime.RawExtension"),
+						},
+					},
+				},
+				Required: []string{"path"},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/runtime.RawExtension"},
 	}
 }
 
@@ -6800,6 +6963,54 @@ func schema_pkg_apis_managedgitops_v1alpha1_ReconciledState(ref common.Reference
 	}
 }
 
+func schema_pkg_apis_managedgitops_v1alpha1_RecordedManifest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RecordedManifest is one object of the rendered manifests.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"object": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Object is the object as rendered, Secrets' values redacted.",
+							Ref:         ref("k8s.io/apimachinery/pkg/runtime.RawExtension"),
+						},
+					},
+				},
+				Required: []string{"kind", "name", "object"},
+			},
+		},
+		Dependencies: []string{
+			"k8s.io/apimachinery/pkg/runtime.RawExtension"},
+	}
+}
+
 func schema_pkg_apis_managedgitops_v1alpha1_RecordedResource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -6916,6 +7127,75 @@ func schema_pkg_apis_managedgitops_v1alpha1_RepositoryCredentialStatus(ref commo
 		},
 		Dependencies: []string{
 			"k8s.io/apimachinery/pkg/apis/meta/v1.Condition"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_ResourceDiff(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceDiff is how one resource differs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"change": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Change is Added, Removed or Modified.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fields": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Fields are the fields that differ, for a Modified resource.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.FieldDiff"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"kind", "name", "change"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.FieldDiff"},
 	}
 }
 

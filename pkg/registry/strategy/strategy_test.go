@@ -492,10 +492,11 @@ func TestTyped(t *testing.T) {
 // write, so every kind of both groups must have a spec, and a status unless it is served
 // without one (PromotionApproval, EnvironmentHold: Kind.HasStatus is false, and the
 // strategies never reach for it). AuditEntries are never written through the API (their REST
-// serves no create or update), so the strategies never see one.
+// serves no create or update), so the strategies never see one; nor a DeploymentRecordDiff,
+// the answer of the deploymentrecords/diff subresource, which is never stored.
 func TestEveryKindHasSpecAndStatus(t *testing.T) {
 	withoutStatus := sets.New("PromotionApproval", "EnvironmentHold")
-	neverWritten := sets.New("AuditEntry")
+	neverWritten := sets.New("AuditEntry", "DeploymentRecordDiff")
 	for _, gv := range []schema.GroupVersion{appstudio.SchemeGroupVersion, gitops.SchemeGroupVersion} {
 		for name, typ := range scheme.KnownTypes(gv) {
 			if strings.HasSuffix(name, "List") || typ.PkgPath() != reflect.TypeOf(appstudio.Environment{}).PkgPath() &&

@@ -24,6 +24,8 @@ var group = apitesting.Group{
 		"ArgoCDInstance", "ArgoCDInstanceList", "TenantPlacement", "TenantPlacementList",
 		"AuditEntry", "AuditEntryList",
 		"DeploymentRecord", "DeploymentRecordList",
+		// The body of the deploymentrecords/diff subresource: no list, never stored.
+		"DeploymentRecordDiff",
 		"GitOpsDeploymentHold", "GitOpsDeploymentHoldList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -41,6 +42,7 @@ const (
 )
 
 // +genclient
+// +genclient:method=Diff,verb=create,subresource=diff,input=DeploymentRecordDiff,result=DeploymentRecordDiff
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // DeploymentRecord records one sync attempt of a GitOpsDeployment, failed ones included: what
@@ -113,6 +115,37 @@ type DeploymentRecordStatus struct {
 	// +optional
 	// +listType=atomic
 	Resources []RecordedResource `json:"resources,omitempty"`
+
+	// ManifestsDigest is "sha256:" and the hex SHA-256 of the manifests that Argo CD's
+	// repo-server rendered at spec.revision, in canonical form (objects ordered by group,
+	// kind, namespace and name, each as canonical JSON) with Secrets' values redacted. Two
+	// records with the same digest deployed the same objects. Empty when the agent renders
+	// no manifests (it was given no repo-server) or has not yet.
+	// +optional
+	ManifestsDigest string `json:"manifestsDigest,omitempty"`
+	// Manifests are those objects, in the same order, for the diff subresource. A Secret's
+	// data and stringData values are never stored: each is replaced by "redacted:" and a
+	// keyed hash of it, which tells a changed value from an unchanged one without revealing
+	// either.
+	// +optional
+	// +listType=atomic
+	Manifests []RecordedManifest `json:"manifests,omitempty"`
+	// ManifestsTruncated is true when the manifests were larger than the agent stores
+	// (256 KiB of canonical JSON): the digest is kept, the manifests are not.
+	// +optional
+	ManifestsTruncated bool `json:"manifestsTruncated,omitempty"`
+}
+
+// RecordedManifest is one object of the rendered manifests.
+type RecordedManifest struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Object is the object as rendered, Secrets' values redacted.
+	Object runtime.RawExtension `json:"object"`
 }
 
 // RecordedResource is the result of a sync for one resource.
@@ -138,4 +171,76 @@ type DeploymentRecordList struct {
 	// +optional
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []DeploymentRecord `json:"items"`
+}
+
+// ResourceChange is how a resource differs between two records.
+type ResourceChange string
+
+const (
+	ResourceAdded    ResourceChange = "Added"
+	ResourceRemoved  ResourceChange = "Removed"
+	ResourceModified ResourceChange = "Modified"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// DeploymentRecordDiff is what the deploymentrecords/diff subresource answers: the difference,
+// per resource and per field, between the manifests of two records of the same
+// GitOpsDeployment. A client creates it on the record it diffs to (the newer one, usually)
+// with From naming the other; the server fills the rest from the records' stored manifests
+// (status.manifests). Secrets' values appear only as their redaction markers.
+type DeploymentRecordDiff struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// From is the record diffed from, in the same namespace and of the same deployment.
+	From string `json:"from"`
+	// To is the record diffed to: the one the subresource was called on.
+	// +optional
+	To string `json:"to,omitempty"`
+	// FromDigest and ToDigest are the records' status.manifestsDigest.
+	// +optional
+	FromDigest string `json:"fromDigest,omitempty"`
+	// +optional
+	ToDigest string `json:"toDigest,omitempty"`
+	// Resources are the resources added, removed or modified, ordered by group, kind,
+	// namespace and name; the unchanged ones are not listed.
+	// +optional
+	// +listType=atomic
+	Resources []ResourceDiff `json:"resources,omitempty"`
+	// Truncated is true when the diff was cut at the server's size cap (its fields' values
+	// or its number of entries): what is listed is right, some of the rest is missing.
+	// +optional
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ResourceDiff is how one resource differs.
+type ResourceDiff struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Change is Added, Removed or Modified.
+	Change ResourceChange `json:"change"`
+	// Fields are the fields that differ, for a Modified resource.
+	// +optional
+	// +listType=atomic
+	Fields []FieldDiff `json:"fields,omitempty"`
+}
+
+// FieldDiff is one field that differs: a leaf value, or a whole value where one side has none
+// or the two have different types.
+type FieldDiff struct {
+	// Path is the field's path in the object, as in a JSONPath without its "$": ".data.color",
+	// ".spec.template.spec.containers[0].image", `.metadata.labels["app.kubernetes.io/name"]`.
+	Path string `json:"path"`
+	// From is the field's value in the From record (JSON); absent when it had none.
+	// +optional
+	From *runtime.RawExtension `json:"from,omitempty"`
+	// To is its value in the To record; absent when it has none.
+	// +optional
+	To *runtime.RawExtension `json:"to,omitempty"`
 }

@@ -168,6 +168,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentRecordDiff)(nil), (*managedgitops.DeploymentRecordDiff)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_DeploymentRecordDiff_To_managedgitops_DeploymentRecordDiff(a.(*DeploymentRecordDiff), b.(*managedgitops.DeploymentRecordDiff), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentRecordDiff)(nil), (*DeploymentRecordDiff)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_DeploymentRecordDiff_To_v1alpha1_DeploymentRecordDiff(a.(*managedgitops.DeploymentRecordDiff), b.(*DeploymentRecordDiff), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*DeploymentRecordList)(nil), (*managedgitops.DeploymentRecordList)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList(a.(*DeploymentRecordList), b.(*managedgitops.DeploymentRecordList), scope)
 	}); err != nil {
@@ -205,6 +215,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*managedgitops.DeploymentTrigger)(nil), (*DeploymentTrigger)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(a.(*managedgitops.DeploymentTrigger), b.(*DeploymentTrigger), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*FieldDiff)(nil), (*managedgitops.FieldDiff)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_FieldDiff_To_managedgitops_FieldDiff(a.(*FieldDiff), b.(*managedgitops.FieldDiff), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.FieldDiff)(nil), (*FieldDiff)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_FieldDiff_To_v1alpha1_FieldDiff(a.(*managedgitops.FieldDiff), b.(*FieldDiff), scope)
 	}); err != nil {
 		return err
 	}
@@ -548,6 +568,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*RecordedManifest)(nil), (*managedgitops.RecordedManifest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_RecordedManifest_To_managedgitops_RecordedManifest(a.(*RecordedManifest), b.(*managedgitops.RecordedManifest), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.RecordedManifest)(nil), (*RecordedManifest)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_RecordedManifest_To_v1alpha1_RecordedManifest(a.(*managedgitops.RecordedManifest), b.(*RecordedManifest), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*RecordedResource)(nil), (*managedgitops.RecordedResource)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource(a.(*RecordedResource), b.(*managedgitops.RecordedResource), scope)
 	}); err != nil {
@@ -575,6 +605,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*managedgitops.RepositoryCredentialStatus)(nil), (*RepositoryCredentialStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_managedgitops_RepositoryCredentialStatus_To_v1alpha1_RepositoryCredentialStatus(a.(*managedgitops.RepositoryCredentialStatus), b.(*RepositoryCredentialStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ResourceDiff)(nil), (*managedgitops.ResourceDiff)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ResourceDiff_To_managedgitops_ResourceDiff(a.(*ResourceDiff), b.(*managedgitops.ResourceDiff), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*managedgitops.ResourceDiff)(nil), (*ResourceDiff)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_managedgitops_ResourceDiff_To_v1alpha1_ResourceDiff(a.(*managedgitops.ResourceDiff), b.(*ResourceDiff), scope)
 	}); err != nil {
 		return err
 	}
@@ -1087,6 +1127,38 @@ func Convert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord(in *man
 	return autoConvert_managedgitops_DeploymentRecord_To_v1alpha1_DeploymentRecord(in, out, s)
 }
 
+func autoConvert_v1alpha1_DeploymentRecordDiff_To_managedgitops_DeploymentRecordDiff(in *DeploymentRecordDiff, out *managedgitops.DeploymentRecordDiff, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.From = in.From
+	out.To = in.To
+	out.FromDigest = in.FromDigest
+	out.ToDigest = in.ToDigest
+	out.Resources = *(*[]managedgitops.ResourceDiff)(unsafe.Pointer(&in.Resources))
+	out.Truncated = in.Truncated
+	return nil
+}
+
+// Convert_v1alpha1_DeploymentRecordDiff_To_managedgitops_DeploymentRecordDiff is an autogenerated conversion function.
+func Convert_v1alpha1_DeploymentRecordDiff_To_managedgitops_DeploymentRecordDiff(in *DeploymentRecordDiff, out *managedgitops.DeploymentRecordDiff, s conversion.Scope) error {
+	return autoConvert_v1alpha1_DeploymentRecordDiff_To_managedgitops_DeploymentRecordDiff(in, out, s)
+}
+
+func autoConvert_managedgitops_DeploymentRecordDiff_To_v1alpha1_DeploymentRecordDiff(in *managedgitops.DeploymentRecordDiff, out *DeploymentRecordDiff, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.From = in.From
+	out.To = in.To
+	out.FromDigest = in.FromDigest
+	out.ToDigest = in.ToDigest
+	out.Resources = *(*[]ResourceDiff)(unsafe.Pointer(&in.Resources))
+	out.Truncated = in.Truncated
+	return nil
+}
+
+// Convert_managedgitops_DeploymentRecordDiff_To_v1alpha1_DeploymentRecordDiff is an autogenerated conversion function.
+func Convert_managedgitops_DeploymentRecordDiff_To_v1alpha1_DeploymentRecordDiff(in *managedgitops.DeploymentRecordDiff, out *DeploymentRecordDiff, s conversion.Scope) error {
+	return autoConvert_managedgitops_DeploymentRecordDiff_To_v1alpha1_DeploymentRecordDiff(in, out, s)
+}
+
 func autoConvert_v1alpha1_DeploymentRecordList_To_managedgitops_DeploymentRecordList(in *DeploymentRecordList, out *managedgitops.DeploymentRecordList, s conversion.Scope) error {
 	out.ListMeta = in.ListMeta
 	out.Items = *(*[]managedgitops.DeploymentRecord)(unsafe.Pointer(&in.Items))
@@ -1154,6 +1226,9 @@ func autoConvert_v1alpha1_DeploymentRecordStatus_To_managedgitops_DeploymentReco
 	out.Message = in.Message
 	out.FinishedAt = (*v1.Time)(unsafe.Pointer(in.FinishedAt))
 	out.Resources = *(*[]managedgitops.RecordedResource)(unsafe.Pointer(&in.Resources))
+	out.ManifestsDigest = in.ManifestsDigest
+	out.Manifests = *(*[]managedgitops.RecordedManifest)(unsafe.Pointer(&in.Manifests))
+	out.ManifestsTruncated = in.ManifestsTruncated
 	return nil
 }
 
@@ -1167,6 +1242,9 @@ func autoConvert_managedgitops_DeploymentRecordStatus_To_v1alpha1_DeploymentReco
 	out.Message = in.Message
 	out.FinishedAt = (*v1.Time)(unsafe.Pointer(in.FinishedAt))
 	out.Resources = *(*[]RecordedResource)(unsafe.Pointer(&in.Resources))
+	out.ManifestsDigest = in.ManifestsDigest
+	out.Manifests = *(*[]RecordedManifest)(unsafe.Pointer(&in.Manifests))
+	out.ManifestsTruncated = in.ManifestsTruncated
 	return nil
 }
 
@@ -1201,6 +1279,30 @@ func autoConvert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(i
 // Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger is an autogenerated conversion function.
 func Convert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(in *managedgitops.DeploymentTrigger, out *DeploymentTrigger, s conversion.Scope) error {
 	return autoConvert_managedgitops_DeploymentTrigger_To_v1alpha1_DeploymentTrigger(in, out, s)
+}
+
+func autoConvert_v1alpha1_FieldDiff_To_managedgitops_FieldDiff(in *FieldDiff, out *managedgitops.FieldDiff, s conversion.Scope) error {
+	out.Path = in.Path
+	out.From = (*runtime.RawExtension)(unsafe.Pointer(in.From))
+	out.To = (*runtime.RawExtension)(unsafe.Pointer(in.To))
+	return nil
+}
+
+// Convert_v1alpha1_FieldDiff_To_managedgitops_FieldDiff is an autogenerated conversion function.
+func Convert_v1alpha1_FieldDiff_To_managedgitops_FieldDiff(in *FieldDiff, out *managedgitops.FieldDiff, s conversion.Scope) error {
+	return autoConvert_v1alpha1_FieldDiff_To_managedgitops_FieldDiff(in, out, s)
+}
+
+func autoConvert_managedgitops_FieldDiff_To_v1alpha1_FieldDiff(in *managedgitops.FieldDiff, out *FieldDiff, s conversion.Scope) error {
+	out.Path = in.Path
+	out.From = (*runtime.RawExtension)(unsafe.Pointer(in.From))
+	out.To = (*runtime.RawExtension)(unsafe.Pointer(in.To))
+	return nil
+}
+
+// Convert_managedgitops_FieldDiff_To_v1alpha1_FieldDiff is an autogenerated conversion function.
+func Convert_managedgitops_FieldDiff_To_v1alpha1_FieldDiff(in *managedgitops.FieldDiff, out *FieldDiff, s conversion.Scope) error {
+	return autoConvert_managedgitops_FieldDiff_To_v1alpha1_FieldDiff(in, out, s)
 }
 
 func autoConvert_v1alpha1_GitOpsDeployment_To_managedgitops_GitOpsDeployment(in *GitOpsDeployment, out *managedgitops.GitOpsDeployment, s conversion.Scope) error {
@@ -2115,6 +2217,34 @@ func Convert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState(in *manag
 	return autoConvert_managedgitops_ReconciledState_To_v1alpha1_ReconciledState(in, out, s)
 }
 
+func autoConvert_v1alpha1_RecordedManifest_To_managedgitops_RecordedManifest(in *RecordedManifest, out *managedgitops.RecordedManifest, s conversion.Scope) error {
+	out.Group = in.Group
+	out.Kind = in.Kind
+	out.Namespace = in.Namespace
+	out.Name = in.Name
+	out.Object = in.Object
+	return nil
+}
+
+// Convert_v1alpha1_RecordedManifest_To_managedgitops_RecordedManifest is an autogenerated conversion function.
+func Convert_v1alpha1_RecordedManifest_To_managedgitops_RecordedManifest(in *RecordedManifest, out *managedgitops.RecordedManifest, s conversion.Scope) error {
+	return autoConvert_v1alpha1_RecordedManifest_To_managedgitops_RecordedManifest(in, out, s)
+}
+
+func autoConvert_managedgitops_RecordedManifest_To_v1alpha1_RecordedManifest(in *managedgitops.RecordedManifest, out *RecordedManifest, s conversion.Scope) error {
+	out.Group = in.Group
+	out.Kind = in.Kind
+	out.Namespace = in.Namespace
+	out.Name = in.Name
+	out.Object = in.Object
+	return nil
+}
+
+// Convert_managedgitops_RecordedManifest_To_v1alpha1_RecordedManifest is an autogenerated conversion function.
+func Convert_managedgitops_RecordedManifest_To_v1alpha1_RecordedManifest(in *managedgitops.RecordedManifest, out *RecordedManifest, s conversion.Scope) error {
+	return autoConvert_managedgitops_RecordedManifest_To_v1alpha1_RecordedManifest(in, out, s)
+}
+
 func autoConvert_v1alpha1_RecordedResource_To_managedgitops_RecordedResource(in *RecordedResource, out *managedgitops.RecordedResource, s conversion.Scope) error {
 	out.Group = in.Group
 	out.Kind = in.Kind
@@ -2185,6 +2315,36 @@ func autoConvert_managedgitops_RepositoryCredentialStatus_To_v1alpha1_Repository
 // Convert_managedgitops_RepositoryCredentialStatus_To_v1alpha1_RepositoryCredentialStatus is an autogenerated conversion function.
 func Convert_managedgitops_RepositoryCredentialStatus_To_v1alpha1_RepositoryCredentialStatus(in *managedgitops.RepositoryCredentialStatus, out *RepositoryCredentialStatus, s conversion.Scope) error {
 	return autoConvert_managedgitops_RepositoryCredentialStatus_To_v1alpha1_RepositoryCredentialStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_ResourceDiff_To_managedgitops_ResourceDiff(in *ResourceDiff, out *managedgitops.ResourceDiff, s conversion.Scope) error {
+	out.Group = in.Group
+	out.Kind = in.Kind
+	out.Namespace = in.Namespace
+	out.Name = in.Name
+	out.Change = managedgitops.ResourceChange(in.Change)
+	out.Fields = *(*[]managedgitops.FieldDiff)(unsafe.Pointer(&in.Fields))
+	return nil
+}
+
+// Convert_v1alpha1_ResourceDiff_To_managedgitops_ResourceDiff is an autogenerated conversion function.
+func Convert_v1alpha1_ResourceDiff_To_managedgitops_ResourceDiff(in *ResourceDiff, out *managedgitops.ResourceDiff, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ResourceDiff_To_managedgitops_ResourceDiff(in, out, s)
+}
+
+func autoConvert_managedgitops_ResourceDiff_To_v1alpha1_ResourceDiff(in *managedgitops.ResourceDiff, out *ResourceDiff, s conversion.Scope) error {
+	out.Group = in.Group
+	out.Kind = in.Kind
+	out.Namespace = in.Namespace
+	out.Name = in.Name
+	out.Change = ResourceChange(in.Change)
+	out.Fields = *(*[]FieldDiff)(unsafe.Pointer(&in.Fields))
+	return nil
+}
+
+// Convert_managedgitops_ResourceDiff_To_v1alpha1_ResourceDiff is an autogenerated conversion function.
+func Convert_managedgitops_ResourceDiff_To_v1alpha1_ResourceDiff(in *managedgitops.ResourceDiff, out *ResourceDiff, s conversion.Scope) error {
+	return autoConvert_managedgitops_ResourceDiff_To_v1alpha1_ResourceDiff(in, out, s)
 }
 
 func autoConvert_v1alpha1_ResourceResult_To_managedgitops_ResourceResult(in *ResourceResult, out *managedgitops.ResourceResult, s conversion.Scope) error {

@@ -26,10 +26,13 @@ import (
 // DeploymentRecordStatusApplyConfiguration represents a declarative configuration of the DeploymentRecordStatus type for use
 // with apply.
 type DeploymentRecordStatusApplyConfiguration struct {
-	Phase      *v1alpha1.DeploymentRecordPhase      `json:"phase,omitempty"`
-	Message    *string                              `json:"message,omitempty"`
-	FinishedAt *v1.Time                             `json:"finishedAt,omitempty"`
-	Resources  []RecordedResourceApplyConfiguration `json:"resources,omitempty"`
+	Phase              *v1alpha1.DeploymentRecordPhase      `json:"phase,omitempty"`
+	Message            *string                              `json:"message,omitempty"`
+	FinishedAt         *v1.Time                             `json:"finishedAt,omitempty"`
+	Resources          []RecordedResourceApplyConfiguration `json:"resources,omitempty"`
+	ManifestsDigest    *string                              `json:"manifestsDigest,omitempty"`
+	Manifests          []RecordedManifestApplyConfiguration `json:"manifests,omitempty"`
+	ManifestsTruncated *bool                                `json:"manifestsTruncated,omitempty"`
 }
 
 // DeploymentRecordStatusApplyConfiguration constructs a declarative configuration of the DeploymentRecordStatus type for use with
@@ -72,5 +75,34 @@ func (b *DeploymentRecordStatusApplyConfiguration) WithResources(values ...*Reco
 		}
 		b.Resources = append(b.Resources, *values[i])
 	}
+	return b
+}
+
+// WithManifestsDigest sets the ManifestsDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ManifestsDigest field is set to the value of the last call.
+func (b *DeploymentRecordStatusApplyConfiguration) WithManifestsDigest(value string) *DeploymentRecordStatusApplyConfiguration {
+	b.ManifestsDigest = &value
+	return b
+}
+
+// WithManifests adds the given value to the Manifests field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Manifests field.
+func (b *DeploymentRecordStatusApplyConfiguration) WithManifests(values ...*RecordedManifestApplyConfiguration) *DeploymentRecordStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithManifests")
+		}
+		b.Manifests = append(b.Manifests, *values[i])
+	}
+	return b
+}
+
+// WithManifestsTruncated sets the ManifestsTruncated field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ManifestsTruncated field is set to the value of the last call.
+func (b *DeploymentRecordStatusApplyConfiguration) WithManifestsTruncated(value bool) *DeploymentRecordStatusApplyConfiguration {
+	b.ManifestsTruncated = &value
 	return b
 }

@@ -51,6 +51,8 @@ type DeploymentRecordInterface interface {
 	Apply(ctx context.Context, deploymentRecord *managedgitopsv1alpha1.DeploymentRecordApplyConfiguration, opts v1.ApplyOptions) (result *v1alpha1.DeploymentRecord, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, deploymentRecord *managedgitopsv1alpha1.DeploymentRecordApplyConfiguration, opts v1.ApplyOptions) (result *v1alpha1.DeploymentRecord, err error)
+	Diff(ctx context.Context, deploymentRecordName string, deploymentRecordDiff *v1alpha1.DeploymentRecordDiff, opts v1.CreateOptions) (*v1alpha1.DeploymentRecordDiff, error)
+
 	DeploymentRecordExpansion
 }
 
@@ -70,4 +72,19 @@ func newDeploymentRecords(c *ManagedGitopsV1alpha1Client, namespace string) *dep
 			func() *v1alpha1.DeploymentRecord { return &v1alpha1.DeploymentRecord{} },
 			func() *v1alpha1.DeploymentRecordList { return &v1alpha1.DeploymentRecordList{} }),
 	}
+}
+
+// Diff takes the representation of a deploymentRecordDiff and creates it.  Returns the server's representation of the deploymentRecordDiff, and an error, if there is any.
+func (c *deploymentRecords) Diff(ctx context.Context, deploymentRecordName string, deploymentRecordDiff *v1alpha1.DeploymentRecordDiff, opts v1.CreateOptions) (result *v1alpha1.DeploymentRecordDiff, err error) {
+	result = &v1alpha1.DeploymentRecordDiff{}
+	err = c.GetClient().Post().
+		Namespace(c.GetNamespace()).
+		Resource("deploymentrecords").
+		Name(deploymentRecordName).
+		SubResource("diff").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(deploymentRecordDiff).
+		Do(ctx).
+		Into(result)
+	return
 }

@@ -195,3 +195,15 @@ func (c *FakeDeploymentRecords) ApplyStatus(ctx context.Context, deploymentRecor
 	}
 	return obj.(*v1alpha1.DeploymentRecord), err
 }
+
+// Diff takes the representation of a deploymentRecordDiff and creates it.  Returns the server's representation of the deploymentRecordDiff, and an error, if there is any.
+func (c *FakeDeploymentRecords) Diff(ctx context.Context, deploymentRecordName string, deploymentRecordDiff *v1alpha1.DeploymentRecordDiff, opts v1.CreateOptions) (result *v1alpha1.DeploymentRecordDiff, err error) {
+	emptyResult := &v1alpha1.DeploymentRecordDiff{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(deploymentrecordsResource, deploymentRecordName, "diff", c.ns, deploymentRecordDiff, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.DeploymentRecordDiff), err
+}
