@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/cli/dashboard"
 )
 
@@ -22,8 +23,9 @@ func newDashboardCommand(o *Options) *cobra.Command {
 		Long: `Serve a web page on 127.0.0.1 that shows the namespace as the API shows it to you: each
 Application's Environments as a graph with the Snapshot deployed in each and the promotion in
 progress, every GitOpsDeployment's sync and health with its resources, each deployment's
-timeline of syncs (DeploymentRecords: who, what commit, how it ended) with its hold, and the
-history of writes (AuditEntries), newest first. It updates live, from watches of the API.
+timeline of syncs (DeploymentRecords: who, what commit, how it ended) with its hold, the diff of
+two of its records per resource and field, and the history of writes (AuditEntries), newest
+first. It updates live, from watches of the API.
 
 This process is the only thing that talks to the API, with your kubeconfig: the page shows what
 RBAC lets you see, and a refusal as such. Sync, approve, reject, roll back (to a record of the
@@ -71,6 +73,13 @@ another. The dashboard runs until Ctrl-C.`,
 					}
 					return string(created.Spec.Decision) + " of promotionrun " + run + " into " + created.Spec.Environment +
 						" recorded (promotionapproval/" + created.Name + ")", nil
+				},
+				Diff: func(ctx context.Context, deployment, from, to string) (*managedv1alpha1.DeploymentRecordDiff, error) {
+					d, err := recordDiff(ctx, c, ns, deployment, from, to)
+					if err != nil {
+						return nil, &userError{msg: message(err)}
+					}
+					return d, nil
 				},
 				Rollback: func(ctx context.Context, deployment, record, reason string) (string, error) {
 					held, err := rollback(ctx, c, ns, deployment, record, "", reason)

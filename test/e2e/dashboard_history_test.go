@@ -70,9 +70,12 @@ var _ = Describe("kubectl gitops dashboard history", Ordered, func() {
 		bindClusterRole(ctx, ns, "edit", "alice")
 		waitCanI("alice", "create", "gitopsdeploymentholds.managed-gitops.redhat.com", ns)
 		dir = GinkgoT().TempDir()
-		repo = "file://" + gitRepository(dir, map[string]string{"app/cm.yaml": configMap("dash-hist-cm", "v1")})
+		secret := func(password string) string {
+			return "apiVersion: v1\nkind: Secret\nmetadata:\n  name: dash-hist-secret\nstringData:\n  password: " + password + "\n"
+		}
+		repo = "file://" + gitRepository(dir, map[string]string{"app/cm.yaml": configMap("dash-hist-cm", "v1"), "app/secret.yaml": secret("first-secret-value")})
 		commitA = gitIn(dir, "rev-parse", "HEAD")
-		commitB = gitCommit(dir, map[string]string{"app/cm.yaml": configMap("dash-hist-cm", "v2")})
+		commitB = gitCommit(dir, map[string]string{"app/cm.yaml": configMap("dash-hist-cm", "v2"), "app/secret.yaml": secret("second-secret-value")})
 
 		By("alice creates web at commit A: its first sync")
 		mustIn("alice", fmt.Sprintf(`apiVersion: managed-gitops.redhat.com/v1alpha1
@@ -104,6 +107,25 @@ spec:
 		Expect(err).NotTo(HaveOccurred())
 		Expect(mark).To(Equal("not reloaded"))
 		pageScreenshot(tab, artifacts, "dashboard-timeline")
+
+		By("alice ticks the two syncs and diffs them: the ConfigMap's changed field, the Secret's only as redaction markers")
+		Eventually(func(g Gomega, ctx context.Context) {
+			for _, r := range records(g, ctx)[:2] {
+				g.Expect(r.Status.ManifestsDigest).To(HavePrefix("sha256:"), "record %s", r.Name)
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		chromeDo(tab, chromedp.Click(chromedp.CSS(sel+` li[data-record="`+recs[1].Name+`"] input.pick`)),
+			chromedp.Click(chromedp.CSS(sel+` li[data-record="`+recs[0].Name+`"] input.pick`)),
+			chromedp.Click(chromedp.CSS(sel+` button.compare`)))
+		cm := `#diff-view .resource-diff[data-resource="ConfigMap/dash-hist-cm"]`
+		Eventually(func() string { return pageText(tab, cm) }).WithTimeout(30 * time.Second).Should(
+			MatchRegexp(`Modified\s+ConfigMap dash-hist-cm[\s\S]*\.data\.value\s+"v1"\s+"v2"`))
+		Expect(pageText(tab, "#diff-view .digest")).To(MatchRegexp(recs[0].Name + ` \(sha256:[0-9a-f]+\) → ` + recs[1].Name + ` \(sha256:[0-9a-f]+\)`))
+		Expect(pageText(tab, `#diff-view .resource-diff[data-resource="Secret/dash-hist-secret"]`)).To(And(
+			ContainSubstring(".stringData.password"), ContainSubstring("redacted:")))
+		Expect(pageText(tab, "body")).NotTo(Or(ContainSubstring("first-secret-value"), ContainSubstring("second-secret-value")))
+		pageScreenshot(tab, artifacts, "dashboard-diff")
+		chromeDo(tab, chromedp.Evaluate[chromedp.Void](`location.hash = "history"`))
 
 		By("alice rolls web back to the first record in the page (confirmed): the hold is hers, and the page says held")
 		chromeDo(tab, chromedp.Click(chromedp.CSS(sel+` li[data-record="`+recs[0].Name+`"] button.rollback`)))

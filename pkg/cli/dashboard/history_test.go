@@ -2,9 +2,11 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +165,64 @@ func TestRollbackAndRelease(t *testing.T) {
 	if code, body := post("/api/release", base, `{"deployment":"shop-dev-web"}`); code != http.StatusUnprocessableEntity ||
 		!strings.Contains(body, "you may not delete gitopsdeploymentholds") {
 		t.Errorf("release refused by the API: %d %s", code, body)
+	}
+}
+
+// TestDiff: the API's diff reaches the page with each value as JSON text (a Secret's as the
+// API's redaction marker, nothing more), a side without the field as null, and a refusal as
+// the API's words; the page must name the deployment and both records.
+func TestDiff(t *testing.T) {
+	var asked []string
+	_, base := dashboard(t, fake.NewSimpleClientset(history()...), Config{
+		Diff: func(_ context.Context, deployment, from, to string) (*managedv1alpha1.DeploymentRecordDiff, error) {
+			asked = append(asked, deployment+" "+from+" "+to)
+			if to == "forbidden" {
+				return nil, errors.New(`you may not create deploymentrecords.managed-gitops.redhat.com --subresource=diff in namespace "team-a"`)
+			}
+			return &managedv1alpha1.DeploymentRecordDiff{From: from, To: to, FromDigest: "sha256:aa", ToDigest: "sha256:bb",
+				Resources: []managedv1alpha1.ResourceDiff{
+					{Kind: "ConfigMap", Name: "cm", Change: managedv1alpha1.ResourceModified, Fields: []managedv1alpha1.FieldDiff{
+						{Path: ".data.value", From: &runtime.RawExtension{Raw: []byte(`"v1"`)}, To: &runtime.RawExtension{Raw: []byte(`"v2"`)}},
+						{Path: ".data.added", To: &runtime.RawExtension{Raw: []byte(`"x"`)}}}},
+					{Kind: "Secret", Name: "s", Change: managedv1alpha1.ResourceModified, Fields: []managedv1alpha1.FieldDiff{
+						{Path: ".data.password", From: &runtime.RawExtension{Raw: []byte(`"redacted:111"`)}, To: &runtime.RawExtension{Raw: []byte(`"redacted:222"`)}}}},
+					{Group: "apps", Kind: "Deployment", Name: "web", Change: managedv1alpha1.ResourceAdded},
+				}}, nil
+		},
+	})
+	c := login(t, base)
+	code, body := get(t, c, base+"/api/diff?deployment=shop-dev-web&from=shop-dev-web-1&to=shop-dev-web-2", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/diff: %d %s", code, body)
+	}
+	var d Diff
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	want := Diff{Deployment: "shop-dev-web", From: "shop-dev-web-1", To: "shop-dev-web-2", FromDigest: "sha256:aa", ToDigest: "sha256:bb",
+		Resources: []ResourceDiff{
+			{Kind: "ConfigMap", Name: "cm", Change: "Modified", Fields: []FieldDiff{{Path: ".data.value", From: str(`"v1"`), To: str(`"v2"`)}, {Path: ".data.added", To: str(`"x"`)}}},
+			{Kind: "Secret", Name: "s", Change: "Modified", Fields: []FieldDiff{{Path: ".data.password", From: str(`"redacted:111"`), To: str(`"redacted:222"`)}}},
+			{Group: "apps", Kind: "Deployment", Name: "web", Change: "Added", Fields: []FieldDiff{}},
+		}}
+	if !reflect.DeepEqual(d, want) {
+		t.Errorf("diff:\n got %s", body)
+	}
+	if !strings.Contains(body, `"from":null`) {
+		t.Errorf("a side without the field is null: %s", body)
+	}
+	if code, body := get(t, c, base+"/api/diff?deployment=shop-dev-web&from=a&to=forbidden", nil); code != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, "you may not create deploymentrecords.managed-gitops.redhat.com --subresource=diff") {
+		t.Errorf("a refused diff: %d %s", code, body)
+	}
+	if code, _ := get(t, c, base+"/api/diff?deployment=shop-dev-web&to=b", nil); code != http.StatusBadRequest {
+		t.Errorf("a diff without from: %d, want 400", code)
+	}
+	if code, _ := get(t, client(t), base+"/api/diff?deployment=shop-dev-web&from=a&to=b", nil); code != http.StatusForbidden {
+		t.Errorf("a diff without the token: %d, want 403", code)
+	}
+	if len(asked) != 2 {
+		t.Errorf("the API asked %d times: %v", len(asked), asked)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	Rollback func(ctx context.Context, deployment, record, reason string) (string, error)
 	// Release deletes the hold of the GitOpsDeployment deployment (kubectl gitops release).
 	Release func(ctx context.Context, deployment string) (string, error)
+	// Diff is the API's diff of the records from and to of the GitOpsDeployment deployment
+	// (kubectl gitops diff --from --to).
+	Diff func(ctx context.Context, deployment, from, to string) (*managedv1alpha1.DeploymentRecordDiff, error)
 	// Token is the secret of the URL; empty: a random one.
 	Token string
 	// Retry is how long to wait before listing a kind again after an error; 0: 10s.
@@ -124,6 +128,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/sync", s.sync)
 	mux.HandleFunc("POST /api/decide", s.decide)
+	mux.HandleFunc("GET /api/diff", s.diff)
 	mux.HandleFunc("POST /api/rollback", s.rollback)
 	mux.HandleFunc("POST /api/release", s.release)
 	return s.guard(mux)

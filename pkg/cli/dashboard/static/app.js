@@ -262,21 +262,89 @@ function renderWrites() {
       h('td', {}, e.resource + '/' + e.object + (e.subresource ? ' (' + e.subresource + ')' : '')))))));
 }
 
-// ---- Diff of two records: chosen in a deployment's timeline.
+// ---- Diff of two records: chosen in a deployment's timeline, or here.
 
-// diffOf is the deployment whose two picked records the Diff view compares.
-let diffOf = null;
+// diffChoice is what the Diff view compares: a deployment and two of its records.
+const diffChoice = { deployment: '', from: '', to: '' };
+// diffCache keeps the answer of each comparison: a record does not change once written.
+const diffCache = new Map();
 
 function showDiff(name) {
-  diffOf = name;
+  const d = state.deployments.find(x => x.name === name);
+  const names = d.records.map(r => r.name);
+  // From the older of the two to the newer (records are newest first).
+  const [a, b] = picked[name].slice().sort((x, y) => names.indexOf(y) - names.indexOf(x));
+  Object.assign(diffChoice, { deployment: name, from: a, to: b });
   location.hash = 'diff';
 }
 
 function renderDiff() {
-  return h('section', { id: 'diff-view', class: 'placeholder' },
+  const out = h('section', { id: 'diff-view' });
+  if (state.errors.GitOpsDeployment || state.errors.DeploymentRecord) {
+    out.append(unreadable('GitOpsDeployment', 'DeploymentRecord'));
+    return out;
+  }
+  const withRecords = state.deployments.filter(d => d.records.length >= 2);
+  if (withRecords.length === 0) {
+    out.append(h('p', { class: 'muted' }, state.loading ? 'Loading…' : 'No GitOpsDeployment has two recorded syncs to compare yet.'));
+    return out;
+  }
+  let d = withRecords.find(x => x.name === diffChoice.deployment);
+  if (!d) {
+    d = withRecords[0];
+    Object.assign(diffChoice, { deployment: d.name, from: '', to: '' });
+  }
+  const names = d.records.map(r => r.name);
+  if (!names.includes(diffChoice.to)) diffChoice.to = names[0];
+  if (!names.includes(diffChoice.from) || diffChoice.from === diffChoice.to) diffChoice.from = names[names.indexOf(diffChoice.to) + 1] || names[1];
+  const label = r => when(r.started) + ' · ' + (r.revision ? short(r.revision) : 'no commit') + ' · ' + r.phase + ' · ' + r.name;
+  const select = (cls, options, value, onchange) => {
+    const s = h('select', { class: cls }, options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)));
+    s.addEventListener('change', () => { onchange(s.value); render(); });
+    return s;
+  };
+  out.append(h('div', { class: 'diff diff-choice' },
     h('h2', {}, 'Diff of two records'),
-    h('p', {}, 'Not available yet: the API does not serve the diff of two DeploymentRecords yet. ' +
-      'Until then, the History view shows each deployment\'s syncs: who, which commit, how it ended.'));
+    h('div', { class: 'diff-head' },
+      select('deployment', withRecords.map(x => [x.name, x.name]), d.name, v => Object.assign(diffChoice, { deployment: v, from: '', to: '' })),
+      h('span', {}, 'from'), select('from', d.records.map(r => [r.name, label(r)]), diffChoice.from, v => { diffChoice.from = v; }),
+      h('span', {}, 'to'), select('to', d.records.map(r => [r.name, label(r)]), diffChoice.to, v => { diffChoice.to = v; }))));
+  const result = h('div', { class: 'diff diff-result' }, h('p', { class: 'muted' }, 'Loading the diff…'));
+  out.append(result);
+  loadDiff(d.name, diffChoice.from, diffChoice.to, result);
+  return out;
+}
+
+async function loadDiff(deployment, from, to, into) {
+  const key = [deployment, from, to].join('\n');
+  let answer = diffCache.get(key);
+  if (!answer) {
+    const res = await fetch('api/diff?' + new URLSearchParams({ deployment, from, to }));
+    let body = {};
+    try { body = await res.json(); } catch (e) { body = { error: res.status + ' ' + res.statusText }; }
+    answer = res.ok ? { diff: body } : { error: body.error || res.status + ' ' + res.statusText };
+    if (res.ok) diffCache.set(key, answer);
+  }
+  into.replaceChildren(...(answer.error ? [h('p', { class: 'error forbidden' }, 'Cannot show the diff: ' + answer.error)] : diffBody(answer.diff)));
+}
+
+function diffBody(diff) {
+  const out = [h('p', { class: 'muted digest' }, diff.from + ' (' + (diff.fromDigest || 'no digest') + ') → ' + diff.to + ' (' + (diff.toDigest || 'no digest') + ')')];
+  if (diff.resources.length === 0) out.push(h('p', { class: 'no-change' }, 'No change: the two records deployed the same objects.'));
+  for (const r of diff.resources) {
+    const mark = { Added: '+', Removed: '−', Modified: '~' }[r.change] || '~';
+    out.push(h('div', { class: 'resource-diff', 'data-resource': r.kind + '/' + r.name },
+      h('h3', {}, h('span', { class: 'change-' + r.change }, mark + ' ' + r.change), ' ',
+        (r.group ? r.group + '/' : '') + r.kind + ' ' + (r.namespace ? r.namespace + '/' : '') + r.name),
+      r.fields.length > 0 && h('div', { class: 'scroll' }, h('table', { class: 'fields' },
+        h('thead', {}, h('tr', {}, ['Field', 'Before', 'After'].map(t => h('th', {}, t)))),
+        h('tbody', {}, r.fields.map(f => h('tr', { 'data-path': f.path },
+          h('td', { class: 'path' }, f.path),
+          h('td', { class: 'from' }, f.from === undefined || f.from === null ? '(none)' : f.from),
+          h('td', { class: 'to' }, f.to === undefined || f.to === null ? '(none)' : f.to))))))));
+  }
+  if (diff.truncated) out.push(h('p', { class: 'error' }, 'Cut at the server\'s size limit: some changes are not shown.'));
+  return out;
 }
 
 // ---- Actions: behind a confirmation, through the plugin's own code.
