@@ -145,9 +145,11 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 		By("the graph: each Environment, the Snapshot in dev, the promotion waiting in prod")
 		Eventually(func() string { return text(tab, `.env[data-env="dev"]`) }).WithTimeout(30 * time.Second).Should(
 			And(ContainSubstring("Development"), ContainSubstring("Snapshot shop-1")))
-		Expect(text(tab, `.env[data-env="dev"] .status`)).To(MatchRegexp(`^Synced\s+Healthy$`))
+		// The page draws what it has while the plugin's watches list their kinds: the runs and
+		// deployments may come a moment after the boxes.
+		Eventually(func() string { return text(tab, `.env[data-env="dev"] .status`) }).WithTimeout(10 * time.Second).Should(MatchRegexp(`^Synced\s+Healthy$`))
 		Expect(text(tab, `.env[data-env="staging"]`)).To(ContainSubstring("not deployed"))
-		Expect(text(tab, `.env[data-env="prod"]`)).To(ContainSubstring("Waiting for approvals: 0 of 1"))
+		Eventually(func() string { return text(tab, `.env[data-env="prod"]`) }).WithTimeout(10 * time.Second).Should(ContainSubstring("Waiting for approvals: 0 of 1"))
 		Expect(text(tab, `.env[data-env="staging"]`)).To(ContainSubstring("Staging"))
 		Expect(text(tab, "#live")).To(Equal("live"))
 		// A mark on the page's window: a reload would wipe it.
