@@ -219,7 +219,7 @@ function timeline(d) {
   const compare = h('button', { class: 'compare', disabled: chosen.length !== 2, onclick: () => showDiff(d.name) }, 'Diff the two selected');
   return h('article', { class: 'timeline', 'data-name': d.name },
     h('div', { class: 'deployment-head' }, h('h2', {}, d.name), badge(d.sync), badge(d.health),
-      h('span', { class: 'muted' }, d.records.length + (d.records.length === 1 ? ' sync' : ' syncs')), compare),
+      h('span', { class: 'muted' }, d.records.length + (d.records.length === 1 ? ' sync' : ' syncs')), d.records.length >= 2 && compare),
     holdLine(d),
     state.errors.DeploymentRecord ? null : d.records.length === 0 ? h('p', { class: 'muted' }, 'No sync recorded yet.') :
       h('ol', { class: 'records' }, d.records.map(r => recordItem(d, r, compare))));
@@ -243,7 +243,7 @@ function recordItem(d, r, compare) {
       h('div', { class: 'record-head' },
         h('span', { class: 'time' }, when(r.started)), ' ', badge(r.phase), ' ',
         h('span', { class: 'commit', title: r.revision || '' }, r.revision ? short(r.revision) : 'no commit'), ' ',
-        h('span', { class: 'who' }, 'by ' + (r.user || 'nobody (' + (r.trigger || 'automatic') + ')')),
+        h('span', { class: 'who' }, r.user ? 'by ' + r.user : 'automatic'),
         held && ' ', held && h('span', { class: 'badge warn' }, 'held here')),
       h('div', { class: 'muted record-why' }, why + ' · ' + r.resources + (r.resources === 1 ? ' resource' : ' resources') +
         (r.failed ? ', ' + r.failed + ' failed' : '') + (r.finished ? ' · finished ' + when(r.finished) : '') + ' · ' + r.name),
@@ -306,9 +306,9 @@ function renderDiff() {
   out.append(h('div', { class: 'diff diff-choice' },
     h('h2', {}, 'Diff of two records'),
     h('div', { class: 'diff-head' },
-      select('deployment', withRecords.map(x => [x.name, x.name]), d.name, v => Object.assign(diffChoice, { deployment: v, from: '', to: '' })),
-      h('span', {}, 'from'), select('from', d.records.map(r => [r.name, label(r)]), diffChoice.from, v => { diffChoice.from = v; }),
-      h('span', {}, 'to'), select('to', d.records.map(r => [r.name, label(r)]), diffChoice.to, v => { diffChoice.to = v; }))));
+      select('pick-deployment', withRecords.map(x => [x.name, x.name]), d.name, v => Object.assign(diffChoice, { deployment: v, from: '', to: '' })),
+      h('span', {}, 'from'), select('pick-from', d.records.map(r => [r.name, label(r)]), diffChoice.from, v => { diffChoice.from = v; }),
+      h('span', {}, 'to'), select('pick-to', d.records.map(r => [r.name, label(r)]), diffChoice.to, v => { diffChoice.to = v; }))));
   const result = h('div', { class: 'diff diff-result' }, h('p', { class: 'muted' }, 'Loading the diff…'));
   out.append(result);
   loadDiff(d.name, diffChoice.from, diffChoice.to, result);
