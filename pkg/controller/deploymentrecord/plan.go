@@ -353,13 +353,19 @@ func unfinished(r *managedv1alpha1.DeploymentRecord) bool {
 func sameSecond(a, b metav1.Time) bool { return a.Unix() == b.Unix() }
 
 // sameOrigin tells whether record r, of the same second as op, can be op's: a SyncRun's
-// operation is recorded with that SyncRun, any other without one. (Two operations of the same
-// second and origin cannot be told apart: Argo CD starts a sync only once the previous one
-// ended, and a SyncRun only once the previous SyncRun's outcome is written.)
+// operation is recorded with that SyncRun, any other without one and, once both commits are
+// known, at the same commit (automated sync may deploy a new commit in the second the previous
+// sync started: that is another operation). Two operations of the same second, origin and commit
+// cannot be told apart: Argo CD starts a sync only once the previous one ended, and a SyncRun
+// only once the previous SyncRun's outcome is written.
 func sameOrigin(r *managedv1alpha1.DeploymentRecord, op *managedv1alpha1.OperationState) bool {
 	name, uid := syncRunOf(op.Operation.Info)
 	if name == "" && uid == "" {
-		return r.Spec.Trigger.Type != managedv1alpha1.DeploymentTriggerSyncRun
+		if r.Spec.Trigger.Type == managedv1alpha1.DeploymentTriggerSyncRun {
+			return false
+		}
+		revision, _ := revisionOf(op)
+		return !sha.MatchString(revision) || !sha.MatchString(r.Spec.Revision) || revision == r.Spec.Revision
 	}
 	return r.Spec.Trigger.Type == managedv1alpha1.DeploymentTriggerSyncRun && r.Spec.Trigger.SyncRun == name
 }

@@ -314,7 +314,7 @@ func TestPlanRecords(t *testing.T) {
 		{
 			name:    "the record is up to date: nothing (its spec is never rewritten)",
 			d:       deployment(5, operation(t1, running, shaB, automated)),
-			records: []*managedv1alpha1.DeploymentRecord{record(t1, 2, shaA, managedv1alpha1.DeploymentRecordRunning)},
+			records: []*managedv1alpha1.DeploymentRecord{record(t1, 2, shaB, managedv1alpha1.DeploymentRecordRunning)},
 		},
 		{
 			name:    "a record left running by an operation replaced before its end: Error, outcome unknown",
@@ -340,6 +340,19 @@ func TestPlanRecords(t *testing.T) {
 				d.Status.OperationState.Operation.Info[0].Value, d.Status.OperationState.Operation.Info[1].Value = "uid-run-2", "jane/run-2"
 			}), managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerSyncRun, SyncRun: "run-2", User: "bob"},
 				func(r *managedv1alpha1.DeploymentRecord) { r.Name = "web-1741064767-2" })},
+		},
+		{
+			name:    "automated sync of a new commit started in the second of the previous one's: another record, with an ordinal",
+			d:       deployment(2, operation(t0, running, shaB, automated)),
+			records: []*managedv1alpha1.DeploymentRecord{record(t0, 2, shaA, managedv1alpha1.DeploymentRecordSucceeded)},
+			want: plan{create: newRecord(deployment(2, operation(t0, running, shaB, automated)),
+				managedv1alpha1.DeploymentTrigger{Type: managedv1alpha1.DeploymentTriggerNewCommit},
+				func(r *managedv1alpha1.DeploymentRecord) { r.Name = "web-1741064767-2" })},
+		},
+		{
+			name:    "automated sync of the same second and commit as its record: that record",
+			d:       deployment(2, operation(t0, running, shaA, automated)),
+			records: []*managedv1alpha1.DeploymentRecord{record(t0, 2, shaA, managedv1alpha1.DeploymentRecordRunning)},
 		},
 		{
 			name:    "a SyncRun's sync of the same second as its record: that record",
