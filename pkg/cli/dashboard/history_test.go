@@ -226,3 +226,21 @@ func TestDiff(t *testing.T) {
 		t.Errorf("the API asked %d times: %v", len(asked), asked)
 	}
 }
+
+// The store keeps records without their rendered manifests (the diff view asks the API), and
+// leaves the watch's object as it was.
+func TestStoreKeepsRecordsWithoutManifests(t *testing.T) {
+	r := deploymentRecord("web-1", "web", "web", "aaa", "alice", t0, managedv1alpha1.DeploymentRecordSucceeded)
+	r.Status.ManifestsDigest = "sha256:abc"
+	r.Status.Manifests = []managedv1alpha1.RecordedManifest{{Kind: "ConfigMap", Name: "web"}}
+	s := newStore()
+	s.set(kindRecord, r, false)
+	s.replace(kindRecord, []runtime.Object{r})
+	kept := s.objects[kindRecord]["web-1"].(*managedv1alpha1.DeploymentRecord)
+	if kept.Status.Manifests != nil || kept.Status.ManifestsDigest != "sha256:abc" {
+		t.Errorf("kept manifests %v, digest %q; want none and the digest", kept.Status.Manifests, kept.Status.ManifestsDigest)
+	}
+	if len(r.Status.Manifests) != 1 {
+		t.Errorf("the watch's object lost its manifests")
+	}
+}
