@@ -18,9 +18,10 @@ var resHold = resource{"GitOpsDeploymentHold", "gitopsdeploymentholds", managedv
 
 func newRollbackCommand(o *Options) *cobra.Command {
 	var to, revision, reason string
+	var untilNewCommit bool
 	printFlags := genericclioptions.NewPrintFlags("rolled back").WithTypeSetter(scheme.Scheme)
 	cmd := &cobra.Command{
-		Use:   "rollback NAME [--to RECORD | --revision COMMIT] [--reason TEXT]",
+		Use:   "rollback NAME [--to RECORD | --revision COMMIT] [--reason TEXT] [--until-new-commit]",
 		Short: "Roll a GitOpsDeployment back to an earlier commit and hold it there: create a GitOpsDeploymentHold",
 		Long: `Hold the GitOpsDeployment NAME at an earlier commit: Argo CD deploys that commit, and keeps it
 while new commits arrive (automated sync) and promotions rewrite the deployment, until someone
@@ -29,10 +30,14 @@ it, when and why.
 
 The commit is that of the DeploymentRecord --to, or --revision; by default, that of the newest
 succeeded sync before the newest succeeded one, at another commit (kubectl get deploymentrecords
-lists them). A deployment already held is held at the new commit instead.`,
+lists them). A deployment already held is held at the new commit instead.
+
+With --until-new-commit the hold also ends by itself: the agent releases it as soon as a commit
+newer than the one current now arrives on the deployment's branch (releaseOn NewCommit).`,
 		Example: `  kubectl gitops rollback web --reason "v2 breaks checkout"
   kubectl gitops rollback web --to web-1796597202
-  kubectl gitops rollback web --revision 8768384c3e7f4e5b9a0d1c2b3a4f5e6d7c8b9a01`,
+  kubectl gitops rollback web --revision 8768384c3e7f4e5b9a0d1c2b3a4f5e6d7c8b9a01
+  kubectl gitops rollback web --until-new-commit --reason "v2 breaks checkout; the fix is coming"`,
 		Args:              exactArgs(1, "rollback takes the name of a GitOpsDeployment"),
 		ValidArgsFunction: completeNames(o, resDeployment),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +62,9 @@ lists them). A deployment already held is held at the new commit instead.`,
 				return err
 			}
 			spec := managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: revision, Reason: reason}
+			if untilNewCommit {
+				spec.ReleaseOn = managedv1alpha1.HoldReleaseNewCommit
+			}
 			if revision == "" {
 				rec, err := rollbackRecord(ctx, c, ns, name, to)
 				if err != nil {
@@ -74,6 +82,8 @@ lists them). A deployment already held is held at the new commit instead.`,
 	cmd.Flags().StringVar(&to, "to", "", "The DeploymentRecord whose commit to go back to.")
 	cmd.Flags().StringVar(&revision, "revision", "", "The commit to go back to.")
 	cmd.Flags().StringVar(&reason, "reason", "", "Why, for the deployment's Held condition.")
+	cmd.Flags().BoolVar(&untilNewCommit, "until-new-commit", false,
+		"Have the agent release the hold once a newer commit arrives on the deployment's branch (releaseOn NewCommit).")
 	_ = cmd.RegisterFlagCompletionFunc("to", flagNames(o, resDeploymentRecord))
 	printFlags.AddFlags(cmd)
 	return cmd
