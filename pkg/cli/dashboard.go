@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/cli/dashboard"
 )
 
@@ -21,12 +22,15 @@ func newDashboardCommand(o *Options) *cobra.Command {
 		Short: "Serve a live web dashboard of the namespace on 127.0.0.1, with your credentials",
 		Long: `Serve a web page on 127.0.0.1 that shows the namespace as the API shows it to you: each
 Application's Environments as a graph with the Snapshot deployed in each and the promotion in
-progress, every GitOpsDeployment's sync and health with its resources, and the history of writes
-(AuditEntries), newest first. It updates live, from watches of the API.
+progress, every GitOpsDeployment's sync and health with its resources, each deployment's
+timeline of syncs (DeploymentRecords: who, what commit, how it ended) with its hold, the diff of
+two of its records per resource and field, and the history of writes (AuditEntries), newest
+first. It updates live, from watches of the API.
 
 This process is the only thing that talks to the API, with your kubeconfig: the page shows what
-RBAC lets you see, and a refusal as such. Sync, approve and reject are buttons behind a
-confirmation, and do what the commands of the same name do. The page's address holds a random
+RBAC lets you see, and a refusal as such. Sync, approve, reject, roll back (to a record of the
+timeline) and release are buttons behind a confirmation, and do what the commands of the same
+name do. The page's address holds a random
 token that every request must carry (a cookie after the first load): open the URL printed, not
 another. The dashboard runs until Ctrl-C.`,
 		Example: `  kubectl gitops dashboard -n team-a
@@ -43,7 +47,8 @@ another. The dashboard runs until Ctrl-C.`,
 			}
 			kinds := map[string]resource{"Application": resApplication, "Environment": resEnvironment,
 				"SnapshotEnvironmentBinding": resBinding, "Snapshot": resSnapshot, "PromotionRun": resRun,
-				"GitOpsDeployment": resDeployment, "AuditEntry": resAuditEntry}
+				"GitOpsDeployment": resDeployment, "AuditEntry": resAuditEntry, "DeploymentRecord": resDeploymentRecord,
+				"GitOpsDeploymentHold": resHold}
 			srv, err := dashboard.New(dashboard.Config{
 				Namespace: ns,
 				Client:    c,
@@ -68,6 +73,27 @@ another. The dashboard runs until Ctrl-C.`,
 					}
 					return string(created.Spec.Decision) + " of promotionrun " + run + " into " + created.Spec.Environment +
 						" recorded (promotionapproval/" + created.Name + ")", nil
+				},
+				Diff: func(ctx context.Context, deployment, from, to string) (*managedv1alpha1.DeploymentRecordDiff, error) {
+					d, err := recordDiff(ctx, c, ns, deployment, from, to)
+					if err != nil {
+						return nil, &userError{msg: message(err)}
+					}
+					return d, nil
+				},
+				Rollback: func(ctx context.Context, deployment, record, reason string) (string, error) {
+					held, err := rollback(ctx, c, ns, deployment, record, "", reason, false)
+					if err != nil {
+						return "", &userError{msg: message(err)}
+					}
+					return "gitopsdeploymenthold/" + held.Name + ": " + deployment + " held at " + shortSHA(held.Spec.Revision) +
+						" (deploymentrecord " + record + ") until released", nil
+				},
+				Release: func(ctx context.Context, deployment string) (string, error) {
+					if err := release(ctx, c, ns, deployment); err != nil {
+						return "", &userError{msg: message(err)}
+					}
+					return "gitopsdeploymenthold/" + deployment + " deleted: " + deployment + " follows its own targetRevision again", nil
 				},
 			})
 			if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/cli/records"
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
 var resRecord = resource{"DeploymentRecord", "deploymentrecords", managedv1alpha1.GroupName}
@@ -47,24 +50,9 @@ By default the two newest records are compared; --to alone compares it with the 
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if from == "" || to == "" {
-				list, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, metav1.ListOptions{
-					FieldSelector: "spec.gitOpsDeploymentName=" + args[0]})
-				if err != nil {
-					return apiError(err, "list", resRecord, ns, "")
-				}
-				if from, to, err = pickRecords(args[0], list.Items, from, to); err != nil {
-					return err
-				}
-			}
-			d, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).Diff(ctx, to, &managedv1alpha1.DeploymentRecordDiff{From: from}, metav1.CreateOptions{})
-			if apierrors.IsForbidden(err) {
-				// In the words of kubectl auth can-i create RESOURCE --subresource=diff.
-				return errorf("you may not create %s --subresource=diff%s: %s", resRecord, where(ns), forbiddenReason(err.Error()))
-			}
+			d, err := recordDiff(cmd.Context(), c, ns, args[0], from, to)
 			if err != nil {
-				return apiError(err, "create", resRecord, ns, to)
+				return err
 			}
 			d.APIVersion, d.Kind = managedv1alpha1.SchemeGroupVersion.String(), "DeploymentRecordDiff"
 			return printDiff(o.Out, output, args[0], d)
@@ -76,17 +64,36 @@ By default the two newest records are compared; --to alone compares it with the 
 	return cmd
 }
 
+// recordDiff is the diff of two records of deployment name (deploymentrecords/diff): from
+// and to, or those pickRecords fills in. What `kubectl gitops diff` prints and the dashboard
+// shows.
+func recordDiff(ctx context.Context, c versioned.Interface, ns, name, from, to string) (*managedv1alpha1.DeploymentRecordDiff, error) {
+	if from == "" || to == "" {
+		list, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "spec.gitOpsDeploymentName=" + name})
+		if err != nil {
+			return nil, apiError(err, "list", resRecord, ns, "")
+		}
+		if from, to, err = pickRecords(name, list.Items, from, to); err != nil {
+			return nil, err
+		}
+	}
+	d, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).Diff(ctx, to, &managedv1alpha1.DeploymentRecordDiff{From: from}, metav1.CreateOptions{})
+	if apierrors.IsForbidden(err) {
+		// In the words of kubectl auth can-i create RESOURCE --subresource=diff.
+		return nil, errorf("you may not create %s --subresource=diff%s: %s", resRecord, where(ns), forbiddenReason(err.Error()))
+	}
+	if err != nil {
+		return nil, apiError(err, "create", resRecord, ns, to)
+	}
+	return d, nil
+}
+
 // pickRecords fills in the records the user left out: to is the newest record of deployment,
 // from the one before to. Records are ordered by the start of their sync, then by name.
-func pickRecords(deployment string, records []managedv1alpha1.DeploymentRecord, from, to string) (string, string, error) {
-	sorted := append([]managedv1alpha1.DeploymentRecord(nil), records...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i].Spec.StartedAt, sorted[j].Spec.StartedAt
-		if !a.Equal(&b) {
-			return b.Before(&a)
-		}
-		return sorted[i].Name > sorted[j].Name
-	})
+func pickRecords(deployment string, rs []managedv1alpha1.DeploymentRecord, from, to string) (string, string, error) {
+	sorted := append([]managedv1alpha1.DeploymentRecord(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return records.Newer(&sorted[i], &sorted[j]) })
 	if to == "" {
 		if len(sorted) == 0 {
 			return "", "", errorf("gitopsdeployment %q has no DeploymentRecords: it has not synced yet, or does not exist", deployment)

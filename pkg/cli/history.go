@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/cli/records"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
@@ -86,7 +87,7 @@ type deploymentHistory []historyEntry
 // rather than of another resource; then the deployment, so that an unknown name is told from a
 // deployment with no sync yet.
 func history(ctx context.Context, c versioned.Interface, ns, name string, audit bool) (deploymentHistory, error) {
-	records, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, metav1.ListOptions{
+	recs, err := c.ManagedGitopsV1alpha1().DeploymentRecords(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.gitOpsDeploymentName", name).String(),
 	})
 	if err != nil {
@@ -108,20 +109,20 @@ func history(ctx context.Context, c versioned.Interface, ns, name string, audit 
 		}
 		entries = list.Items
 	}
-	return mergeHistory(d, records.Items, entries), nil
+	return mergeHistory(d, recs.Items, entries), nil
 }
 
 // mergeHistory is the records of deployment d (not of an earlier object of its name) and its
 // own audit entries, newest first; a sync and a write at the same time list the write first,
 // as it comes before the sync it starts. The selectors already chose them: the filter repeats
 // them for a server that ignored one.
-func mergeHistory(d *managedv1alpha1.GitOpsDeployment, records []managedv1alpha1.DeploymentRecord,
+func mergeHistory(d *managedv1alpha1.GitOpsDeployment, recs []managedv1alpha1.DeploymentRecord,
 	entries []managedv1alpha1.AuditEntry,
 ) deploymentHistory {
 	var h deploymentHistory
-	for i := range records {
-		r := &records[i]
-		if r.Spec.GitOpsDeploymentName != d.Name || r.Spec.GitOpsDeploymentUID != "" && d.UID != "" && r.Spec.GitOpsDeploymentUID != d.UID {
+	for i := range recs {
+		r := &recs[i]
+		if !records.Of(d, r) {
 			continue
 		}
 		h = append(h, historyEntry{at: r.Spec.StartedAt.Time, record: r})
@@ -140,6 +141,9 @@ func mergeHistory(d *managedv1alpha1.GitOpsDeployment, records []managedv1alpha1
 		}
 		if (h[i].record == nil) != (h[j].record == nil) {
 			return h[i].record != nil
+		}
+		if h[i].record != nil {
+			return records.Newer(h[i].record, h[j].record)
 		}
 		return h[i].name() > h[j].name()
 	})

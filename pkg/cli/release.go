@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
 func newReleaseCommand(o *Options) *cobra.Command {
@@ -28,16 +31,25 @@ condition goes.`,
 				return err
 			}
 			name := args[0]
-			err = c.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Delete(cmd.Context(), name, metav1.DeleteOptions{})
-			if apierrors.IsNotFound(err) {
-				return errorf("gitopsdeployment %q%s is not held: there is no gitopsdeploymenthold %q", name, where(ns), name)
-			}
-			if err != nil {
-				return apiError(err, "delete", resHold, ns, name)
+			if err := release(cmd.Context(), c, ns, name); err != nil {
+				return err
 			}
 			fmt.Fprintf(o.Out, "gitopsdeploymenthold.%s/%s released\n", resHold.Group, name)
 			return nil
 		},
 	}
 	return cmd
+}
+
+// release deletes the hold of deployment name: what `kubectl gitops release` and the
+// dashboard's Release do.
+func release(ctx context.Context, c versioned.Interface, ns, name string) error {
+	err := c.ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return errorf("gitopsdeployment %q%s is not held: there is no gitopsdeploymenthold %q", name, where(ns), name)
+	}
+	if err != nil {
+		return apiError(err, "delete", resHold, ns, name)
+	}
+	return nil
 }

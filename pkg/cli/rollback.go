@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"sort"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/cli/records"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/scheme"
 )
@@ -56,23 +56,7 @@ newer than the one current now arrives on the deployment's branch (releaseOn New
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			name := args[0]
-			if _, err := getDeployment(ctx, c, ns, name); err != nil {
-				return err
-			}
-			spec := managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: revision, Reason: reason}
-			if untilNewCommit {
-				spec.ReleaseOn = managedv1alpha1.HoldReleaseNewCommit
-			}
-			if revision == "" {
-				rec, err := rollbackRecord(ctx, c, ns, name, to)
-				if err != nil {
-					return err
-				}
-				spec.Revision, spec.DeploymentRecord = rec.Spec.Revision, rec.Name
-			}
-			held, err := hold(ctx, c, ns, name, spec)
+			held, err := rollback(cmd.Context(), c, ns, args[0], to, revision, reason, untilNewCommit)
 			if err != nil {
 				return err
 			}
@@ -89,12 +73,33 @@ newer than the one current now arrives on the deployment's branch (releaseOn New
 	return cmd
 }
 
+// rollback holds deployment name at the commit of record to, or at revision, or (both empty)
+// at the one rollbackTarget picks: what `kubectl gitops rollback` and the dashboard's
+// "Roll back to this record" do.
+func rollback(ctx context.Context, c versioned.Interface, ns, name, to, revision, reason string, untilNewCommit bool) (*managedv1alpha1.GitOpsDeploymentHold, error) {
+	if _, err := getDeployment(ctx, c, ns, name); err != nil {
+		return nil, err
+	}
+	spec := managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: revision, Reason: reason}
+	if untilNewCommit {
+		spec.ReleaseOn = managedv1alpha1.HoldReleaseNewCommit
+	}
+	if revision == "" {
+		rec, err := rollbackRecord(ctx, c, ns, name, to)
+		if err != nil {
+			return nil, err
+		}
+		spec.Revision, spec.DeploymentRecord = rec.Spec.Revision, rec.Name
+	}
+	return hold(ctx, c, ns, name, spec)
+}
+
 // rollbackRecord is the DeploymentRecord of deployment name to go back to: record, or when it
 // is empty, the one rollbackTarget picks among the deployment's records.
 func rollbackRecord(ctx context.Context, c versioned.Interface, ns, name, record string) (*managedv1alpha1.DeploymentRecord, error) {
-	records := c.ManagedGitopsV1alpha1().DeploymentRecords(ns)
+	rs := c.ManagedGitopsV1alpha1().DeploymentRecords(ns)
 	if record != "" {
-		r, err := records.Get(ctx, record, metav1.GetOptions{})
+		r, err := rs.Get(ctx, record, metav1.GetOptions{})
 		if err != nil {
 			return nil, apiError(err, "get", resDeploymentRecord, ns, record)
 		}
@@ -106,7 +111,7 @@ func rollbackRecord(ctx context.Context, c versioned.Interface, ns, name, record
 		}
 		return r, nil
 	}
-	list, err := records.List(ctx, metav1.ListOptions{FieldSelector: "spec.gitOpsDeploymentName=" + name})
+	list, err := rs.List(ctx, metav1.ListOptions{FieldSelector: "spec.gitOpsDeploymentName=" + name})
 	if err != nil {
 		return nil, apiError(err, "list", resDeploymentRecord, ns, "")
 	}
@@ -127,21 +132,14 @@ func rollbackRecord(ctx context.Context, c versioned.Interface, ns, name, record
 // rollbackTarget picks, among a deployment's records, what a rollback goes back to: the
 // newest succeeded sync older than the newest succeeded one, at another commit (what ran before
 // what runs now). nil when there is none.
-func rollbackTarget(records []managedv1alpha1.DeploymentRecord) *managedv1alpha1.DeploymentRecord {
+func rollbackTarget(rs []managedv1alpha1.DeploymentRecord) *managedv1alpha1.DeploymentRecord {
 	var ok []*managedv1alpha1.DeploymentRecord
-	for i := range records {
-		if r := &records[i]; r.Status.Phase == managedv1alpha1.DeploymentRecordSucceeded && r.Spec.Revision != "" {
+	for i := range rs {
+		if r := &rs[i]; r.Status.Phase == managedv1alpha1.DeploymentRecordSucceeded && r.Spec.Revision != "" {
 			ok = append(ok, r)
 		}
 	}
-	// Newest first; the name (which holds the start time) breaks ties as the server does.
-	sort.Slice(ok, func(i, j int) bool {
-		a, b := ok[i].Spec.StartedAt, ok[j].Spec.StartedAt
-		if !a.Equal(&b) {
-			return b.Before(&a)
-		}
-		return ok[i].Name > ok[j].Name
-	})
+	records.Sort(ok)
 	if len(ok) == 0 {
 		return nil
 	}

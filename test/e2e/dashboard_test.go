@@ -38,85 +38,14 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 	var ns, plugin, repoURL, artifacts string
 	const app, deployment = "shop", "shop-dev-generated-binding-shop-dev-web"
 
-	// startDashboard runs the dashboard as user for namespace and returns the URL it printed.
 	startDashboard := func(user, namespace string) string {
 		GinkgoHelper()
-		cmd := exec.Command(plugin, "--kubeconfig", kubeconfig(user), "-n", namespace, "dashboard", "--no-browser", "--port", "0")
-		stdout, err := cmd.StdoutPipe()
-		Expect(err).NotTo(HaveOccurred())
-		cmd.Stderr = GinkgoWriter
-		Expect(cmd.Start()).To(Succeed())
-		DeferCleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-		})
-		urls := make(chan string, 1)
-		go func() {
-			defer GinkgoRecover()
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				GinkgoWriter.Printf("dashboard (%s): %s\n", user, sc.Text())
-				if m := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+)$`).FindStringSubmatch(sc.Text()); m != nil {
-					urls <- m[1]
-				}
-			}
-		}()
-		var url string
-		Eventually(urls).WithTimeout(30 * time.Second).Should(Receive(&url))
-		return url
+		return startDashboardAs(plugin, user, namespace)
 	}
-
-	// browser is a tab of a headless Chromium at 1280x800, closed with the spec.
-	browser := func() context.Context {
-		GinkgoHelper()
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-			chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
-		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(allocCtx)
-		DeferCleanup(cancelAlloc)
-		DeferCleanup(cancel)
-		Expect(chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800))).To(Succeed())
-		// Accept every confirm() and prompt() of the page, as a user who clicks OK.
-		dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-		go func() {
-			for ev, err := range dialogs {
-				if err != nil {
-					return
-				}
-				GinkgoWriter.Printf("dialog: %s\n", ev.Message)
-				go func() {
-					_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true, PromptText: "from the e2e suite"})
-				}()
-			}
-		}()
-		return ctx
-	}
-	do := func(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
-		GinkgoHelper()
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		Expect(chromedp.Do(tctx, actions...)).To(Succeed())
-	}
-	// text is the text of the first element that selector finds, "" when there is none.
-	text := func(ctx context.Context, selector string) string {
-		GinkgoHelper()
-		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		s, err := chromedp.Run(tctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {}).innerText || ""`, selector)))
-		Expect(err).NotTo(HaveOccurred())
-		return s
-	}
+	browser, do, text := chromeTab, chromeDo, pageText
 	screenshot := func(ctx context.Context, name string) {
 		GinkgoHelper()
-		do(ctx, chromedp.Sleep(300*time.Millisecond)) // the arrows are drawn after layout
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		Expect(err).NotTo(HaveOccurred())
-		path := filepath.Join(artifacts, name+".png")
-		Expect(os.WriteFile(path, png, 0o644)).To(Succeed())
-		AddReportEntry("screenshot "+name, path)
-		if os.Getenv("GITOPS_E2E_UPDATE_SCREENSHOTS") == "1" {
-			Expect(os.WriteFile(filepath.Join("..", "..", "docs", "images", name+".png"), png, 0o644)).To(Succeed())
-		}
+		pageScreenshot(ctx, artifacts, name)
 	}
 
 	BeforeAll(func(ctx context.Context) {
@@ -216,9 +145,11 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 		By("the graph: each Environment, the Snapshot in dev, the promotion waiting in prod")
 		Eventually(func() string { return text(tab, `.env[data-env="dev"]`) }).WithTimeout(30 * time.Second).Should(
 			And(ContainSubstring("Development"), ContainSubstring("Snapshot shop-1")))
-		Expect(text(tab, `.env[data-env="dev"] .status`)).To(MatchRegexp(`^Synced\s+Healthy$`))
+		// The page draws what it has while the plugin's watches list their kinds: the runs and
+		// deployments may come a moment after the boxes.
+		Eventually(func() string { return text(tab, `.env[data-env="dev"] .status`) }).WithTimeout(10 * time.Second).Should(MatchRegexp(`^Synced\s+Healthy$`))
 		Expect(text(tab, `.env[data-env="staging"]`)).To(ContainSubstring("not deployed"))
-		Expect(text(tab, `.env[data-env="prod"]`)).To(ContainSubstring("Waiting for approvals: 0 of 1"))
+		Eventually(func() string { return text(tab, `.env[data-env="prod"]`) }).WithTimeout(10 * time.Second).Should(ContainSubstring("Waiting for approvals: 0 of 1"))
 		Expect(text(tab, `.env[data-env="staging"]`)).To(ContainSubstring("Staging"))
 		Expect(text(tab, "#live")).To(Equal("live"))
 		// A mark on the page's window: a reload would wipe it.
@@ -308,3 +239,89 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 		}
 	})
 })
+
+// startDashboardAs runs plugin's dashboard as user for namespace and returns the URL it printed.
+func startDashboardAs(plugin, user, namespace string) string {
+	GinkgoHelper()
+	cmd := exec.Command(plugin, "--kubeconfig", kubeconfig(user), "-n", namespace, "dashboard", "--no-browser", "--port", "0")
+	stdout, err := cmd.StdoutPipe()
+	Expect(err).NotTo(HaveOccurred())
+	cmd.Stderr = GinkgoWriter
+	Expect(cmd.Start()).To(Succeed())
+	DeferCleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	urls := make(chan string, 1)
+	go func() {
+		defer GinkgoRecover()
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			GinkgoWriter.Printf("dashboard (%s): %s\n", user, sc.Text())
+			if m := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+)$`).FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	var url string
+	Eventually(urls).WithTimeout(30 * time.Second).Should(Receive(&url))
+	return url
+}
+
+// chromeTab is a tab of a headless Chromium at 1280x800, closed with the spec.
+func chromeTab() context.Context {
+	GinkgoHelper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	DeferCleanup(cancelAlloc)
+	DeferCleanup(cancel)
+	Expect(chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800))).To(Succeed())
+	// Accept every confirm() and prompt() of the page, as a user who clicks OK.
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			GinkgoWriter.Printf("dialog: %s\n", ev.Message)
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true, PromptText: "from the e2e suite"})
+			}()
+		}
+	}()
+	return ctx
+}
+
+// chromeDo runs actions in the tab ctx, within 30s.
+func chromeDo(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	GinkgoHelper()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	Expect(chromedp.Do(tctx, actions...)).To(Succeed())
+}
+
+// pageText is the text of the first element that selector finds, "" when there is none.
+func pageText(ctx context.Context, selector string) string {
+	GinkgoHelper()
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(tctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {}).innerText || ""`, selector)))
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// pageScreenshot writes the tab's screenshot name.png into artifacts (and docs/images).
+func pageScreenshot(ctx context.Context, artifacts, name string) {
+	GinkgoHelper()
+	chromeDo(ctx, chromedp.Sleep(300*time.Millisecond)) // the arrows are drawn after layout
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(artifacts, name+".png")
+	Expect(os.WriteFile(path, png, 0o644)).To(Succeed())
+	AddReportEntry("screenshot "+name, path)
+	if os.Getenv("GITOPS_E2E_UPDATE_SCREENSHOTS") == "1" {
+		Expect(os.WriteFile(filepath.Join("..", "..", "docs", "images", name+".png"), png, 0o644)).To(Succeed())
+	}
+}

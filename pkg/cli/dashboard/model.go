@@ -10,6 +10,7 @@ import (
 
 	appstudiov1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/appstudio/v1alpha1"
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/cli/records"
 )
 
 // State is what /api/state answers: everything the page shows of the namespace, built from
@@ -96,7 +97,46 @@ type Deployment struct {
 	Ready     *Condition `json:"ready,omitempty"`
 	Problems  []string   `json:"problems,omitempty"`
 	Resources []Resource `json:"resources"`
+	// Hold is the deployment's GitOpsDeploymentHold, when it is held.
+	Hold *Hold `json:"hold,omitempty"`
+	// Records are the deployment's DeploymentRecords, newest first (kubectl gitops history's
+	// order), at most recordsShown.
+	Records []Record `json:"records"`
 }
+
+// Hold is where a rollback holds a deployment, who held it and why.
+type Hold struct {
+	Revision string `json:"revision"`
+	Record   string `json:"record,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	HeldBy   string `json:"heldBy,omitempty"`
+	// Holding is true once the agent has put the hold in effect; Message says where it stands.
+	Holding bool   `json:"holding"`
+	Message string `json:"message,omitempty"`
+}
+
+// Record is one sync of a deployment, for its timeline: what (the commit), why (the
+// trigger), who, and how it ended.
+type Record struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision,omitempty"`
+	Trigger  string `json:"trigger,omitempty"`
+	User     string `json:"user,omitempty"`
+	SyncRun  string `json:"syncRun,omitempty"`
+	Binding  string `json:"binding,omitempty"`
+	Snapshot string `json:"snapshot,omitempty"`
+	Phase    string `json:"phase"`
+	Message  string `json:"message,omitempty"`
+	Started  string `json:"started"`
+	Finished string `json:"finished,omitempty"`
+	// Resources is how many resources the sync applied (or pruned), Failed how many of them failed.
+	Resources int `json:"resources"`
+	Failed    int `json:"failed,omitempty"`
+}
+
+// recordsShown is how many records a deployment's timeline shows: the server keeps a
+// deployment's newest records only (its revisionHistoryLimit, 10 by default) anyway.
+const recordsShown = 50
 
 // Condition is a condition's status, reason and message.
 type Condition struct {
@@ -139,11 +179,33 @@ func buildState(ns string, snap snapshot, describe func(kind string, err error) 
 	for _, o := range snap.objects[kindEnvironment] {
 		envs = append(envs, *o.(*appstudiov1alpha1.Environment))
 	}
+	byDeployment := map[string][]*managedv1alpha1.DeploymentRecord{}
+	for _, o := range snap.objects[kindRecord] {
+		r := o.(*managedv1alpha1.DeploymentRecord)
+		byDeployment[r.Spec.GitOpsDeploymentName] = append(byDeployment[r.Spec.GitOpsDeploymentName], r)
+	}
+	holds := map[string]*managedv1alpha1.GitOpsDeploymentHold{}
+	for _, o := range snap.objects[kindHold] {
+		h := o.(*managedv1alpha1.GitOpsDeploymentHold)
+		holds[h.Name] = h
+	}
 	deployments := map[string]*managedv1alpha1.GitOpsDeployment{}
 	for _, o := range snap.objects[kindDeployment] {
 		d := o.(*managedv1alpha1.GitOpsDeployment)
 		deployments[d.Name] = d
-		st.Deployments = append(st.Deployments, deployment(d))
+		out := deployment(d)
+		// A hold is named after its deployment.
+		if h := holds[d.Name]; h != nil {
+			out.Hold = &Hold{Revision: h.Spec.Revision, Record: h.Spec.DeploymentRecord, Reason: h.Spec.Reason,
+				HeldBy: h.Spec.HeldBy, Holding: h.Status.Holding, Message: h.Status.Message}
+		}
+		for _, r := range records.History(d, byDeployment[d.Name]) {
+			if len(out.Records) == recordsShown {
+				break
+			}
+			out.Records = append(out.Records, record(r))
+		}
+		st.Deployments = append(st.Deployments, out)
 	}
 	var bindings []*appstudiov1alpha1.SnapshotEnvironmentBinding
 	for _, o := range snap.objects[kindBinding] {
@@ -302,7 +364,7 @@ func deployment(d *managedv1alpha1.GitOpsDeployment) Deployment {
 	out := Deployment{Name: d.Name, Type: string(d.Spec.Type), Manual: d.Spec.Type == managedv1alpha1.GitOpsDeploymentSpecTypeManual,
 		Sync: orUnknown(string(d.Status.Sync.Status)), Health: orUnknown(string(d.Status.Health.Status)),
 		HealthMessage: d.Status.Health.Message, Repo: d.Spec.Source.RepoURL, Path: d.Spec.Source.Path,
-		Target: d.Spec.Source.TargetRevision, Revision: d.Status.Sync.Revision, Labels: d.Labels, Resources: []Resource{}}
+		Target: d.Spec.Source.TargetRevision, Revision: d.Status.Sync.Revision, Labels: d.Labels, Resources: []Resource{}, Records: []Record{}}
 	if ref := metav1.GetControllerOf(d); ref != nil && ref.Kind == kindBinding {
 		out.Binding = ref.Name
 	}
@@ -324,6 +386,22 @@ func deployment(d *managedv1alpha1.GitOpsDeployment) Deployment {
 			res.Health, res.Message = string(r.Health.Status), r.Health.Message
 		}
 		out.Resources = append(out.Resources, res)
+	}
+	return out
+}
+
+func record(r *managedv1alpha1.DeploymentRecord) Record {
+	out := Record{Name: r.Name, Revision: r.Spec.Revision, Trigger: string(r.Spec.Trigger.Type), User: r.Spec.Trigger.User,
+		SyncRun: r.Spec.Trigger.SyncRun, Binding: r.Spec.Trigger.Binding, Snapshot: r.Spec.Trigger.Snapshot,
+		Phase: orUnknown(string(r.Status.Phase)), Message: r.Status.Message, Started: r.Spec.StartedAt.UTC().Format(time.RFC3339),
+		Resources: len(r.Status.Resources)}
+	if f := r.Status.FinishedAt; f != nil {
+		out.Finished = f.UTC().Format(time.RFC3339)
+	}
+	for _, res := range r.Status.Resources {
+		if res.Status == "SyncFailed" {
+			out.Failed++
+		}
 	}
 	return out
 }

@@ -2,7 +2,7 @@
 // plugin's own process, which is the only thing that talks to the GitOps API, with the user's
 // credentials. It watches the namespace's kinds and pushes what changed to the page with
 // Server-Sent Events; the page (static/, embedded, no code from elsewhere) fetches the state
-// again and renders it. Actions (sync, approve, reject) are POSTs that call the plugin's own
+// again and renders it. Actions (sync, approve, reject, roll back, release) are POSTs that call the plugin's own
 // code paths.
 //
 // The server is for the user alone: it answers only requests that carry the random token of
@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
@@ -44,6 +45,14 @@ type Config struct {
 	Sync func(ctx context.Context, name string) (string, error)
 	// Decide approves or rejects (approve false) the promotion of the PromotionRun run into env.
 	Decide func(ctx context.Context, run, env string, approve bool, comment string) (string, error)
+	// Rollback holds the GitOpsDeployment deployment at the commit of its DeploymentRecord
+	// record, for reason (kubectl gitops rollback --to), and returns what it did.
+	Rollback func(ctx context.Context, deployment, record, reason string) (string, error)
+	// Release deletes the hold of the GitOpsDeployment deployment (kubectl gitops release).
+	Release func(ctx context.Context, deployment string) (string, error)
+	// Diff is the API's diff of the records from and to of the GitOpsDeployment deployment
+	// (kubectl gitops diff --from --to).
+	Diff func(ctx context.Context, deployment, from, to string) (*managedv1alpha1.DeploymentRecordDiff, error)
 	// Token is the secret of the URL; empty: a random one.
 	Token string
 	// Retry is how long to wait before listing a kind again after an error; 0: 10s.
@@ -119,6 +128,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/sync", s.sync)
 	mux.HandleFunc("POST /api/decide", s.decide)
+	mux.HandleFunc("GET /api/diff", s.diff)
+	mux.HandleFunc("POST /api/rollback", s.rollback)
+	mux.HandleFunc("POST /api/release", s.release)
 	return s.guard(mux)
 }
 
@@ -218,6 +230,12 @@ type decideRequest struct {
 	Comment  string `json:"comment"`
 }
 
+type holdRequest struct {
+	Deployment string `json:"deployment"`
+	Record     string `json:"record"`
+	Reason     string `json:"reason"`
+}
+
 // result is what an action answers: what it created, or why it failed.
 type result struct {
 	Message string `json:"message,omitempty"`
@@ -247,6 +265,32 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg, err := s.cfg.Decide(r.Context(), req.Run, req.Env, req.Decision == "approve", req.Comment)
+	answer(w, msg, err)
+}
+
+func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
+	var req holdRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Deployment == "" || req.Record == "" || s.cfg.Rollback == nil {
+		writeJSON(w, http.StatusBadRequest, result{Error: "name the GitOpsDeployment and the DeploymentRecord to roll back to"})
+		return
+	}
+	msg, err := s.cfg.Rollback(r.Context(), req.Deployment, req.Record, req.Reason)
+	answer(w, msg, err)
+}
+
+func (s *Server) release(w http.ResponseWriter, r *http.Request) {
+	var req holdRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Deployment == "" || s.cfg.Release == nil {
+		writeJSON(w, http.StatusBadRequest, result{Error: "name the GitOpsDeployment to release"})
+		return
+	}
+	msg, err := s.cfg.Release(r.Context(), req.Deployment)
 	answer(w, msg, err)
 }
 

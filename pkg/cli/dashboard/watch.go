@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
@@ -23,10 +24,12 @@ const (
 	kindRun         = "PromotionRun"
 	kindDeployment  = "GitOpsDeployment"
 	kindAudit       = "AuditEntry"
+	kindRecord      = "DeploymentRecord"
+	kindHold        = "GitOpsDeploymentHold"
 )
 
 // Kinds are the kinds watched, in the order the page lists errors about them.
-var Kinds = []string{kindApplication, kindEnvironment, kindBinding, kindSnapshot, kindRun, kindDeployment, kindAudit}
+var Kinds = []string{kindApplication, kindEnvironment, kindBinding, kindSnapshot, kindRun, kindDeployment, kindRecord, kindHold, kindAudit}
 
 // keepAudit is how many of the newest AuditEntries the dashboard keeps: the history shows
 // the latest, and a namespace keeps 30 days of them.
@@ -60,6 +63,12 @@ func sources(c versioned.Interface, ns string) []source {
 		{kindDeployment, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return managed.GitOpsDeployments(ns).List(ctx, o)
 		}, managed.GitOpsDeployments(ns).Watch},
+		{kindRecord, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return managed.DeploymentRecords(ns).List(ctx, o)
+		}, managed.DeploymentRecords(ns).Watch},
+		{kindHold, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return managed.GitOpsDeploymentHolds(ns).List(ctx, o)
+		}, managed.GitOpsDeploymentHolds(ns).Watch},
 		{kindAudit, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return managed.AuditEntries(ns).List(ctx, o)
 		}, managed.AuditEntries(ns).Watch},
@@ -136,7 +145,7 @@ func (s *store) replace(kind string, items []runtime.Object) {
 	m := map[string]runtime.Object{}
 	for _, o := range items {
 		if a, err := meta.Accessor(o); err == nil {
-			m[a.GetName()] = o
+			m[a.GetName()] = slim(o)
 		}
 	}
 	s.objects[kind] = m
@@ -156,10 +165,21 @@ func (s *store) set(kind string, o runtime.Object, deleted bool) {
 	if deleted {
 		delete(s.objects[kind], a.GetName())
 	} else {
-		s.objects[kind][a.GetName()] = o
+		s.objects[kind][a.GetName()] = slim(o)
 		s.trim(kind)
 	}
 	s.notify(kind)
+}
+
+// slim drops what the page never shows from an object before the store keeps it: a record's
+// rendered manifests (up to 256 KiB each; the diff view asks the API for the difference).
+func slim(o runtime.Object) runtime.Object {
+	if r, ok := o.(*managedv1alpha1.DeploymentRecord); ok && r.Status.Manifests != nil {
+		r = r.DeepCopy()
+		r.Status.Manifests = nil
+		return r
+	}
+	return o
 }
 
 // trim drops the oldest AuditEntries beyond keepAudit: their names are their zero-padded

@@ -8,9 +8,9 @@ const views = { graph: renderGraph, deployments: renderDeployments, history: ren
 // The kinds each view shows: a change of another kind leaves the view as it is.
 const viewKinds = {
   graph: ['Application', 'Environment', 'SnapshotEnvironmentBinding', 'Snapshot', 'PromotionRun', 'GitOpsDeployment'],
-  deployments: ['GitOpsDeployment'],
-  history: ['AuditEntry'],
-  diff: [],
+  deployments: ['GitOpsDeployment', 'GitOpsDeploymentHold'],
+  history: ['GitOpsDeployment', 'DeploymentRecord', 'GitOpsDeploymentHold', 'AuditEntry'],
+  diff: ['GitOpsDeployment', 'DeploymentRecord'],
 };
 
 // h makes an element: h('div', {class: 'x'}, 'text', child, ...). Children are text or nodes.
@@ -32,7 +32,8 @@ function badge(value) {
   if (!value) return null;
   const cls = { Synced: 'good', Healthy: 'good', Success: 'good', Complete: 'good', OutOfSync: 'warn',
     Progressing: 'warn', Suspended: 'warn', 'In Progress': 'warn', Pending: 'warn', Active: 'warn', Waiting: 'warn',
-    Degraded: 'bad', Missing: 'bad', Failed: 'bad', Failure: 'bad', Unknown: 'dim' }[value] || 'dim';
+    Degraded: 'bad', Missing: 'bad', Failed: 'bad', Failure: 'bad', Unknown: 'dim',
+    Succeeded: 'good', Running: 'warn', Error: 'bad', Held: 'warn' }[value] || 'dim';
   return h('span', { class: 'badge ' + cls }, value);
 }
 
@@ -157,6 +158,7 @@ function renderDeployments() {
         h('span', { class: 'muted' }, d.type + (d.binding ? ' · binding ' + d.binding : '')),
         d.manual && h('button', { class: 'sync', onclick: () => sync(d.name) }, 'Sync')),
       h('div', { class: 'muted source' }, d.repo + ' ' + d.path + '@' + (d.target || 'HEAD') + (d.revision ? ' · at ' + d.revision.slice(0, 8) : '')),
+      holdLine(d),
       d.labels && h('div', { class: 'labels' }, Object.entries(d.labels).map(([k, v]) => h('span', { class: 'label' }, k + '=' + v))),
       d.ready && h('div', { class: 'ready ' + (d.ready.status === 'True' ? 'good' : 'bad') },
         'ResourcesReady ' + d.ready.status + (d.ready.reason ? ' (' + d.ready.reason + ')' : '') + (d.ready.message ? ': ' + d.ready.message : '')),
@@ -172,26 +174,177 @@ function renderDeployments() {
   return out;
 }
 
-// ---- History: the namespace's AuditEntries, newest first.
+// ---- History: each deployment's timeline of syncs (its DeploymentRecords, newest first) with
+// its hold, then the namespace's writes (AuditEntries), newest first.
+
+// picked is, by deployment, the records chosen for the diff (two at most), kept across renders.
+const picked = {};
 
 function renderHistory() {
+  return h('section', { id: 'history-view' },
+    h('h2', {}, 'Deployment history'),
+    renderTimelines(),
+    h('h2', { class: 'writes' }, 'Writes to the namespace'),
+    renderWrites());
+}
+
+function renderTimelines() {
+  if (state.errors.GitOpsDeployment) return unreadable('GitOpsDeployment');
+  const out = h('div', { class: 'timelines' }, unreadable('DeploymentRecord', 'GitOpsDeploymentHold'));
+  if (state.deployments.length === 0) out.append(h('p', { class: 'muted' }, state.loading ? 'Loading…' : 'No GitOpsDeployments in this namespace.'));
+  for (const d of state.deployments) out.append(timeline(d));
+  return out;
+}
+
+function short(rev) {
+  return rev ? rev.slice(0, 7) : '';
+}
+
+function when(t) {
+  return t ? t.replace('T', ' ').replace('Z', '') : '';
+}
+
+// holdLine says where a rollback holds d, with a Release button.
+function holdLine(d) {
+  const hd = d.hold;
+  if (!hd) return null;
+  return h('div', { class: 'hold' + (hd.holding ? ' holding' : '') },
+    badge('Held'), ' ', h('span', { class: 'hold-text' }, 'held at ' + short(hd.revision) + ' by ' + (hd.heldBy || 'unknown') + (hd.reason ? ': ' + hd.reason : '')),
+    h('span', { class: 'muted' }, (hd.record ? ' · record ' + hd.record : '') + (hd.message ? ' · ' + hd.message : '')),
+    h('button', { class: 'release', onclick: () => release(d.name, hd) }, 'Release'));
+}
+
+function timeline(d) {
+  const chosen = picked[d.name] = (picked[d.name] || []).filter(n => d.records.some(r => r.name === n));
+  const compare = h('button', { class: 'compare', disabled: chosen.length !== 2, onclick: () => showDiff(d.name) }, 'Diff the two selected');
+  return h('article', { class: 'timeline', 'data-name': d.name },
+    h('div', { class: 'deployment-head' }, h('h2', {}, d.name), badge(d.sync), badge(d.health),
+      h('span', { class: 'muted' }, d.records.length + (d.records.length === 1 ? ' sync' : ' syncs')), d.records.length >= 2 && compare),
+    holdLine(d),
+    state.errors.DeploymentRecord ? null : d.records.length === 0 ? h('p', { class: 'muted' }, 'No sync recorded yet.') :
+      h('ol', { class: 'records' }, d.records.map(r => recordItem(d, r, compare))));
+}
+
+function recordItem(d, r, compare) {
+  const held = d.hold && d.hold.record === r.name;
+  const box = h('input', { type: 'checkbox', class: 'pick', title: 'select for the diff', checked: picked[d.name].includes(r.name) });
+  box.addEventListener('change', () => {
+    const list = picked[d.name].filter(n => n !== r.name);
+    if (box.checked) list.push(r.name);
+    // Two at most: the oldest choice goes.
+    picked[d.name] = list.slice(-2);
+    for (const other of box.closest('ol').querySelectorAll('li')) other.querySelector('input.pick').checked = picked[d.name].includes(other.dataset.record);
+    compare.disabled = picked[d.name].length !== 2;
+  });
+  const why = [r.trigger || 'unknown trigger', r.snapshot && 'snapshot ' + r.snapshot, r.binding && 'binding ' + r.binding, r.syncRun && 'syncrun ' + r.syncRun].filter(Boolean).join(' · ');
+  return h('li', { class: 'record phase-' + r.phase + (held ? ' held' : ''), 'data-record': r.name },
+    h('label', { class: 'record-pick' }, box),
+    h('div', { class: 'record-body' },
+      h('div', { class: 'record-head' },
+        h('span', { class: 'time' }, when(r.started)), ' ', badge(r.phase), ' ',
+        h('span', { class: 'commit', title: r.revision || '' }, r.revision ? short(r.revision) : 'no commit'), ' ',
+        h('span', { class: 'who' }, r.user ? 'by ' + r.user : 'automatic'),
+        held && ' ', held && h('span', { class: 'badge warn' }, 'held here')),
+      h('div', { class: 'muted record-why' }, why + ' · ' + r.resources + (r.resources === 1 ? ' resource' : ' resources') +
+        (r.failed ? ', ' + r.failed + ' failed' : '') + (r.finished ? ' · finished ' + when(r.finished) : '') + ' · ' + r.name),
+      r.message && r.phase !== 'Succeeded' && h('div', { class: 'state' }, r.message)),
+    r.revision && !held && h('button', { class: 'rollback', onclick: () => rollback(d.name, r) }, 'Roll back to this record'));
+}
+
+function renderWrites() {
   if (state.errors.AuditEntry) return unreadable('AuditEntry');
   if (state.history.length === 0) return h('p', { class: 'muted' }, state.loading ? 'Loading…' : 'No writes recorded in this namespace.');
-  return h('section', { id: 'history-view' }, h('div', { class: 'scroll' }, h('table', { class: 'history' },
+  return h('div', { class: 'scroll' }, h('table', { class: 'history' },
     h('thead', {}, h('tr', {}, ['Time', 'User', 'Verb', 'Object'].map(t => h('th', {}, t)))),
     h('tbody', {}, state.history.map(e => h('tr', { 'data-entry': e.name },
       h('td', { class: 'time' }, e.time.replace('T', ' ').replace('Z', '')), h('td', {}, e.user),
       h('td', {}, h('span', { class: 'verb ' + e.verb }, e.verb)),
-      h('td', {}, e.resource + '/' + e.object + (e.subresource ? ' (' + e.subresource + ')' : ''))))))));
+      h('td', {}, e.resource + '/' + e.object + (e.subresource ? ' (' + e.subresource + ')' : '')))))));
 }
 
-// ---- Diff of two records: waits for the DeploymentRecord kind.
+// ---- Diff of two records: chosen in a deployment's timeline, or here.
+
+// diffChoice is what the Diff view compares: a deployment and two of its records.
+const diffChoice = { deployment: '', from: '', to: '' };
+// diffCache keeps the answer of each comparison: a record does not change once written.
+const diffCache = new Map();
+
+function showDiff(name) {
+  const d = state.deployments.find(x => x.name === name);
+  const names = d.records.map(r => r.name);
+  // From the older of the two to the newer (records are newest first).
+  const [a, b] = picked[name].slice().sort((x, y) => names.indexOf(y) - names.indexOf(x));
+  Object.assign(diffChoice, { deployment: name, from: a, to: b });
+  location.hash = 'diff';
+}
 
 function renderDiff() {
-  return h('section', { id: 'diff-view', class: 'placeholder' },
+  const out = h('section', { id: 'diff-view' });
+  if (state.errors.GitOpsDeployment || state.errors.DeploymentRecord) {
+    out.append(unreadable('GitOpsDeployment', 'DeploymentRecord'));
+    return out;
+  }
+  const withRecords = state.deployments.filter(d => d.records.length >= 2);
+  if (withRecords.length === 0) {
+    out.append(h('p', { class: 'muted' }, state.loading ? 'Loading…' : 'No GitOpsDeployment has two recorded syncs to compare yet.'));
+    return out;
+  }
+  let d = withRecords.find(x => x.name === diffChoice.deployment);
+  if (!d) {
+    d = withRecords[0];
+    Object.assign(diffChoice, { deployment: d.name, from: '', to: '' });
+  }
+  const names = d.records.map(r => r.name);
+  if (!names.includes(diffChoice.to)) diffChoice.to = names[0];
+  if (!names.includes(diffChoice.from) || diffChoice.from === diffChoice.to) diffChoice.from = names[names.indexOf(diffChoice.to) + 1] || names[1];
+  const label = r => when(r.started) + ' · ' + (r.revision ? short(r.revision) : 'no commit') + ' · ' + r.phase + ' · ' + r.name;
+  const select = (cls, options, value, onchange) => {
+    const s = h('select', { class: cls }, options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)));
+    s.addEventListener('change', () => { onchange(s.value); render(); });
+    return s;
+  };
+  out.append(h('div', { class: 'diff diff-choice' },
     h('h2', {}, 'Diff of two records'),
-    h('p', {}, 'Not available yet: the diff compares two DeploymentRecords, a kind the GitOps Service does not have yet. ' +
-      'Until then, the History view shows who changed what, and when.'));
+    h('div', { class: 'diff-head' },
+      select('pick-deployment', withRecords.map(x => [x.name, x.name]), d.name, v => Object.assign(diffChoice, { deployment: v, from: '', to: '' })),
+      h('span', {}, 'from'), select('pick-from', d.records.map(r => [r.name, label(r)]), diffChoice.from, v => { diffChoice.from = v; }),
+      h('span', {}, 'to'), select('pick-to', d.records.map(r => [r.name, label(r)]), diffChoice.to, v => { diffChoice.to = v; }))));
+  const result = h('div', { class: 'diff diff-result' }, h('p', { class: 'muted' }, 'Loading the diff…'));
+  out.append(result);
+  loadDiff(d.name, diffChoice.from, diffChoice.to, result);
+  return out;
+}
+
+async function loadDiff(deployment, from, to, into) {
+  const key = [deployment, from, to].join('\n');
+  let answer = diffCache.get(key);
+  if (!answer) {
+    const res = await fetch('api/diff?' + new URLSearchParams({ deployment, from, to }));
+    let body = {};
+    try { body = await res.json(); } catch (e) { body = { error: res.status + ' ' + res.statusText }; }
+    answer = res.ok ? { diff: body } : { error: body.error || res.status + ' ' + res.statusText };
+    if (res.ok) diffCache.set(key, answer);
+  }
+  into.replaceChildren(...(answer.error ? [h('p', { class: 'error forbidden' }, 'Cannot show the diff: ' + answer.error)] : diffBody(answer.diff)));
+}
+
+function diffBody(diff) {
+  const out = [h('p', { class: 'muted digest' }, diff.from + ' (' + (diff.fromDigest || 'no digest') + ') → ' + diff.to + ' (' + (diff.toDigest || 'no digest') + ')')];
+  if (diff.resources.length === 0) out.push(h('p', { class: 'no-change' }, 'No change: the two records deployed the same objects.'));
+  for (const r of diff.resources) {
+    const mark = { Added: '+', Removed: '−', Modified: '~' }[r.change] || '~';
+    out.push(h('div', { class: 'resource-diff', 'data-resource': r.kind + '/' + r.name },
+      h('h3', {}, h('span', { class: 'change-' + r.change }, mark + ' ' + r.change), ' ',
+        (r.group ? r.group + '/' : '') + r.kind + ' ' + (r.namespace ? r.namespace + '/' : '') + r.name),
+      r.fields.length > 0 && h('div', { class: 'scroll' }, h('table', { class: 'fields' },
+        h('thead', {}, h('tr', {}, ['Field', 'Before', 'After'].map(t => h('th', {}, t)))),
+        h('tbody', {}, r.fields.map(f => h('tr', { 'data-path': f.path },
+          h('td', { class: 'path' }, f.path),
+          h('td', { class: 'from' }, f.from === undefined || f.from === null ? '(none)' : f.from),
+          h('td', { class: 'to' }, f.to === undefined || f.to === null ? '(none)' : f.to))))))));
+  }
+  if (diff.truncated) out.push(h('p', { class: 'error' }, 'Cut at the server\'s size limit: some changes are not shown.'));
+  return out;
 }
 
 // ---- Actions: behind a confirmation, through the plugin's own code.
@@ -217,6 +370,19 @@ function decide(run, env, decision) {
     return;
   }
   post('api/decide', { run, env, decision, comment });
+}
+
+function rollback(deployment, r) {
+  const reason = prompt('Roll ' + deployment + ' back to record ' + r.name + ' (commit ' + short(r.revision) + ')? ' +
+    'Argo CD deploys that commit and holds it there, whatever new commits and promotions come, until someone releases it. Why?');
+  if (reason === null) return;
+  post('api/rollback', { deployment, record: r.name, reason });
+}
+
+function release(deployment, hd) {
+  if (!confirm('Release ' + deployment + ', held at ' + short(hd.revision) + ' by ' + (hd.heldBy || 'unknown') + '? ' +
+    'It deploys its own targetRevision again.')) return;
+  post('api/release', { deployment });
 }
 
 function notice(kind, text) {
