@@ -133,6 +133,7 @@ start_agent() {
 		--argocd-redis "127.0.0.1:${REDIS_PORT}" \
 		--controllers '*,namespaceprovisioner' --placement-max-owner-share 0.002 \
 		--repo-server "127.0.0.1:${REPO_SERVER_PORT}" --repo-server-plaintext --redaction-key-file "$(redaction_key)" \
+		--hold-new-commit-interval 10s \
 		--metrics-bind-address "127.0.0.1:${AGENT_METRICS_PORT}" -v 2
 	wait_for "the agent's caches" 60 agent grep -q "agent started" "${LOGS}/agent.log"
 }

@@ -170,6 +170,8 @@ type Config struct {
 type Manifests struct {
 	RepoServer apiclient.Clientset
 	Redactor   *recordmanifest.Redactor
+	// HoldCheckInterval is how often a NewCommit hold's branch is resolved with RepoServer.
+	HoldCheckInterval time.Duration
 }
 
 // The Leases on which agents elect the one that runs a set of controllers.

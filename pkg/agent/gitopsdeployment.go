@@ -4,6 +4,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
+	"github.com/gitops-service/gitops-service/pkg/controller/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 )
 
@@ -29,6 +30,11 @@ func (a *Agent) setupDeployments() error {
 		a.argoNamespace, a.localServer, a.gitops, a.argo, a.kube, a.ops, a.events.Recorder)
 	if err != nil {
 		return err
+	}
+	if m := a.manifests; m != nil {
+		ctl.ReleaseOnNewCommit(deploymentrecord.NewRepoServer(m.RepoServer, a.argo, a.argoKube, a.argoNamespace), m.HoldCheckInterval)
+	} else {
+		klog.InfoS("no --repo-server: GitOpsDeploymentHolds with releaseOn NewCommit stay until deleted")
 	}
 	if a.resourceTrees != nil {
 		ctl.ReadResourceTrees(a.resourceTrees)

@@ -82,7 +82,7 @@ another. The dashboard runs until Ctrl-C.`,
 					return d, nil
 				},
 				Rollback: func(ctx context.Context, deployment, record, reason string) (string, error) {
-					held, err := rollback(ctx, c, ns, deployment, record, "", reason)
+					held, err := rollback(ctx, c, ns, deployment, record, "", reason, false)
 					if err != nil {
 						return "", &userError{msg: message(err)}
 					}

@@ -18,9 +18,10 @@ var resHold = resource{"GitOpsDeploymentHold", "gitopsdeploymentholds", managedv
 
 func newRollbackCommand(o *Options) *cobra.Command {
 	var to, revision, reason string
+	var untilNewCommit bool
 	printFlags := genericclioptions.NewPrintFlags("rolled back").WithTypeSetter(scheme.Scheme)
 	cmd := &cobra.Command{
-		Use:   "rollback NAME [--to RECORD | --revision COMMIT] [--reason TEXT]",
+		Use:   "rollback NAME [--to RECORD | --revision COMMIT] [--reason TEXT] [--until-new-commit]",
 		Short: "Roll a GitOpsDeployment back to an earlier commit and hold it there: create a GitOpsDeploymentHold",
 		Long: `Hold the GitOpsDeployment NAME at an earlier commit: Argo CD deploys that commit, and keeps it
 while new commits arrive (automated sync) and promotions rewrite the deployment, until someone
@@ -29,10 +30,14 @@ it, when and why.
 
 The commit is that of the DeploymentRecord --to, or --revision; by default, that of the newest
 succeeded sync before the newest succeeded one, at another commit (kubectl get deploymentrecords
-lists them). A deployment already held is held at the new commit instead.`,
+lists them). A deployment already held is held at the new commit instead.
+
+With --until-new-commit the hold also ends by itself: the agent releases it as soon as a commit
+newer than the one current now arrives on the deployment's branch (releaseOn NewCommit).`,
 		Example: `  kubectl gitops rollback web --reason "v2 breaks checkout"
   kubectl gitops rollback web --to web-1796597202
-  kubectl gitops rollback web --revision 8768384c3e7f4e5b9a0d1c2b3a4f5e6d7c8b9a01`,
+  kubectl gitops rollback web --revision 8768384c3e7f4e5b9a0d1c2b3a4f5e6d7c8b9a01
+  kubectl gitops rollback web --until-new-commit --reason "v2 breaks checkout; the fix is coming"`,
 		Args:              exactArgs(1, "rollback takes the name of a GitOpsDeployment"),
 		ValidArgsFunction: completeNames(o, resDeployment),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,7 +56,7 @@ lists them). A deployment already held is held at the new commit instead.`,
 			if err != nil {
 				return err
 			}
-			held, err := rollback(cmd.Context(), c, ns, args[0], to, revision, reason)
+			held, err := rollback(cmd.Context(), c, ns, args[0], to, revision, reason, untilNewCommit)
 			if err != nil {
 				return err
 			}
@@ -61,6 +66,8 @@ lists them). A deployment already held is held at the new commit instead.`,
 	cmd.Flags().StringVar(&to, "to", "", "The DeploymentRecord whose commit to go back to.")
 	cmd.Flags().StringVar(&revision, "revision", "", "The commit to go back to.")
 	cmd.Flags().StringVar(&reason, "reason", "", "Why, for the deployment's Held condition.")
+	cmd.Flags().BoolVar(&untilNewCommit, "until-new-commit", false,
+		"Have the agent release the hold once a newer commit arrives on the deployment's branch (releaseOn NewCommit).")
 	_ = cmd.RegisterFlagCompletionFunc("to", flagNames(o, resDeploymentRecord))
 	printFlags.AddFlags(cmd)
 	return cmd
@@ -69,11 +76,14 @@ lists them). A deployment already held is held at the new commit instead.`,
 // rollback holds deployment name at the commit of record to, or at revision, or (both empty)
 // at the one rollbackTarget picks: what `kubectl gitops rollback` and the dashboard's
 // "Roll back to this record" do.
-func rollback(ctx context.Context, c versioned.Interface, ns, name, to, revision, reason string) (*managedv1alpha1.GitOpsDeploymentHold, error) {
+func rollback(ctx context.Context, c versioned.Interface, ns, name, to, revision, reason string, untilNewCommit bool) (*managedv1alpha1.GitOpsDeploymentHold, error) {
 	if _, err := getDeployment(ctx, c, ns, name); err != nil {
 		return nil, err
 	}
 	spec := managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: revision, Reason: reason}
+	if untilNewCommit {
+		spec.ReleaseOn = managedv1alpha1.HoldReleaseNewCommit
+	}
 	if revision == "" {
 		rec, err := rollbackRecord(ctx, c, ns, name, to)
 		if err != nil {

@@ -82,6 +82,14 @@ func TestRollbackAndRelease(t *testing.T) {
 	if h, err = holds.Get(ctx, "web", metav1.GetOptions{}); err != nil || h.Spec != (managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: "0123456"}) {
 		t.Fatalf("hold %+v, %v", h, err)
 	}
+	// Until a newer commit: the agent releases it (releaseOn NewCommit).
+	if code, _, errOut := f.run("rollback", "web", "--revision", "0123456", "--until-new-commit"); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if h, err = holds.Get(ctx, "web", metav1.GetOptions{}); err != nil ||
+		h.Spec != (managedv1alpha1.GitOpsDeploymentHoldSpec{Revision: "0123456", ReleaseOn: managedv1alpha1.HoldReleaseNewCommit}) {
+		t.Fatalf("hold %+v, %v", h, err)
+	}
 	if code, _, errOut := f.run("rollback", "web", "--to", "web-010200"); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}

@@ -65,6 +65,8 @@ type RepoServer struct {
 	TimeoutSeconds int
 	// RedactionKeyFile holds the key of the markers that replace Secrets' values.
 	RedactionKeyFile string
+	// HoldCheckInterval is how often the branch of a NewCommit hold's deployment is resolved.
+	HoldCheckInterval time.Duration
 }
 
 // LeaderElection are the --leader-elect flags, named as kube-controller-manager names them.
@@ -83,7 +85,7 @@ func New() *Options {
 		ControllerServiceAccount: deployer.DefaultControllerServiceAccount,
 		MetricsAddress:           "127.0.0.1:8085",
 		OperationRetention:       24 * time.Hour,
-		RepoServer:               RepoServer{TimeoutSeconds: 60},
+		RepoServer:               RepoServer{TimeoutSeconds: 60, HoldCheckInterval: time.Minute},
 		// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
 		// queues behind the status writes of earlier ones: with 16, 90 namespaces' first
 		// deployments at once had an apply p99 of 1.1-1.9 s at T=100 (make
@@ -160,6 +162,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"address (host:port) of the Argo CD instance's argocd-repo-server: each DeploymentRecord then keeps the digest of the manifests "+
 			"its commit renders and, up to 256 KiB, the manifests (Secrets' values redacted) for the deploymentrecords/diff subresource. "+
 			"Empty: records keep no manifests")
+	fs.DurationVar(&rs.HoldCheckInterval, "hold-new-commit-interval", rs.HoldCheckInterval,
+		"how often, at least, the agent resolves through the repo-server the branch of a deployment held with releaseOn NewCommit, "+
+			"to release the hold once a newer commit arrives (one ls-remote per such hold)")
 	fs.BoolVar(&rs.Plaintext, "repo-server-plaintext", rs.Plaintext, "disable TLS on connections to the repo-server")
 	fs.BoolVar(&rs.StrictTLS, "repo-server-strict-tls", rs.StrictTLS,
 		"verify the repo-server's TLS certificate against --repo-server-ca-file (otherwise any certificate is accepted, as Argo CD does by default)")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/argoproj/argo-cd/v2/reposerver/apiclient"
 	"k8s.io/klog/v2"
@@ -32,6 +33,9 @@ func (rs *RepoServer) validate() []error {
 	}
 	if rs.StrictTLS && rs.CAFile == "" {
 		errs = append(errs, errors.New("--repo-server-strict-tls needs --repo-server-ca-file"))
+	}
+	if rs.HoldCheckInterval != 0 && rs.HoldCheckInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--hold-new-commit-interval %s: want at least 1s", rs.HoldCheckInterval))
 	}
 	if rs.TimeoutSeconds < 1 {
 		errs = append(errs, fmt.Errorf("--repo-server-timeout-seconds %d: want at least 1", rs.TimeoutSeconds))
@@ -63,7 +67,8 @@ func (rs *RepoServer) config() (*agent.Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agent.Manifests{RepoServer: apiclient.NewRepoServerClientset(rs.Address, rs.TimeoutSeconds, tls), Redactor: redactor}, nil
+	return &agent.Manifests{RepoServer: apiclient.NewRepoServerClientset(rs.Address, rs.TimeoutSeconds, tls), Redactor: redactor,
+		HoldCheckInterval: rs.HoldCheckInterval}, nil
 }
 
 // redactionKey reads the key of file (surrounding white space dropped), or makes a random one

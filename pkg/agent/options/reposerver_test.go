@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRepoServerValidate(t *testing.T) {
@@ -21,6 +22,7 @@ func TestRepoServerValidate(t *testing.T) {
 			[]string{"choose one"}},
 		{"strict without a CA", RepoServer{Address: "a:1", StrictTLS: true, TimeoutSeconds: 60}, []string{"--repo-server-ca-file"}},
 		{"no timeout", RepoServer{Address: "a:1"}, []string{"--repo-server-timeout-seconds"}},
+		{"hold check under a second", RepoServer{Address: "a:1", TimeoutSeconds: 60, HoldCheckInterval: time.Millisecond}, []string{"--hold-new-commit-interval"}},
 	}
 	for _, tt := range tests {
 		errs := tt.rs.validate()

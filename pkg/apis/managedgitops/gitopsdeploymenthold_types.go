@@ -37,7 +37,24 @@ type GitOpsDeploymentHoldSpec struct {
 	// client sent, and keeps it on every update.
 	// +optional
 	HeldBy string `json:"heldBy,omitempty"`
+	// ReleaseOn is what releases the hold besides its deletion: Manual (the default) keeps it
+	// until someone deletes it; NewCommit has the agent delete it as soon as the deployment's
+	// own spec.source.targetRevision (a branch) resolves to another commit than it did when the
+	// agent first saw the hold (status.baseRevision): the fix the rollback waited for arrived.
+	// +optional
+	ReleaseOn HoldReleasePolicy `json:"releaseOn,omitempty"`
 }
+
+// HoldReleasePolicy is what releases a GitOpsDeploymentHold.
+type HoldReleasePolicy string
+
+const (
+	// HoldReleaseManual: only deleting the hold releases it.
+	HoldReleaseManual HoldReleasePolicy = "Manual"
+	// HoldReleaseNewCommit: the agent deletes the hold once the deployment's targetRevision
+	// resolves to a commit other than status.baseRevision.
+	HoldReleaseNewCommit HoldReleasePolicy = "NewCommit"
+)
 
 // GitOpsDeploymentHoldStatus is whether the agent has put the hold in effect.
 type GitOpsDeploymentHoldStatus struct {
@@ -50,6 +67,11 @@ type GitOpsDeploymentHoldStatus struct {
 	// Message says where the hold stands ("Holding at <revision>", or why it is not in effect).
 	// +optional
 	Message string `json:"message,omitempty"`
+	// BaseRevision is, for a hold released on NewCommit, the commit the deployment's
+	// spec.source.targetRevision resolved to when the agent first saw the hold: the commit that
+	// was current when the user rolled back. Another commit there releases the hold.
+	// +optional
+	BaseRevision string `json:"baseRevision,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -59,17 +59,7 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 	source := *app.Spec.Source.DeepCopy()
 	source.RepoURL, source.Path, source.TargetRevision = rec.Spec.Source.RepoURL, rec.Spec.Source.Path, rec.Spec.Source.TargetRevision
 
-	// As Argo CD's controller, ask only for what the project lets the Application read: the
-	// repo-server shares one clone per repository, and a commit asked for by SHA needs no
-	// credentials once it is there (pkg/controller/argocd: RepositoryAllowed).
-	proj, err := s.argo.ArgoprojV1alpha1().AppProjects(s.namespace).Get(ctx, app.Spec.GetProject(), metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading the AppProject: %w", err)
-	}
-	if !proj.IsSourcePermitted(source) {
-		return nil, fmt.Errorf("the AppProject %s does not permit the repository %s", proj.Name, source.RepoURL)
-	}
-	repo, err := s.repository(ctx, source.RepoURL, app.Spec.GetProject())
+	proj, repo, err := s.permittedRepository(ctx, app, source)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +103,61 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 		return nil, fmt.Errorf("rendering %s at %s: %w", source.RepoURL, rec.Spec.Revision, err)
 	}
 	return resp.Manifests, nil
+}
+
+// permittedRepository is the AppProject of app and the Repository of source, once the project
+// permits source. As Argo CD's controller, ask only for what the project lets the Application
+// read: the repo-server shares one clone per repository, and a commit asked for by SHA needs no
+// credentials once it is there (pkg/controller/argocd: RepositoryAllowed).
+func (s *RepoServer) permittedRepository(ctx context.Context, app *argov1alpha1.Application, source argov1alpha1.ApplicationSource) (*argov1alpha1.AppProject, *argov1alpha1.Repository, error) {
+	proj, err := s.argo.ArgoprojV1alpha1().AppProjects(s.namespace).Get(ctx, app.Spec.GetProject(), metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the AppProject: %w", err)
+	}
+	if !proj.IsSourcePermitted(source) {
+		return nil, nil, fmt.Errorf("the AppProject %s does not permit the repository %s", proj.Name, source.RepoURL)
+	}
+	repo, err := s.repository(ctx, source.RepoURL, app.Spec.GetProject())
+	if err != nil {
+		return nil, nil, err
+	}
+	return proj, repo, nil
+}
+
+// ResolveRevision resolves the deployment's own spec.source.targetRevision (a branch, a tag,
+// HEAD when empty) to the commit it names now, with the repo-server's ResolveRevision as Argo
+// CD's API server calls it: the deployment's Application (for its source kind), its
+// repository's credentials, after the AppProject's source check. It asks git every time
+// (ls-remote, no cache), so a new commit is seen as soon as it is pushed.
+func (s *RepoServer) ResolveRevision(ctx context.Context, d *managedv1alpha1.GitOpsDeployment) (string, error) {
+	app, err := s.argo.ArgoprojV1alpha1().Applications(s.namespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading the Application: %w", err)
+	}
+	if app.Spec.Source == nil {
+		return "", fmt.Errorf("the Application %s has no single source", app.Name)
+	}
+	app = app.DeepCopy()
+	// The Application is at the hold's revision; the question is about the deployment's own.
+	app.Spec.Source.RepoURL, app.Spec.Source.TargetRevision = d.Spec.Source.RepoURL, d.Spec.Source.TargetRevision
+	_, repo, err := s.permittedRepository(ctx, app, *app.Spec.Source)
+	if err != nil {
+		return "", err
+	}
+	rev := d.Spec.Source.TargetRevision
+	if rev == "" {
+		rev = "HEAD"
+	}
+	closer, client, err := s.clients.NewRepoServerClient()
+	if err != nil {
+		return "", fmt.Errorf("connecting to the repo-server: %w", err)
+	}
+	defer closer.Close()
+	resp, err := client.ResolveRevision(ctx, &apiclient.ResolveRevisionRequest{Repo: repo, App: app, AmbiguousRevision: rev})
+	if err != nil {
+		return "", fmt.Errorf("resolving %s of %s: %w", rev, d.Spec.Source.RepoURL, err)
+	}
+	return resp.Revision, nil
 }
 
 // repository is the Repository of repoURL as Argo CD reads it from its repository Secret (the

@@ -79,6 +79,10 @@ type Controller struct {
 	deployments listers.GitOpsDeploymentLister
 	// holds are the GitOpsDeploymentHolds (hold.go); nil when the controller runs without them.
 	holds listers.GitOpsDeploymentHoldLister
+	// resolver resolves the branch of a NewCommit hold's deployment (newcommit.go), every
+	// newCommitInterval; nil without --repo-server.
+	resolver          RevisionResolver
+	newCommitInterval time.Duration
 	// deploymentIndex indexes the GitOpsDeployments byEnvironment (environments.go).
 	deploymentIndex cache.Indexer
 	applications    argolisters.ApplicationLister
@@ -295,7 +299,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 		if err := c.deleteApplications(ctx, key, ""); err != nil {
 			return err
 		}
-		if err := c.updateHoldStatus(ctx, hold, nil, nil); err != nil {
+		if err := c.updateHoldStatus(ctx, hold, nil, nil, nil); err != nil {
 			return err
 		}
 		return c.syncProject(ctx, namespace)
@@ -311,6 +315,14 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 		return c.finalize(ctx, depl)
 	}
 
+	hold, newCommit, err := c.checkNewCommit(ctx, depl, hold)
+	if err != nil {
+		return err
+	}
+	if newCommit != nil && c.resolver != nil && c.newCommitInterval > 0 {
+		c.Queue.AddAfter(key, c.newCommitInterval)
+	}
+
 	reconcileErr := c.applyApplication(ctx, depl, hold)
 	if reconcileErr != nil && !isUserError(reconcileErr) {
 		klog.ErrorS(reconcileErr, "applying the Application", "key", key)
@@ -324,7 +336,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	if err := c.updateStatus(ctx, depl, hold, app, reconcileErr); err != nil {
 		return err
 	}
-	if err := c.updateHoldStatus(ctx, hold, depl, app); err != nil {
+	if err := c.updateHoldStatus(ctx, hold, depl, app, newCommit); err != nil {
 		return err
 	}
 	if isUserError(reconcileErr) {

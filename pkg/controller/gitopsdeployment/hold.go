@@ -129,11 +129,17 @@ func holdStatus(hold *managedv1alpha1.GitOpsDeploymentHold, depl *managedv1alpha
 
 // updateHoldStatus writes the hold's status when it changed.
 func (c *Controller) updateHoldStatus(ctx context.Context, hold *managedv1alpha1.GitOpsDeploymentHold,
-	depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application) error {
+	depl *managedv1alpha1.GitOpsDeployment, app *argov1alpha1.Application, newCommit *newCommitDecision) error {
 	if hold == nil {
 		return nil
 	}
 	st := holdStatus(hold, depl, app)
+	// baseRevision stays what it was first found, whatever this reconcile could resolve.
+	st.BaseRevision = hold.Status.BaseRevision
+	if newCommit != nil {
+		st.BaseRevision = newCommit.Base
+		st.Message += "; " + newCommit.Note
+	}
 	if apiequality.Semantic.DeepEqual(st, hold.Status) {
 		return nil
 	}

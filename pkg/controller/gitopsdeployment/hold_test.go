@@ -205,7 +205,7 @@ func TestHoldStatusWritesOnlyOnChange(t *testing.T) {
 		if err := c.updateStatus(ctx, d, h, app, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.updateHoldStatus(ctx, h, d, app); err != nil {
+		if err := c.updateHoldStatus(ctx, h, d, app, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

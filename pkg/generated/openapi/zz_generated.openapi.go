@@ -5743,6 +5743,13 @@ func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldSpec(ref common.
 							Format:      "",
 						},
 					},
+					"releaseOn": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReleaseOn is what releases the hold besides its deletion: Manual (the default) keeps it until someone deletes it; NewCommit has the agent delete it as soon as the deployment's own spec.source.targetRevision (a branch) resolves to another commit than it did when the agent first saw the hold (status.baseRevision): the fix the rollback waited for arrived.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"revision"},
 			},
@@ -5774,6 +5781,13 @@ func schema_pkg_apis_managedgitops_v1alpha1_GitOpsDeploymentHoldStatus(ref commo
 					"message": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Message says where the hold stands (\"Holding at <revision>\", or why it is not in effect).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"baseRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BaseRevision is, for a hold released on NewCommit, the commit the deployment's spec.source.targetRevision resolved to when the agent first saw the hold: the commit that was current when the user rolled back. Another commit there releases the hold.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -2,14 +2,26 @@
 package fuzzer
 
 import (
+	fuzz "github.com/google/gofuzz"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+
+	gitops "github.com/gitops-service/gitops-service/pkg/apis/managedgitops"
 )
 
-// Funcs returns the fuzzer functions for the managed-gitops API group. It is empty on purpose:
-// every field of this group survives v1alpha1 and JSON with the generic fuzzers of
-// k8s.io/apimachinery (which already keep TypeMeta empty and times at second precision), and
-// v1alpha1 has no defaults that would rewrite a fuzzed value. A function belongs here only for a
-// value that no client could send; anything else that fails to round-trip is a bug to fix.
+// Funcs returns the fuzzer functions for the managed-gitops API group. Every field of this
+// group survives v1alpha1 and JSON with the generic fuzzers of k8s.io/apimachinery (which
+// already keep TypeMeta empty and times at second precision), but for v1alpha1's defaults,
+// which rewrite an empty value. A function belongs here only for such a default or a value
+// that no client could send; anything else that fails to round-trip is a bug to fix.
 var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
-	return []interface{}{}
+	return []interface{}{
+		// An empty releaseOn becomes Manual on the way through v1alpha1: defaulting, not a loss.
+		func(s *gitops.GitOpsDeploymentHoldSpec, c fuzz.Continue) {
+			c.FuzzNoCustom(s)
+			if s.ReleaseOn == "" {
+				policies := []gitops.HoldReleasePolicy{gitops.HoldReleaseManual, gitops.HoldReleaseNewCommit}
+				s.ReleaseOn = policies[c.Intn(len(policies))]
+			}
+		},
+	}
 }

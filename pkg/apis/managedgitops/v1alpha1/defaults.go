@@ -11,3 +11,11 @@ import (
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return RegisterDefaults(scheme)
 }
+
+// SetDefaults_GitOpsDeploymentHoldSpec defaults releaseOn to Manual: a hold made before the
+// field existed, or without it, is released only by hand, as it always was.
+func SetDefaults_GitOpsDeploymentHoldSpec(obj *GitOpsDeploymentHoldSpec) {
+	if obj.ReleaseOn == "" {
+		obj.ReleaseOn = HoldReleaseManual
+	}
+}

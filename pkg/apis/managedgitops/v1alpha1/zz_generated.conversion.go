@@ -1448,6 +1448,7 @@ func autoConvert_v1alpha1_GitOpsDeploymentHoldSpec_To_managedgitops_GitOpsDeploy
 	out.DeploymentRecord = in.DeploymentRecord
 	out.Reason = in.Reason
 	out.HeldBy = in.HeldBy
+	out.ReleaseOn = managedgitops.HoldReleasePolicy(in.ReleaseOn)
 	return nil
 }
 
@@ -1461,6 +1462,7 @@ func autoConvert_managedgitops_GitOpsDeploymentHoldSpec_To_v1alpha1_GitOpsDeploy
 	out.DeploymentRecord = in.DeploymentRecord
 	out.Reason = in.Reason
 	out.HeldBy = in.HeldBy
+	out.ReleaseOn = HoldReleasePolicy(in.ReleaseOn)
 	return nil
 }
 
@@ -1473,6 +1475,7 @@ func autoConvert_v1alpha1_GitOpsDeploymentHoldStatus_To_managedgitops_GitOpsDepl
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Holding = in.Holding
 	out.Message = in.Message
+	out.BaseRevision = in.BaseRevision
 	return nil
 }
 
@@ -1485,6 +1488,7 @@ func autoConvert_managedgitops_GitOpsDeploymentHoldStatus_To_v1alpha1_GitOpsDepl
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Holding = in.Holding
 	out.Message = in.Message
+	out.BaseRevision = in.BaseRevision
 	return nil
 }
 

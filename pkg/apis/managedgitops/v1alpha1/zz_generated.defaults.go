@@ -29,5 +29,18 @@ import (
 // Public to allow building arbitrary schemes.
 // All generated defaulters are covering - they call all nested defaulters.
 func RegisterDefaults(scheme *runtime.Scheme) error {
+	scheme.AddTypeDefaultingFunc(&GitOpsDeploymentHold{}, func(obj interface{}) { SetObjectDefaults_GitOpsDeploymentHold(obj.(*GitOpsDeploymentHold)) })
+	scheme.AddTypeDefaultingFunc(&GitOpsDeploymentHoldList{}, func(obj interface{}) { SetObjectDefaults_GitOpsDeploymentHoldList(obj.(*GitOpsDeploymentHoldList)) })
 	return nil
+}
+
+func SetObjectDefaults_GitOpsDeploymentHold(in *GitOpsDeploymentHold) {
+	SetDefaults_GitOpsDeploymentHoldSpec(&in.Spec)
+}
+
+func SetObjectDefaults_GitOpsDeploymentHoldList(in *GitOpsDeploymentHoldList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_GitOpsDeploymentHold(a)
+	}
 }

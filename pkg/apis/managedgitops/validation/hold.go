@@ -42,6 +42,9 @@ func ValidateGitOpsDeploymentHoldStatusUpdate(obj, old *gitops.GitOpsDeploymentH
 	if obj.Status.ObservedGeneration < 0 {
 		errs = append(errs, field.Invalid(statusPath.Child("observedGeneration"), obj.Status.ObservedGeneration, "must not be negative"))
 	}
+	if len(obj.Status.BaseRevision) > MaxHoldRevisionLength {
+		errs = append(errs, field.TooLong(statusPath.Child("baseRevision"), "", MaxHoldRevisionLength))
+	}
 	return errs
 }
 
@@ -61,6 +64,12 @@ func validateGitOpsDeploymentHoldSpec(spec *gitops.GitOpsDeploymentHoldSpec) fie
 		e := field.TooLong(specPath.Child("reason"), "", MaxHoldReasonLength)
 		e.Detail = fmt.Sprintf("must have at most %d characters", MaxHoldReasonLength)
 		errs = append(errs, e)
+	}
+	switch spec.ReleaseOn {
+	case "", gitops.HoldReleaseManual, gitops.HoldReleaseNewCommit:
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("releaseOn"), spec.ReleaseOn,
+			[]string{string(gitops.HoldReleaseManual), string(gitops.HoldReleaseNewCommit)}))
 	}
 	return errs
 }

@@ -18,13 +18,18 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+)
+
 // GitOpsDeploymentHoldSpecApplyConfiguration represents a declarative configuration of the GitOpsDeploymentHoldSpec type for use
 // with apply.
 type GitOpsDeploymentHoldSpecApplyConfiguration struct {
-	Revision         *string `json:"revision,omitempty"`
-	DeploymentRecord *string `json:"deploymentRecord,omitempty"`
-	Reason           *string `json:"reason,omitempty"`
-	HeldBy           *string `json:"heldBy,omitempty"`
+	Revision         *string                     `json:"revision,omitempty"`
+	DeploymentRecord *string                     `json:"deploymentRecord,omitempty"`
+	Reason           *string                     `json:"reason,omitempty"`
+	HeldBy           *string                     `json:"heldBy,omitempty"`
+	ReleaseOn        *v1alpha1.HoldReleasePolicy `json:"releaseOn,omitempty"`
 }
 
 // GitOpsDeploymentHoldSpecApplyConfiguration constructs a declarative configuration of the GitOpsDeploymentHoldSpec type for use with
@@ -62,5 +67,13 @@ func (b *GitOpsDeploymentHoldSpecApplyConfiguration) WithReason(value string) *G
 // If called multiple times, the HeldBy field is set to the value of the last call.
 func (b *GitOpsDeploymentHoldSpecApplyConfiguration) WithHeldBy(value string) *GitOpsDeploymentHoldSpecApplyConfiguration {
 	b.HeldBy = &value
+	return b
+}
+
+// WithReleaseOn sets the ReleaseOn field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReleaseOn field is set to the value of the last call.
+func (b *GitOpsDeploymentHoldSpecApplyConfiguration) WithReleaseOn(value v1alpha1.HoldReleasePolicy) *GitOpsDeploymentHoldSpecApplyConfiguration {
+	b.ReleaseOn = &value
 	return b
 }

@@ -24,6 +24,7 @@ type GitOpsDeploymentHoldStatusApplyConfiguration struct {
 	ObservedGeneration *int64  `json:"observedGeneration,omitempty"`
 	Holding            *bool   `json:"holding,omitempty"`
 	Message            *string `json:"message,omitempty"`
+	BaseRevision       *string `json:"baseRevision,omitempty"`
 }
 
 // GitOpsDeploymentHoldStatusApplyConfiguration constructs a declarative configuration of the GitOpsDeploymentHoldStatus type for use with
@@ -53,5 +54,13 @@ func (b *GitOpsDeploymentHoldStatusApplyConfiguration) WithHolding(value bool) *
 // If called multiple times, the Message field is set to the value of the last call.
 func (b *GitOpsDeploymentHoldStatusApplyConfiguration) WithMessage(value string) *GitOpsDeploymentHoldStatusApplyConfiguration {
 	b.Message = &value
+	return b
+}
+
+// WithBaseRevision sets the BaseRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BaseRevision field is set to the value of the last call.
+func (b *GitOpsDeploymentHoldStatusApplyConfiguration) WithBaseRevision(value string) *GitOpsDeploymentHoldStatusApplyConfiguration {
+	b.BaseRevision = &value
 	return b
 }
