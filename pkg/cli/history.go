@@ -133,7 +133,9 @@ func mergeHistory(d *managedv1alpha1.GitOpsDeployment, recs []managedv1alpha1.De
 			e.Object.UID != "" && d.UID != "" && e.Object.UID != d.UID {
 			continue
 		}
-		h = append(h, historyEntry{at: e.Time.Time, entry: e})
+		// To the second, as a record's startedAt is kept: a write in the second its sync started
+		// must tie with the sync (and list below it), not look newer by its fraction.
+		h = append(h, historyEntry{at: e.Time.Time.Truncate(time.Second), entry: e})
 	}
 	sort.SliceStable(h, func(i, j int) bool {
 		if !h[i].at.Equal(h[j].at) {

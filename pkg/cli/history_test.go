@@ -174,3 +174,22 @@ func TestHistoryErrors(t *testing.T) {
 		t.Errorf("records forbidden: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A deployment created in the second its first sync started lists below that sync: the audit
+// trail keeps microseconds, records seconds.
+func TestHistoryWriteInTheSecondOfItsSync(t *testing.T) {
+	create := auditEntry("120", "create", "web", "", "alice", 0, 0)
+	create.Time = metav1.NewMicroTime(hist0.Add(300 * time.Millisecond))
+	f := newFixture(t, deployment("web", manual, synced, healthy),
+		record("web-1", "web", "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", managedv1alpha1.DeploymentTriggerSyncRun, "alice",
+			managedv1alpha1.DeploymentRecordSucceeded, 0, time.Second),
+		create)
+	code, out, errOut := f.run("history", "web", "--audit")
+	want := `REVISION  TRIGGER        USER   PHASE      STARTED               DURATION  RECORD
+1111111   SyncRun        alice  Succeeded  2026-03-01T10:00:00Z  1s        web-1
+-         write: create  alice  -          2026-03-01T10:00:00Z  -         rv 120
+`
+	if code != 0 || out != want {
+		t.Errorf("exit %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)
+	}
+}
