@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -61,9 +60,7 @@ var _ = Describe("kubectl gitops dashboard history", Ordered, func() {
 		artifacts = filepath.Join(artifacts, fmt.Sprintf("dashboard-history-%d", time.Now().Unix()))
 		Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
 
-		plugin = filepath.Join(GinkgoT().TempDir(), "kubectl-gitops")
-		out, err := exec.Command("go", "build", "-o", plugin, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
+		plugin = pluginBinary()
 		ns = "e2e-dash-hist-" + rand.String(5)
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)

@@ -60,9 +60,7 @@ var _ = Describe("kubectl gitops dashboard", Ordered, func() {
 		GinkgoWriter.Printf("screenshots go to %s\n", artifacts)
 
 		By("building kubectl-gitops")
-		plugin = filepath.Join(GinkgoT().TempDir(), "kubectl-gitops")
-		out, err := exec.Command("go", "build", "-o", plugin, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
+		plugin = pluginBinary()
 
 		ns = fmt.Sprintf("e2e-dashboard-%d", time.Now().UnixNano()%100000)
 		createNamespace(ctx, ns)

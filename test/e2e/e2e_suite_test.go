@@ -7,11 +7,14 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -113,6 +116,57 @@ func run(user, stdin string, args ...string) (string, string, error) {
 	}
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+var (
+	pluginOnce  sync.Once
+	pluginPath  string
+	pluginBuild error
+)
+
+// pluginBinary returns kubectl-gitops, built from this tree the first time a spec asks for it
+// (once per suite process) in a folder AfterSuite removes.
+func pluginBinary() string {
+	GinkgoHelper()
+	pluginOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-kubectl-gitops-")
+		if err != nil {
+			pluginBuild = err
+			return
+		}
+		pluginPath = filepath.Join(dir, "kubectl-gitops")
+		out, err := exec.Command("go", "build", "-o", pluginPath, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops").CombinedOutput()
+		if err != nil {
+			pluginBuild = fmt.Errorf("go build: %w: %s", err, out)
+		}
+	})
+	Expect(pluginBuild).NotTo(HaveOccurred())
+	return pluginPath
+}
+
+var _ = AfterSuite(func() {
+	if pluginPath != "" {
+		Expect(os.RemoveAll(filepath.Dir(pluginPath))).To(Succeed())
+	}
+})
+
+// runPlugin runs kubectl gitops as a user runs it, a process with user's kubeconfig in ns (args
+// may name another -n), and returns its stdout, stderr and exit code.
+func runPlugin(user, ns string, args ...string) (string, string, int) {
+	GinkgoHelper()
+	cmd := exec.Command(pluginBinary(), append([]string{"--kubeconfig", kubeconfig(user), "-n", ns}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	GinkgoWriter.Printf("$ kubectl gitops %s (as %s): exit %d\n%s%s", strings.Join(args, " "), user, code, stdout.String(), stderr.String())
+	return stdout.String(), stderr.String(), code
 }
 
 // must runs kubectl as user and fails the spec unless it succeeds.

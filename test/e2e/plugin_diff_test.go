@@ -3,11 +3,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,26 +21,9 @@ var _ = Describe("kubectl gitops diff", func() {
 		bindClusterRole(ctx, ns, "edit", "alice")
 		waitCanI("alice", "get", "deploymentrecords.managed-gitops.redhat.com", ns)
 
-		By("building kubectl-gitops")
-		plugin := filepath.Join(GinkgoT().TempDir(), "kubectl-gitops")
-		build := exec.Command("go", "build", "-o", plugin, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops")
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		gitopsPlugin := func(user string, args ...string) (string, string, int) {
 			GinkgoHelper()
-			cmd := exec.Command(plugin, append([]string{"--kubeconfig", kubeconfig(user), "-n", ns}, args...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				code = exit.ExitCode()
-			} else {
-				Expect(err).NotTo(HaveOccurred())
-			}
-			GinkgoWriter.Printf("$ kubectl gitops %s (as %s): exit %d\n%s%s", strings.Join(args, " "), user, code, stdout.String(), stderr.String())
-			return stdout.String(), stderr.String(), code
+			return runPlugin(user, ns, args...)
 		}
 
 		recA, recB := twoRecordedCommits(ctx, ns)

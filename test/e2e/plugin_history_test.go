@@ -3,12 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,26 +18,6 @@ import (
 // lines with her name, newest first, and carol, of another namespace, is refused the records.
 var _ = Describe("kubectl gitops history", func() {
 	It("lists a deployment's syncs newest first with who started them, and names the refused list", func(ctx context.Context) {
-		plugin := filepath.Join(GinkgoT().TempDir(), "kubectl-gitops")
-		build := exec.Command("go", "build", "-o", plugin, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops")
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
-		gitopsPlugin := func(user, ns string, args ...string) (string, string, int) {
-			GinkgoHelper()
-			cmd := exec.Command(plugin, append([]string{"--kubeconfig", kubeconfig(user), "-n", ns}, args...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				code = exit.ExitCode()
-			} else {
-				Expect(err).NotTo(HaveOccurred())
-			}
-			GinkgoWriter.Printf("$ kubectl gitops %s (as %s): exit %d\n%s%s", strings.Join(args, " "), user, code, stdout.String(), stderr.String())
-			return stdout.String(), stderr.String(), code
-		}
 
 		ns := "e2e-history-" + rand.String(5)
 		createNamespace(ctx, ns)
@@ -61,14 +37,14 @@ spec:
   type: manual
 `, ns, repo), "create", "-f", "-")
 		for i := 0; i < 2; i++ {
-			stdout, stderr, code := gitopsPlugin("alice", ns, "sync", "web", "--wait", "--timeout=3m")
+			stdout, stderr, code := runPlugin("alice", ns, "sync", "web", "--wait", "--timeout=3m")
 			Expect(code).To(Equal(0), "sync %d: %s%s", i+1, stdout, stderr)
 		}
 
 		By("history: two lines, each with her name and the commit, newest first")
 		var lines []string
 		Eventually(func(g Gomega) {
-			stdout, stderr, code := gitopsPlugin("alice", ns, "history", "web")
+			stdout, stderr, code := runPlugin("alice", ns, "history", "web")
 			g.Expect(code).To(Equal(0), stderr)
 			lines = strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 			g.Expect(lines).To(HaveLen(3))
@@ -83,19 +59,19 @@ spec:
 		Expect(newer >= older).To(BeTrue(), "newest first: %s then %s", newer, older)
 
 		By("--audit: her creation of the deployment, under the syncs")
-		stdout, stderr, code := gitopsPlugin("alice", ns, "history", "web", "--audit")
+		stdout, stderr, code := runPlugin("alice", ns, "history", "web", "--audit")
 		Expect(code).To(Equal(0), stderr)
 		Expect(stdout).To(MatchRegexp(`(?m)^-\s+write: create\s+alice\s+-\s+\S+\s+-\s+rv \d+$`))
 		Expect(strings.Index(stdout, "write: create")).To(BeNumerically(">", strings.LastIndex(stdout, "SyncRun")))
 
 		By("carol, of another namespace, is refused the records, with the verb and the resource")
-		_, stderr, code = gitopsPlugin("carol", ns, "history", "web")
+		_, stderr, code = runPlugin("carol", ns, "history", "web")
 		Expect(code).To(Equal(1))
 		Expect(stderr).To(Equal(fmt.Sprintf(`Error: you may not list deploymentrecords.managed-gitops.redhat.com in namespace %q: `+
 			`User "carol" cannot list resource "deploymentrecords" in API group "managed-gitops.redhat.com" in the namespace %q`+"\n", ns, ns)))
 
 		By("an unknown deployment is named")
-		_, stderr, code = gitopsPlugin("alice", ns, "history", "nope")
+		_, stderr, code = runPlugin("alice", ns, "history", "nope")
 		Expect(code).To(Equal(1))
 		Expect(stderr).To(Equal(fmt.Sprintf("Error: gitopsdeployment \"nope\" not found in namespace %q\n", ns)))
 	})

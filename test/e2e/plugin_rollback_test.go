@@ -3,13 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,23 +19,11 @@ import (
 // kubectl gitops rollback and release, built and run as a user runs them, against the real
 // API, agent and Argo CD: the default target is the sync before the current one.
 var _ = Describe("kubectl gitops rollback and release", Ordered, func() {
-	var ns, plugin, dir, commitA, commitB string
+	var ns, dir, commitA, commitB string
 
 	rbPlugin := func(user string, args ...string) (string, string, int) {
 		GinkgoHelper()
-		cmd := exec.Command(plugin, append([]string{"--kubeconfig", kubeconfig(user), "-n", ns}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-		}
-		GinkgoWriter.Printf("$ kubectl gitops %s (as %s): exit %d\n%s%s", strings.Join(args, " "), user, code, stdout.String(), stderr.String())
-		return stdout.String(), stderr.String(), code
+		return runPlugin(user, ns, args...)
 	}
 	cmValue := func(ctx context.Context) (string, error) {
 		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "plugin-held-cm", metav1.GetOptions{})
@@ -64,9 +47,6 @@ var _ = Describe("kubectl gitops rollback and release", Ordered, func() {
 	}
 
 	BeforeAll(func(ctx context.Context) {
-		plugin = filepath.Join(GinkgoT().TempDir(), "kubectl-gitops")
-		out, err := exec.Command("go", "build", "-o", plugin, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
 		ns = "e2e-plugin-rb-" + rand.String(5)
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)

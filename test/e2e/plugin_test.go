@@ -3,10 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,25 +27,13 @@ import (
 // code checked. alice administers the namespace (she may approve), carol only views it.
 // application-service is played in the background (appservice_player_test.go).
 var _ = Describe("kubectl gitops plugin", Ordered, func() {
-	var ns, plugin, repoURL string
+	var ns, repoURL string
 
 	// gitopsPlugin runs the plugin as user in ns (args may name another -n) and returns its
 	// stdout, stderr and exit code.
 	gitopsPlugin := func(user string, args ...string) (string, string, int) {
 		GinkgoHelper()
-		cmd := exec.Command(plugin, append([]string{"--kubeconfig", kubeconfig(user), "-n", ns}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-		}
-		GinkgoWriter.Printf("$ kubectl gitops %s (as %s): exit %d\n%s%s", strings.Join(args, " "), user, code, stdout.String(), stderr.String())
-		return stdout.String(), stderr.String(), code
+		return runPlugin(user, ns, args...)
 	}
 	succeeds := func(user string, args ...string) string {
 		GinkgoHelper()
@@ -71,12 +57,6 @@ var _ = Describe("kubectl gitops plugin", Ordered, func() {
 	}
 
 	BeforeAll(func(ctx context.Context) {
-		By("building kubectl-gitops")
-		plugin = filepath.Join(GinkgoT().TempDir(), "kubectl-gitops")
-		build := exec.Command("go", "build", "-o", plugin, "github.com/gitops-service/gitops-service/cmd/kubectl-gitops")
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
-
 		ns = fmt.Sprintf("e2e-plugin-%d", time.Now().UnixNano()%100000)
 		createNamespace(ctx, ns)
 		DeferCleanup(deleteAllDeployments, ns)
@@ -112,7 +92,7 @@ var _ = Describe("kubectl gitops plugin", Ordered, func() {
 			}, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 		}
-		_, err = studio.Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
+		_, err := studio.Snapshots(ns).Create(ctx, &appstudiov1alpha1.Snapshot{
 			ObjectMeta: metav1.ObjectMeta{Name: "shop-1"},
 			Spec: appstudiov1alpha1.SnapshotSpec{Application: "shop",
 				Components: []appstudiov1alpha1.SnapshotComponent{{Name: "web", ContainerImage: "registry.invalid/web:1"}}},
@@ -256,8 +236,8 @@ GitOpsDeployment broken is not well; where it fails: Deployment/web.
 		Expect(succeeds("carol", "completion", "bash")).To(ContainSubstring("# bash completion V2 for kubectl-gitops"))
 
 		By("kubectl 1.26+ calls kubectl_complete-gitops with the words after `kubectl gitops`")
-		link := filepath.Join(filepath.Dir(plugin), "kubectl_complete-gitops")
-		Expect(os.Symlink(plugin, link)).To(Succeed())
+		link := filepath.Join(GinkgoT().TempDir(), "kubectl_complete-gitops")
+		Expect(os.Symlink(pluginBinary(), link)).To(Succeed())
 		complete := exec.Command(link, "-n", ns, "sync", "man")
 		complete.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig("carol"))
 		out, err := complete.Output()
