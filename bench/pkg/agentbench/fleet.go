@@ -197,7 +197,7 @@ type fleetDeploymentState struct {
 
 // fleetTenant is what the watches saw of one benchmark tenant.
 type fleetTenant struct {
-	spec, status string                           // the placement's
+	spec, status string                          // the placement's
 	depls        map[string]fleetDeploymentState // its GitOpsDeployments, by name
 	// targetApps: the Target's Argo CD shows the Application of the deployment (by name)
 	// Synced and Healthy.
@@ -272,9 +272,9 @@ type fleetObserver struct {
 	// perTenant is the deployments each tenant has (0 means 1); the scale mode raises it when
 	// it adds deployments to the tenants.
 	perTenant int
-	tenants map[string]*fleetTenant // benchmark tenants by namespace
-	others  map[string]string       // other tenants' spec.instance
-	drainAt time.Time
+	tenants   map[string]*fleetTenant // benchmark tenants by namespace
+	others    map[string]string       // other tenants' spec.instance
+	drainAt   time.Time
 	// othersMoved counts the other tenants whose spec.instance changed after drainAt.
 	othersMoved int
 }
@@ -358,8 +358,8 @@ func (o *fleetObserver) deployment(obj interface{}) {
 	defer o.mu.Unlock()
 	t := o.tenant(d.Namespace)
 	t.depls[d.Name] = fleetDeploymentState{
-		ok: d.Status.Sync.Status == managedv1alpha1.SyncStatusCodeSynced && d.Status.Health.Status == managedv1alpha1.HealthStatusCodeHealthy,
-		op: d.Status.OperationState != nil,
+		ok:     d.Status.Sync.Status == managedv1alpha1.SyncStatusCodeSynced && d.Status.Health.Status == managedv1alpha1.HealthStatusCodeHealthy,
+		op:     d.Status.OperationState != nil,
 		status: fmt.Sprintf("%s/%s", orNone(string(d.Status.Sync.Status)), orNone(string(d.Status.Health.Status))),
 	}
 	o.evaluate(t, now)

@@ -73,71 +73,7 @@ func RenderFleet(res *FleetResult, info FleetReportInfo) string {
 	if d == nil {
 		p("The run ended before the drain.\n")
 	} else {
-		p("### Draining `%s`\n\n", d.From)
-		p("`spec.draining: true` on ArgoCDInstance `%s`, which held %d of the benchmark's tenants", d.From, d.Moving)
-		if d.Pinned > 0 {
-			p("; the %d other tenants were pinned first and unpinned after, so that only the benchmark's moved", d.Pinned)
-		} else {
-			p(" (there were no other tenants to pin)")
-		}
-		p(". Seconds from the drain's write to the first watch event showing each step, per tenant:\n\n")
-		p("| step | tenants | p50 s | p90 s | max s |\n|---|---|---|---|---|\n")
-		for _, row := range []struct {
-			what    string
-			samples []time.Duration
-		}{
-			{fmt.Sprintf("placed on `%s` (`spec.instance`, the placement decided)", d.To), d.Placed},
-			{fmt.Sprintf("released by `%s` (its Applications gone, `status.instance` cleared)", d.From), d.Released},
-			{fmt.Sprintf("held by `%s` (`status.instance`, the hand-over)", d.To), d.Held},
-			{fmt.Sprintf("Synced and Healthy from `%s` (its Application and the GitOpsDeployment)", d.To), d.Synced},
-		} {
-			s := ComputeStats(row.samples)
-			p("| %s | %d of %d | %s | %s | %s |\n", row.what, s.N, d.Moving, fmtSeconds(s.P50), fmtSeconds(s.P90), fmtSeconds(s.Max))
-		}
-		p("\n")
-		synced := ComputeStats(d.Synced)
-		if synced.N == d.Moving {
-			p("- **All %d moved** (held by `%s` and Synced from it) %s s after the drain.\n", d.Moving, d.To, fmtSeconds(synced.Max))
-		} else {
-			p("- **%d of %d did not move** within the timeout (%s).\n", d.Moving-synced.N, d.Moving, info.Timeout)
-		}
-		if d.Elsewhere > 0 {
-			p("- **%d were placed on an instance other than `%s`.**\n", d.Elsewhere, d.To)
-		}
-		verdict := "ok"
-		if d.ConfigMapsChanged > 0 {
-			verdict = fmt.Sprintf("**re-created or gone: %s**", strings.Join(d.ChangedConfigMaps, ", "))
-		}
-		p("- ConfigMaps re-created by the move: %d of %d (UIDs read before the drain and after the moves): %s.\n",
-			d.ConfigMapsChanged, d.ConfigMaps, verdict)
-		verdict = "ok"
-		if d.LeftOnFrom > 0 {
-			verdict = "**left behind**"
-		}
-		p("- Applications of moved tenants in `%s`'s Argo CD namespace after the moves: %d: %s.\n", d.From, d.LeftOnFrom, verdict)
-		p("- GitOpsDeployments whose status showed anything but Synced and Healthy during the move: %d of %d", d.StatusLeftSynced, d.Moving)
-		if d.StatusLeftSynced > 0 {
-			var shown []string
-			for _, st := range sortedStatuses(d.LeftStatuses) {
-				shown = append(shown, fmt.Sprintf("`%s` × %d", st, d.LeftStatuses[st]))
-			}
-			s := ComputeStats(d.NotSyncedFor)
-			p(" (first shown: %s), for p50 %s s, max %s s until Synced and Healthy from `%s`", strings.Join(shown, ", "),
-				fmtSeconds(s.P50), fmtSeconds(s.Max), d.To)
-		}
-		p(".\n")
-		if d.OperationStates > 0 {
-			p("- GitOpsDeployments that showed the result of their last sync (`status.operationState`) at the drain and show none once moved: "+
-				"%d of %d", d.OperationStatesLost, d.OperationStates)
-			if d.OperationStatesLost > 0 {
-				p(" (the new instance's Application adopts what is deployed without a sync, and its empty operation state is copied)")
-			}
-			p(".\n")
-		}
-		if d.Pinned > 0 || d.OthersMoved > 0 {
-			p("- Other tenants whose placement changed during the drain: %d.\n", d.OthersMoved)
-		}
-		p("\nAfterwards `%s` was undrained; its tenants stay on `%s` (placements are stable).\n", d.From, d.To)
+		renderDrain(p, d, info.Timeout)
 	}
 
 	p("\n| | |\n|---|---|\n")
@@ -153,6 +89,75 @@ func RenderFleet(res *FleetResult, info FleetReportInfo) string {
 		p("| Go | %s |\n", info.GoVersion)
 	}
 	return b.String()
+}
+
+// renderDrain writes the drain's part of a report (d not nil).
+func renderDrain(p func(string, ...interface{}), d *DrainResult, timeout time.Duration) {
+	p("### Draining `%s`\n\n", d.From)
+	p("`spec.draining: true` on ArgoCDInstance `%s`, which held %d of the benchmark's tenants", d.From, d.Moving)
+	if d.Pinned > 0 {
+		p("; the %d other tenants were pinned first and unpinned after, so that only the benchmark's moved", d.Pinned)
+	} else {
+		p(" (there were no other tenants to pin)")
+	}
+	p(". Seconds from the drain's write to the first watch event showing each step, per tenant:\n\n")
+	p("| step | tenants | p50 s | p90 s | max s |\n|---|---|---|---|---|\n")
+	for _, row := range []struct {
+		what    string
+		samples []time.Duration
+	}{
+		{fmt.Sprintf("placed on `%s` (`spec.instance`, the placement decided)", d.To), d.Placed},
+		{fmt.Sprintf("released by `%s` (its Applications gone, `status.instance` cleared)", d.From), d.Released},
+		{fmt.Sprintf("held by `%s` (`status.instance`, the hand-over)", d.To), d.Held},
+		{fmt.Sprintf("Synced and Healthy from `%s` (its Application and the GitOpsDeployment)", d.To), d.Synced},
+	} {
+		s := ComputeStats(row.samples)
+		p("| %s | %d of %d | %s | %s | %s |\n", row.what, s.N, d.Moving, fmtSeconds(s.P50), fmtSeconds(s.P90), fmtSeconds(s.Max))
+	}
+	p("\n")
+	synced := ComputeStats(d.Synced)
+	if synced.N == d.Moving {
+		p("- **All %d moved** (held by `%s` and Synced from it) %s s after the drain.\n", d.Moving, d.To, fmtSeconds(synced.Max))
+	} else {
+		p("- **%d of %d did not move** within the timeout (%s).\n", d.Moving-synced.N, d.Moving, timeout)
+	}
+	if d.Elsewhere > 0 {
+		p("- **%d were placed on an instance other than `%s`.**\n", d.Elsewhere, d.To)
+	}
+	verdict := "ok"
+	if d.ConfigMapsChanged > 0 {
+		verdict = fmt.Sprintf("**re-created or gone: %s**", strings.Join(d.ChangedConfigMaps, ", "))
+	}
+	p("- ConfigMaps re-created by the move: %d of %d (UIDs read before the drain and after the moves): %s.\n",
+		d.ConfigMapsChanged, d.ConfigMaps, verdict)
+	verdict = "ok"
+	if d.LeftOnFrom > 0 {
+		verdict = "**left behind**"
+	}
+	p("- Applications of moved tenants in `%s`'s Argo CD namespace after the moves: %d: %s.\n", d.From, d.LeftOnFrom, verdict)
+	p("- GitOpsDeployments whose status showed anything but Synced and Healthy during the move: %d of %d", d.StatusLeftSynced, d.Moving)
+	if d.StatusLeftSynced > 0 {
+		var shown []string
+		for _, st := range sortedStatuses(d.LeftStatuses) {
+			shown = append(shown, fmt.Sprintf("`%s` × %d", st, d.LeftStatuses[st]))
+		}
+		s := ComputeStats(d.NotSyncedFor)
+		p(" (first shown: %s), for p50 %s s, max %s s until Synced and Healthy from `%s`", strings.Join(shown, ", "),
+			fmtSeconds(s.P50), fmtSeconds(s.Max), d.To)
+	}
+	p(".\n")
+	if d.OperationStates > 0 {
+		p("- GitOpsDeployments that showed the result of their last sync (`status.operationState`) at the drain and show none once moved: "+
+			"%d of %d", d.OperationStatesLost, d.OperationStates)
+		if d.OperationStatesLost > 0 {
+			p(" (the new instance's Application adopts what is deployed without a sync, and its empty operation state is copied)")
+		}
+		p(".\n")
+	}
+	if d.Pinned > 0 || d.OthersMoved > 0 {
+		p("- Other tenants whose placement changed during the drain: %d.\n", d.OthersMoved)
+	}
+	p("\nAfterwards `%s` was undrained; its tenants stay on `%s` (placements are stable).\n", d.From, d.To)
 }
 
 // instanceNames is the keys of the counts, by name.
