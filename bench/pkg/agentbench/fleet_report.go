@@ -192,33 +192,12 @@ func sortedStatuses(m map[string]int) []string {
 }
 
 // FleetSection returns what doc holds between the fleet markers, and whether it has them.
-func FleetSection(doc string) (string, bool) {
-	i := strings.Index(doc, FleetBegin)
-	if i < 0 {
-		return "", false
-	}
-	rest := doc[i+len(FleetBegin):]
-	j := strings.Index(rest, FleetEnd)
-	if j < 0 {
-		return "", false
-	}
-	return strings.Trim(rest[:j], "\n"), true
-}
+func FleetSection(doc string) (string, bool) { return section(doc, FleetBegin, FleetEnd) }
 
 // SpliceFleetSection puts section between the fleet markers of doc, leaving the rest as it is;
 // a doc without them gets them at its end, under FleetHeading.
-func SpliceFleetSection(doc, section string) string {
-	section = strings.Trim(section, "\n")
-	if i := strings.Index(doc, FleetBegin); i >= 0 {
-		rest := doc[i+len(FleetBegin):]
-		if j := strings.Index(rest, FleetEnd); j >= 0 {
-			return doc[:i+len(FleetBegin)] + "\n" + section + "\n" + rest[j:]
-		}
-	}
-	if doc != "" {
-		doc = strings.TrimRight(doc, "\n") + "\n\n"
-	}
-	return doc + FleetHeading + "\n\n" + FleetBegin + "\n" + section + "\n" + FleetEnd + "\n"
+func SpliceFleetSection(doc, sec string) string {
+	return splice(doc, FleetBegin, FleetEnd, FleetHeading, sec)
 }
 
 // WriteFleetSection writes section into the fleet section of the Markdown file path (made if
