@@ -3,6 +3,7 @@ package agentbench
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -384,8 +385,12 @@ type CostModel struct {
 	Separated bool
 }
 
-// At is the model's cost at T tenants with D deployments each.
-func (m CostModel) At(T, D float64) float64 { return m.Fixed + m.PerTenant*T + m.PerDeployment*T*D }
+// At is the model's cost at T tenants with D deployments each. A negative coefficient, which
+// only the noise of a small run produces (a Go process's RSS moves with its garbage collector,
+// a short window's CPU with whatever else ran), counts as 0: costs do not fall as tenants come.
+func (m CostModel) At(T, D float64) float64 {
+	return m.Fixed + math.Max(0, m.PerTenant)*T + math.Max(0, m.PerDeployment)*T*D
+}
 
 // FitCostModel fits the model to points (tenants, deployments, cost): the steps of the same D
 // give the slope over T, the step whose T repeats with more deployments the per-deployment
@@ -394,8 +399,7 @@ func FitCostModel(tenants, deployments, cost []float64) (CostModel, bool) {
 	if len(tenants) == 0 {
 		return CostModel{}, false
 	}
-	// The growth steps share the first point's D (deployments/tenants).
-	d0 := deployments[0] / nonZero(tenants[0])
+	// The growth steps (and a baseline at T = 0) share one D, the last growth step's.
 	var xs, ys []float64
 	extra := -1
 	for i := range tenants {
@@ -411,6 +415,7 @@ func FitCostModel(tenants, deployments, cost []float64) (CostModel, bool) {
 	}
 	m := CostModel{Fixed: a, PerTenant: slope}
 	if extra > 0 {
+		d0 := deployments[extra-1] / nonZero(tenants[extra-1])
 		dd := deployments[extra] - deployments[extra-1]
 		m.PerDeployment = (cost[extra] - cost[extra-1]) / dd
 		m.PerTenant = slope - m.PerDeployment*d0

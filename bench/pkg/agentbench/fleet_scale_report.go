@@ -189,8 +189,7 @@ func RenderFleetScale(res *FleetScaleResult, info FleetScaleReportInfo) string {
 	}
 
 	if d := res.Drain; d != nil {
-		p("### Draining `%s`\n\n", d.From)
-		renderDrain(p, d, info.Timeout)
+		renderDrain(p, d, info.Timeout) // under its own heading
 		if len(res.DrainAfter.Processes) > 0 {
 			var parts []string
 			for _, g := range []string{"shared", "kube", "main", "engine", "remote"} {
@@ -255,6 +254,16 @@ type groupModel struct {
 	RampPerDepl    float64 // CPU seconds per new deployment, over all steps
 }
 
+// fitWatches fits the watches in flight on an API server (get) to the tenants, the baseline at
+// T = 0 included.
+func fitWatches(res *FleetScaleResult, get func(FleetCosts) float64) (CostModel, bool) {
+	ts, ds, ws := []float64{0}, []float64{0}, []float64{get(res.Baseline)}
+	for _, s := range res.Steps {
+		ts, ds, ws = append(ts, float64(s.Tenants)), append(ds, float64(s.Deployments())), append(ws, get(s.Settled))
+	}
+	return FitCostModel(ts, ds, ws)
+}
+
 func fitGroups(res *FleetScaleResult) []groupModel {
 	var out []groupModel
 	groups := []string{"shared", "kube"}
@@ -264,6 +273,9 @@ func fitGroups(res *FleetScaleResult) []groupModel {
 		var ts, ds, rss, steady []float64
 		var ramp float64
 		var newDepl int
+		// Memory has a point at T = 0 (the baseline); the steady CPU has none (its window
+		// starts at a step's Synced).
+		rssTs, rssDs, rssYs := []float64{0}, []float64{0}, []float64{float64(groupCost(res.Baseline, g).RSS)}
 		for _, s := range res.Steps {
 			t := float64(s.Tenants)
 			if s.Ours.Counts != nil {
@@ -283,7 +295,7 @@ func fitGroups(res *FleetScaleResult) []groupModel {
 			}
 		}
 		m := groupModel{Group: g}
-		m.RSS, m.RSSOK = FitCostModel(ts, ds, rss)
+		m.RSS, m.RSSOK = FitCostModel(append(rssTs, ts...), append(rssDs, ds...), append(rssYs, rss...))
 		m.Steady, m.SteadyK = FitCostModel(ts, ds, steady)
 		if newDepl > 0 {
 			m.RampPerDepl = ramp / float64(newDepl)
@@ -320,6 +332,22 @@ func renderModel(p func(string, ...interface{}), res *FleetScaleResult, info Fle
 	for _, m := range models {
 		p("| %s | %.0f | %.1f | %.1f | %.1f | %.3f | %.3f | %.1f |\n", m.Group, m.RSS.Fixed/(1<<20), m.RSS.PerTenant/1024, m.RSS.PerDeployment/1024,
 			m.Steady.Fixed*1000, m.Steady.PerTenant*1000, m.Steady.PerDeployment*1000, m.RampPerDepl*1000)
+	}
+	p("\nMemory is fitted with the baseline (T = 0) as a point; the steady CPU from the windows after the steps. A negative coefficient " +
+		"is noise (a Go process's RSS moves with its garbage collector; a short window's CPU with whatever else the machine ran) and " +
+		"counts as 0 below.\n\n")
+	p("| watches in flight on | fixed | per tenant | per deployment | at T = %d, D = %d |\n|---|---|---|---|---|\n", TargetTenants, TargetDeployments/TargetTenants)
+	for _, w := range []struct {
+		what string
+		get  func(FleetCosts) float64
+	}{
+		{"gitops-apiserver", func(c FleetCosts) float64 { return c.GitOpsWatches }},
+		{"kube-apiserver (the tenants' cluster)", func(c FleetCosts) float64 { return c.KubeWatches }},
+		{"kube-apiserver (the remote cluster)", func(c FleetCosts) float64 { return c.RemoteWatches }},
+	} {
+		m, _ := fitWatches(res, w.get)
+		p("| %s | %.0f | %.2f | %.2f | %.0f |\n", w.what, m.Fixed, m.PerTenant, m.PerDeployment,
+			m.At(TargetTenants, float64(TargetDeployments)/TargetTenants))
 	}
 
 	// The extrapolation.
@@ -403,7 +431,7 @@ func renderModel(p func(string, ...interface{}), res *FleetScaleResult, info Fle
 		if instRSS > 0 && room > 0 {
 			holds = int(room / instRSS)
 		}
-		p("**This machine** (%d cores, %.0f GiB): the shared part and the tenants' cluster at T = %d take %.1f GiB, which leaves room "+
+		p("**This machine** (%d cores, %.1f GiB): the shared part and the tenants' cluster at T = %d take %.1f GiB, which leaves room "+
 			"for %d instances of %d tenants by memory, against the %d needed; by CPU, %.2f steady cores are needed against %d. ",
 			info.CPUs, mem/(1<<30), TargetTenants, (sharedRSS+kubeRSS)/(1<<30), holds, capacity, K, totalCPU, info.CPUs)
 		p("What bounds the run on one machine is therefore %s; the largest run measured here is the last step above (T = %d, %d deployments).\n",
