@@ -27,7 +27,9 @@
 # .local/bench-fleet-scale); FLEET_SCALE_FLAGS adds to or overrides the defaults, and
 # FLEET_SCALE_NOTE is a remark shown first in the report, e.g.
 #   make bench-fleet-scale FLEET_SCALE_FLAGS='-tenants 50,100' FLEET_SCALE_NOTE='A small validation run.'
-# It takes hours at the defaults and wants the machine to itself.
+# It takes hours at the defaults and wants the machine to itself. The measurements stay in
+# <GITOPS_FLEET_DIR>/fleet-scale-results.json: `agent-bench fleet -scale -render-from FILE -out
+# docs/agent-scale.md` renders the report of them again without a run.
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,7 +82,7 @@ if [[ "${MODE}" == scale ]]; then
 	"${STATE}/bin/agent-bench" fleet -scale -local-dir "${STATE}" -out docs/agent-scale.md \
 		-gitops-apiserver "https://127.0.0.1:$((18443 + GITOPS_LOCAL_PORT_OFFSET))" -instances 2 \
 		-tenants 100,300,1000 -deployments-per-tenant 2 -extra-deployments 1 -workers 16 -settle 30s -timeout 45m \
-		-note "${FLEET_SCALE_NOTE:-}" \
+		-note "${FLEET_SCALE_NOTE:-}" -results "${STATE}/fleet-scale-results.json" \
 		-invoked-as "${invoked_offset}make bench-fleet-scale${FLEET_SCALE_FLAGS:+ FLEET_SCALE_FLAGS='${FLEET_SCALE_FLAGS}'}" ${FLEET_SCALE_FLAGS:-}
 	exit 0
 fi

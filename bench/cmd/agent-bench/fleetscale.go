@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,6 +28,7 @@ type fleetScaleArgs struct {
 	perTenant, extra     int
 	settle               time.Duration
 	out, invokedAs, note string
+	results              string
 	started              time.Time
 }
 
@@ -84,12 +86,24 @@ func fleetScaleMain(ctx context.Context, a fleetScaleArgs) error {
 	if res == nil {
 		return runErr
 	}
-	section := agentbench.RenderFleetScale(res, agentbench.FleetScaleReportInfo{
+	info := agentbench.FleetScaleReportInfo{
 		InvokedAs: a.invokedAs, Note: a.note, Started: a.started, Wall: time.Since(a.started), Machine: machine(),
 		LoadBefore: loadBefore, MemTotal: memTotal(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Workers: a.fleet.Workers, Settle: a.settle, Timeout: a.fleet.Timeout, Kept: a.fleet.Keep,
 		InstancesSupported: instancesSupported,
-	})
+	}
+	// The measurements of a run of hours outlive a fault of the report: -render-from renders them again.
+	if a.results != "" {
+		raw, err := json.MarshalIndent(fleetScaleRecord{Result: res, Info: info}, "", "  ")
+		if err == nil {
+			err = os.WriteFile(a.results, raw, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", a.results, err)
+		}
+		fmt.Fprintf(os.Stderr, "agent-bench fleet: the measurements are in %s\n", a.results)
+	}
+	section := agentbench.RenderFleetScale(res, info)
 	fmt.Print(section)
 	if a.out != "" {
 		if err := agentbench.WriteFleetScaleSection(a.out, section); err != nil {
@@ -97,6 +111,34 @@ func fleetScaleMain(ctx context.Context, a fleetScaleArgs) error {
 		}
 	}
 	return runErr
+}
+
+// fleetScaleRecord is what -results writes and -render-from reads.
+type fleetScaleRecord struct {
+	Result *agentbench.FleetScaleResult
+	Info   agentbench.FleetScaleReportInfo
+}
+
+// renderFleetScale renders the report of the measurements in the JSON file from into the
+// fleet-scale section of out (stdout only without it).
+func renderFleetScale(from, out string) error {
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var rec fleetScaleRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	if rec.Result == nil {
+		return fmt.Errorf("%s: no result", from)
+	}
+	section := agentbench.RenderFleetScale(rec.Result, rec.Info)
+	fmt.Print(section)
+	if out != "" {
+		return agentbench.WriteFleetScaleSection(out, section)
+	}
+	return nil
 }
 
 // memTotal is this machine's memory in bytes (0 when unknown).

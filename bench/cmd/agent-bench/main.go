@@ -165,12 +165,20 @@ func fleetMain(args []string) error {
 		settle    = fs.Duration("settle", 30*time.Second, "with -scale: wait after each step's Synced before reading the costs (the steady-state CPU's window)")
 		gitopsURL = fs.String("gitops-apiserver", "https://127.0.0.1:18443", "with -scale: gitops-apiserver's own address, for its /metrics (its CA: <local-dir>/certs/ca.crt)")
 		note      = fs.String("note", "", "with -scale: a remark shown first in the report, in bold")
+		results   = fs.String("results", "", "with -scale: also write the measurements as JSON to this file, for -render-from")
+		render    = fs.String("render-from", "", "with -scale: run nothing, render the report of the measurements in this JSON file (-results) into -out")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if *render != "" {
+		if !*scale {
+			return fmt.Errorf("-render-from needs -scale")
+		}
+		return renderFleetScale(*render, *out)
 	}
 	if *localDir == "" {
 		return fmt.Errorf("-local-dir is required")
@@ -227,7 +235,7 @@ func fleetMain(args []string) error {
 	if *scale {
 		return fleetScaleMain(ctx, fleetScaleArgs{
 			fleet: fleet, cfg: cfg, rcfg: rcfg, localDir: *localDir, gitopsURL: *gitopsURL, steps: steps, perTenant: *perTenant,
-			extra: *extra, settle: *settle, out: *out, invokedAs: *invokedAs, note: *note, started: started,
+			extra: *extra, settle: *settle, out: *out, invokedAs: *invokedAs, note: *note, started: started, results: *results,
 		})
 	}
 	res, runErr := agentbench.RunFleet(ctx, fleet)
