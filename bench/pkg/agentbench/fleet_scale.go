@@ -45,9 +45,12 @@ type FleetScaleConfig struct {
 // ProcessCost is what one process of the stack (PostgreSQL: the postmaster and its children)
 // has used so far.
 type ProcessCost struct {
-	CPU      time.Duration // user + system, since it started
-	RSS, HWM int64         // VmRSS and VmHWM (peak), bytes; summed over PostgreSQL's processes
-	Procs    int           // processes summed
+	CPU time.Duration // user + system, since it started
+	// RSS and HWM are VmRSS and VmHWM (peak), bytes. For PostgreSQL, RSS sums its processes'
+	// PSS (each shared page divided among the processes that map it: the shared buffers count
+	// once), HWM their VmHWM (an upper bound).
+	RSS, HWM int64
+	Procs    int // processes summed
 }
 
 // FleetCosts is one sample of the stack's costs.
@@ -134,6 +137,9 @@ func processCost(pid int, children bool) (ProcessCost, error) {
 	c := ProcessCost{CPU: cpu}
 	for i, p := range pids {
 		m, err := bench.ReadPIDMemory(p)
+		if err == nil && children {
+			m.RSS, err = readPSS(p)
+		}
 		if err != nil {
 			if i == 0 {
 				return c, err
@@ -145,6 +151,30 @@ func processCost(pid int, children bool) (ProcessCost, error) {
 		c.Procs++
 	}
 	return c, nil
+}
+
+// readPSS reads the proportional set size of process pid (bytes) from its smaps_rollup.
+func readPSS(pid int) (int64, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
+	if err != nil {
+		return 0, err
+	}
+	return parsePSS(string(raw))
+}
+
+// parsePSS finds the "Pss:" line of a smaps_rollup.
+func parsePSS(text string) (int64, error) {
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "Pss:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("Pss: %w", err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no Pss in smaps_rollup")
 }
 
 // FleetScaleStep is what one step measured.

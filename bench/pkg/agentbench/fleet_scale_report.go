@@ -109,7 +109,7 @@ func RenderFleetScale(res *FleetScaleResult, info FleetScaleReportInfo) string {
 			}
 			p("\n")
 		}
-		p("### Memory: resident MiB after each step (VmRSS; baseline %s)\n\n", "before the first tenant in the first column")
+		p("### Memory: resident MiB after each step (VmRSS; PostgreSQL: PSS; T=0 is the baseline before the first tenant)\n\n")
 		p("| process | group | T=0 |")
 		for _, s := range steps {
 			p(" T=%d D=%d |", s.Tenants, s.PerTenant)
@@ -131,7 +131,7 @@ func RenderFleetScale(res *FleetScaleResult, info FleetScaleReportInfo) string {
 		for _, n := range names {
 			peaks = append(peaks, fmt.Sprintf("%s %s", n, mibText(float64(steps[len(steps)-1].Settled.Processes[n].HWM))))
 		}
-		p("%s. PostgreSQL's figures sum its processes' RSS, which counts the shared buffers each backend touched once per backend (an upper bound).\n\n", strings.Join(peaks, ", "))
+		p("%s. PostgreSQL's resident figures sum its processes' PSS (a shared page divided among the processes that map it, so the shared buffers count once); its peak sums their VmHWM (an upper bound).\n\n", strings.Join(peaks, ", "))
 
 		p("### CPU: seconds to bring each step's new deployments to Synced (from the step's first create until all Synced)\n\n")
 		header()

@@ -168,3 +168,13 @@ func TestRenderFleetScale(t *testing.T) {
 	}
 	t.Log(out) // shown with -v
 }
+
+func TestParsePSS(t *testing.T) {
+	text := "55d0a000-7ffd [rollup]\nRss:               18432 kB\nPss:                4321 kB\nPss_Anon:           1000 kB\n"
+	if got, err := parsePSS(text); err != nil || got != 4321*1024 {
+		t.Errorf("parsePSS = %d, %v; want %d", got, err, 4321*1024)
+	}
+	if _, err := parsePSS("Rss: 1 kB\n"); err == nil {
+		t.Error("parsePSS without a Pss line: no error")
+	}
+}
