@@ -174,6 +174,8 @@ type DrainResult struct {
 // FleetResult is a whole fleet run.
 type FleetResult struct {
 	Tenants   int
+	// Deployments is each tenant's GitOpsDeployments.
+	Deployments int
 	Instances []string // the fleet's instances, by name
 	// Created is how long the creates took; Ready is from the first create until every tenant
 	// was held where placed and its deployment Synced and Healthy; NotReady counts those that
@@ -720,7 +722,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 	defer r.close()
 	r.obs.setPerTenant(cfg.Deployments)
 
-	res := &FleetResult{Tenants: cfg.Tenants, Instances: r.instances}
+	res := &FleetResult{Tenants: cfg.Tenants, Deployments: cfg.Deployments, Instances: r.instances}
 	var namespaces []string
 	if !cfg.Keep {
 		defer func() { cleanupFleet(cfg, r.argoOf, r.argoNamespaceOf, namespaces, cfg.Deployments, logf) }()
