@@ -173,10 +173,10 @@ type DrainResult struct {
 
 // FleetResult is a whole fleet run.
 type FleetResult struct {
-	Tenants   int
+	Tenants int
 	// Deployments is each tenant's GitOpsDeployments.
 	Deployments int
-	Instances []string // the fleet's instances, by name
+	Instances   []string // the fleet's instances, by name
 	// Created is how long the creates took; Ready is from the first create until every tenant
 	// was held where placed and its deployment Synced and Healthy; NotReady counts those that
 	// were not within the timeout.
