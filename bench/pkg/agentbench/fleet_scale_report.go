@@ -434,9 +434,13 @@ func renderModel(p func(string, ...interface{}), res *FleetScaleResult, info Fle
 		p("**This machine** (%d cores, %.1f GiB): the shared part and the tenants' cluster at T = %d take %.1f GiB, which leaves room "+
 			"for %d instances of %d tenants by memory, against the %d needed; by CPU, %.2f steady cores are needed against %d. ",
 			info.CPUs, mem/(1<<30), TargetTenants, (sharedRSS+kubeRSS)/(1<<30), holds, capacity, K, totalCPU, info.CPUs)
+		memOver, cpuOver := total/mem, totalCPU/float64(max(1, info.CPUs))
+		bound := fmt.Sprintf("memory (%.1f× what it has; CPU %.1f×)", memOver, cpuOver)
+		if cpuOver > memOver {
+			bound = fmt.Sprintf("CPU (%.1f× its cores, shared by the API servers, PostgreSQL and every instance; memory %.1f×)", cpuOver, memOver)
+		}
 		p("What bounds the run on one machine is therefore %s; the largest run measured here is the last step above (T = %d, %d deployments).\n",
-			map[bool]string{true: "memory", false: "CPU (2 cores, shared with the API servers, PostgreSQL and every instance)"}[holds < K],
-			res.Steps[len(res.Steps)-1].Tenants, res.Steps[len(res.Steps)-1].Deployments())
+			bound, res.Steps[len(res.Steps)-1].Tenants, res.Steps[len(res.Steps)-1].Deployments())
 	}
 	if T/float64(res.Steps[len(res.Steps)-1].Tenants) > 10 {
 		p("\nThe extrapolation reaches %.0f× beyond the largest step: linear costs are assumed (no knee was measured).\n",
