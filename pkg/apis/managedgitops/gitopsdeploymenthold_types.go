@@ -40,7 +40,9 @@ type GitOpsDeploymentHoldSpec struct {
 	// ReleaseOn is what releases the hold besides its deletion: Manual (the default) keeps it
 	// until someone deletes it; NewCommit has the agent delete it as soon as the deployment's
 	// own spec.source.targetRevision (a branch) resolves to another commit than it did when the
-	// agent first saw the hold (status.baseRevision): the fix the rollback waited for arrived.
+	// agent first saw the hold's current spec (status.baseRevision): the fix the rollback waited
+	// for arrived. Changing the spec (moving the hold, switching it to NewCommit) takes the base
+	// again from the branch as it is then.
 	// +optional
 	ReleaseOn HoldReleasePolicy `json:"releaseOn,omitempty"`
 }
@@ -68,8 +70,10 @@ type GitOpsDeploymentHoldStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 	// BaseRevision is, for a hold released on NewCommit, the commit the deployment's
-	// spec.source.targetRevision resolved to when the agent first saw the hold: the commit that
-	// was current when the user rolled back. Another commit there releases the hold.
+	// spec.source.targetRevision resolved to when the agent first saw the hold's current spec
+	// (generation observedGeneration): the commit that was current when the user rolled back or
+	// last changed the hold. Another commit there releases the hold. A changed spec has it taken
+	// again; a hold not released on NewCommit has none.
 	// +optional
 	BaseRevision string `json:"baseRevision,omitempty"`
 }

@@ -134,8 +134,11 @@ func (c *Controller) updateHoldStatus(ctx context.Context, hold *managedv1alpha1
 		return nil
 	}
 	st := holdStatus(hold, depl, app)
-	// baseRevision stays what it was first found, whatever this reconcile could resolve.
-	st.BaseRevision = hold.Status.BaseRevision
+	// baseRevision stays what it was first found for this spec, whatever this reconcile could
+	// resolve (a deployment gone, the repo-server down); a changed spec or a Manual hold drops it.
+	// The write is guarded by the hold's resourceVersion, so a base taken for one spec is never
+	// written under a newer one's generation.
+	st.BaseRevision = holdBase(hold)
 	if newCommit != nil {
 		st.BaseRevision = newCommit.Base
 		st.Message += "; " + newCommit.Note

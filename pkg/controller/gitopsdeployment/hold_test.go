@@ -7,11 +7,21 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
+	argoinformers "github.com/argoproj/argo-cd/v2/pkg/client/informers/externalversions"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
+	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
+	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
 )
 
 const heldSHA = "0123456789abcdef0123456789abcdef01234567"
@@ -241,5 +251,51 @@ func TestHoldStatusWritesOnlyOnChange(t *testing.T) {
 	sync(d, nil)
 	if got := statusWrites(); len(got) != 0 {
 		t.Fatalf("status writes %v after the release was written", got)
+	}
+}
+
+// An agent started again after a crash must not reconcile a held deployment before it knows
+// its hold: the Application would be put back at the branch, and Argo CD would deploy its
+// newest commit until the hold was seen. The controller's workers wait for every handler added
+// through Watch (framework.Controller.Run); the hold informer's is one of them, and the lister
+// the reconcile reads the hold from is that informer's cache, filled by then.
+func TestHoldsKnownBeforeTheFirstReconcile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gitops := gitopsfake.NewSimpleClientset(deployment(nil), holdOf(nil))
+	// The holds' informer lists late, as on a restart under load: it has a factory of its own,
+	// started after everything else has listed.
+	holdInformers := externalversions.NewSharedInformerFactory(gitops, 0)
+	holds := holdInformers.ManagedGitops().V1alpha1().GitOpsDeploymentHolds()
+	argo := argofake.NewSimpleClientset()
+	kube := kubefake.NewClientset()
+	gitopsInformers := externalversions.NewSharedInformerFactory(gitops, 0)
+	argoInformers := argoinformers.NewSharedInformerFactoryWithOptions(argo, 0, argoinformers.WithNamespace("argocd"))
+	argoKube := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("argocd"))
+	deployerInformers := deployer.NewInformerFactory(kube)
+	managed := gitopsInformers.ManagedGitops().V1alpha1()
+	argoSecrets := argoKube.Core().V1().Secrets()
+	deployers := deployer.New(deployerInformers.Core().V1().ServiceAccounts(), deployerInformers.Rbac().V1().RoleBindings(),
+		argoSecrets, kube, kube, "argocd", argocd.InClusterServer, deployer.DefaultControllerServiceAccount)
+	c, err := New(managed.GitOpsDeployments(), holds, managed.GitOpsDeploymentManagedEnvironments(),
+		argoInformers.Argoproj().V1alpha1().Applications(), argoInformers.Argoproj().V1alpha1().AppProjects(), argoSecrets, deployers,
+		"argocd", argocd.InClusterServer, gitops, argo, kube, operations.NewRecorder(gitops, "argocd"), record.NewFakeRecorder(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []controllertest.InformerFactory{gitopsInformers, argoInformers, argoKube, deployerInformers} {
+		f.Start(ctx.Done())
+	}
+	// Everything else listed, the deployment queued by its add: still no worker may start.
+	controllertest.Eventually(t, ctx, "the deployments listed", managed.GitOpsDeployments().Informer().HasSynced)
+	controllertest.Eventually(t, ctx, "the deployment queued", func() bool { return c.Queue.Len() == 1 })
+	if c.HandlersSynced() {
+		t.Fatal("the workers may start while the holds are not listed yet")
+	}
+	holdInformers.Start(ctx.Done())
+	controllertest.Eventually(t, ctx, "the handlers synced once the holds are listed", c.HandlersSynced)
+	h, err := c.hold("jane", "web")
+	if err != nil || h == nil || h.Spec.Revision != heldSHA {
+		t.Fatalf("the first reconcile would see hold %+v (err %v), want the one at %s", h, err, heldSHA)
 	}
 }

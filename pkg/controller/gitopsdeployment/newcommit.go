@@ -14,9 +14,9 @@ import (
 
 // A hold with releaseOn NewCommit lasts until the deployment's own targetRevision (a branch)
 // moves: the agent resolves it through Argo CD's repo-server, remembers the commit it found
-// first in the hold's status.baseRevision (the commit that was current at the rollback), and
-// deletes the hold once the branch resolves to another commit, so the fix the rollback waited
-// for deploys without anyone releasing it by hand.
+// first in the hold's status.baseRevision (the commit that was current at the rollback, or at
+// the hold's last change: holdBase), and deletes the hold once the branch resolves to another
+// commit, so the fix the rollback waited for deploys without anyone releasing it by hand.
 
 // EventHoldReleased: the agent deleted a NewCommit hold because a newer commit arrived.
 const EventHoldReleased = "HoldReleased"
@@ -87,6 +87,20 @@ func decideNewCommit(base, targetRevision string, canResolve bool, resolved stri
 	return keep
 }
 
+// holdBase is the status.baseRevision that still stands for hold's spec. The base is the commit
+// that was current when the user asked for this hold: a hold whose spec changed since its
+// status was written (moved to another revision by a second rollback, or switched to
+// NewCommit) was asked for at another moment, so its base is taken again, else a hold moved
+// after the branch advanced would be released at once for a commit the user had already seen.
+// A hold not released on NewCommit carries no base, so that switching it to NewCommit later
+// starts from the commit current then.
+func holdBase(hold *managedv1alpha1.GitOpsDeploymentHold) string {
+	if hold.Spec.ReleaseOn != managedv1alpha1.HoldReleaseNewCommit || hold.Status.ObservedGeneration != hold.Generation {
+		return ""
+	}
+	return hold.Status.BaseRevision
+}
+
 func releaseNote(branch, base string) string {
 	return "released when " + branch + " moves past " + base
 }
@@ -104,7 +118,7 @@ func (c *Controller) checkNewCommit(ctx context.Context, depl *managedv1alpha1.G
 	if c.resolver != nil && !commitSHA.MatchString(depl.Spec.Source.TargetRevision) {
 		resolved, err = c.resolver.ResolveRevision(ctx, depl)
 	}
-	d := decideNewCommit(hold.Status.BaseRevision, depl.Spec.Source.TargetRevision, c.resolver != nil, resolved, err)
+	d := decideNewCommit(holdBase(hold), depl.Spec.Source.TargetRevision, c.resolver != nil, resolved, err)
 	if d.Action != newCommitRelease {
 		return hold, &d, nil
 	}
