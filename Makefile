@@ -118,6 +118,16 @@ bench-agent-scale:
 bench-agent-fleet:
 	hack/bench-agent-fleet.sh
 
+# The fleet at scale (issue 37, hack/bench-agent-fleet.sh scale; not in make test): tenants grown
+# in steps (100, 300, 1000) with two deployments each, then a third, over the fleet's instances;
+# time to all Synced, balance, every process's CPU and memory, watches, a drain; fits
+# cost = fixed + per-tenant × T + per-deployment × T×D and extrapolates to 10,000 tenants in the
+# section "The fleet at scale" of docs/agent-scale.md. Hours; wants the machine to itself.
+# Extra flags: make bench-fleet-scale FLEET_SCALE_FLAGS='-tenants 50,100' FLEET_SCALE_NOTE='...'
+.PHONY: bench-fleet-scale
+bench-fleet-scale:
+	hack/bench-agent-fleet.sh scale
+
 # The long form of TestLinearizability (pkg/apiserver/linearizability_test.go): three replica
 # processes on one PostgreSQL, with kills, freezes, PostgreSQL restarts and cut connections,
 # for 10 minutes; see the Linearizability section of pkg/storage/README.md.

@@ -17,11 +17,33 @@
 # a stack at offset 8000): with such a stack running, pick another, e.g. GITOPS_FLEET_PORT_OFFSET=6500.
 # AGENT_BENCH_FLEET_FLAGS adds to or overrides the defaults, e.g.
 #   make bench-agent-fleet AGENT_BENCH_FLEET_FLAGS='-tenants 20 -out /tmp/fleet.md'
+#
+# "hack/bench-agent-fleet.sh scale" (make bench-fleet-scale, issue 37) is the scale mode
+# (agent-bench fleet -scale): the tenants grown in steps (default 100, 300, 1000) with two
+# deployments each, then a third added to each, every process's CPU and memory and the watches
+# read at each step, then the drain; it writes the section "The fleet at scale" of
+# docs/agent-scale.md (<!-- fleet-scale:begin/end -->) with the cost model fitted to the steps
+# and its extrapolation to 10,000 tenants. State in GITOPS_FLEET_DIR (default
+# .local/bench-fleet-scale); FLEET_SCALE_FLAGS adds to or overrides the defaults, and
+# FLEET_SCALE_NOTE is a remark shown first in the report, e.g.
+#   make bench-fleet-scale FLEET_SCALE_FLAGS='-tenants 50,100' FLEET_SCALE_NOTE='A small validation run.'
+# It takes hours at the defaults and wants the machine to itself. The measurements stay in
+# <GITOPS_FLEET_DIR>/fleet-scale-results.json: `agent-bench fleet -scale -render-from FILE -out
+# docs/agent-scale.md` renders the report of them again without a run.
 set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
-export GITOPS_LOCAL_DIR="${GITOPS_FLEET_DIR:-${ROOT}/.local/bench-fleet}"
+MODE="${1:-fleet}"
+case "${MODE}" in
+fleet) DEFAULT_DIR="${ROOT}/.local/bench-fleet" ;;
+scale) DEFAULT_DIR="${ROOT}/.local/bench-fleet-scale" ;;
+*)
+	echo "usage: $0 [fleet|scale]" >&2
+	exit 2
+	;;
+esac
+export GITOPS_LOCAL_DIR="${GITOPS_FLEET_DIR:-${DEFAULT_DIR}}"
 export GITOPS_LOCAL_PORT_OFFSET="${GITOPS_FLEET_PORT_OFFSET:-6000}"
 export GITOPS_LOCAL_REMOTE_CLUSTER=1 GITOPS_LOCAL_INSTANCES=2
 STATE="${GITOPS_LOCAL_DIR}"
@@ -47,9 +69,23 @@ else
 	hack/local-up.sh up
 fi
 
-# The benchmark programs are a module of their own (bench/go.mod).
-(cd bench && go build -o "${ROOT}/bin/agent-bench" ./cmd/agent-bench)
+# The benchmark programs are a module of their own (bench/go.mod); the binary goes into the
+# stack's state, not the shared bin/, as checkouts may run their benchmarks side by side.
+mkdir -p "${STATE}/bin"
+(cd bench && go build -o "${STATE}/bin/agent-bench" ./cmd/agent-bench)
 mkdir -p docs
+invoked_offset="${GITOPS_FLEET_PORT_OFFSET:+GITOPS_FLEET_PORT_OFFSET=${GITOPS_FLEET_PORT_OFFSET} }"
+if [[ "${MODE}" == scale ]]; then
+	# Defaults for a machine of 2 cores and 23 GiB: two instances of capacity 1000, so that the
+	# drain of the last step (half its tenants onto the other) stays within capacity.
+	# shellcheck disable=SC2086 # FLEET_SCALE_FLAGS is a list of flags
+	"${STATE}/bin/agent-bench" fleet -scale -local-dir "${STATE}" -out docs/agent-scale.md \
+		-gitops-apiserver "https://127.0.0.1:$((18443 + GITOPS_LOCAL_PORT_OFFSET))" -instances 2 \
+		-tenants 100,300,1000 -deployments-per-tenant 2 -extra-deployments 1 -workers 16 -settle 30s -timeout 45m \
+		-note "${FLEET_SCALE_NOTE:-}" -results "${STATE}/fleet-scale-results.json" \
+		-invoked-as "${invoked_offset}make bench-fleet-scale${FLEET_SCALE_FLAGS:+ FLEET_SCALE_FLAGS='${FLEET_SCALE_FLAGS}'}" ${FLEET_SCALE_FLAGS:-}
+	exit 0
+fi
 # shellcheck disable=SC2086 # AGENT_BENCH_FLEET_FLAGS is a list of flags
-bin/agent-bench fleet -local-dir "${STATE}" -out docs/agent-scale.md \
-	-invoked-as "${GITOPS_FLEET_PORT_OFFSET:+GITOPS_FLEET_PORT_OFFSET=${GITOPS_FLEET_PORT_OFFSET} }make bench-agent-fleet${AGENT_BENCH_FLEET_FLAGS:+ AGENT_BENCH_FLEET_FLAGS='${AGENT_BENCH_FLEET_FLAGS}'}" ${AGENT_BENCH_FLEET_FLAGS:-}
+"${STATE}/bin/agent-bench" fleet -local-dir "${STATE}" -out docs/agent-scale.md \
+	-invoked-as "${invoked_offset}make bench-agent-fleet${AGENT_BENCH_FLEET_FLAGS:+ AGENT_BENCH_FLEET_FLAGS='${AGENT_BENCH_FLEET_FLAGS}'}" ${AGENT_BENCH_FLEET_FLAGS:-}

@@ -148,7 +148,8 @@ func fleetMain(args []string) error {
 		localDir   = fs.String("local-dir", "", "state folder of the hack/local-up.sh stack (GITOPS_LOCAL_INSTANCES=2) (required)")
 		remoteKube = fs.String("remote-kubeconfig", "", "admin kubeconfig of the stack's remote cluster, where instance engine's Argo CD runs "+
 			"(default: <local-dir>/remote.kubeconfig)")
-		tenants   = fs.Int("tenants", 60, "tenant namespaces to create, each with one automated GitOpsDeployment")
+		tenants   = fs.String("tenants", "60", "tenant namespaces to create; with -scale, the steps, ascending (e.g. 100,300,1000)")
+		perTenant = fs.Int("deployments-per-tenant", 1, "automated GitOpsDeployments of each tenant (D)")
 		workers   = fs.Int("workers", 4, "tenants created at once")
 		drain     = fs.String("drain", "main", "the ArgoCDInstance to drain")
 		target    = fs.String("target", "engine", "the ArgoCDInstance its tenants are to move to")
@@ -156,6 +157,16 @@ func fleetMain(args []string) error {
 		keep      = fs.Bool("keep", false, "leave the tenant namespaces in place at the end")
 		out       = fs.String("out", "", "Markdown file whose fleet section (<!-- fleet:begin --> ... <!-- fleet:end -->) to write (default: stdout only)")
 		invokedAs = fs.String("invoked-as", "", "the command to show in the report")
+
+		scale = fs.Bool("scale", false, "the scale mode: grow the tenants in the steps of -tenants, measure each step's costs, "+
+			"fit and extrapolate them; writes the fleet-scale section (<!-- fleet-scale:begin --> ... <!-- fleet-scale:end -->) of -out")
+		extra     = fs.Int("extra-deployments", 0, "with -scale: after the last step, add this many deployments to each tenant (T fixed), which separates a deployment's cost from a tenant's")
+		instances = fs.Int("instances", 0, "the fleet must have this many instances, all Ready (0: any, as long as -drain and -target are Ready)")
+		settle    = fs.Duration("settle", 30*time.Second, "with -scale: wait after each step's Synced before reading the costs (the steady-state CPU's window)")
+		gitopsURL = fs.String("gitops-apiserver", "https://127.0.0.1:18443", "with -scale: gitops-apiserver's own address, for its /metrics (its CA: <local-dir>/certs/ca.crt)")
+		note      = fs.String("note", "", "with -scale: a remark shown first in the report, in bold")
+		results   = fs.String("results", "", "with -scale: also write the measurements as JSON to this file, for -render-from")
+		render    = fs.String("render-from", "", "with -scale: run nothing, render the report of the measurements in this JSON file (-results) into -out")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -163,11 +174,27 @@ func fleetMain(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
+	if *render != "" {
+		if !*scale {
+			return fmt.Errorf("-render-from needs -scale")
+		}
+		return renderFleetScale(*render, *out)
+	}
 	if *localDir == "" {
 		return fmt.Errorf("-local-dir is required")
 	}
-	if *tenants <= 0 {
-		return fmt.Errorf("-tenants must be positive")
+	steps, err := agentbench.ParseSteps(*tenants)
+	if err != nil {
+		return fmt.Errorf("-tenants: %w", err)
+	}
+	if len(steps) > 1 && !*scale {
+		return fmt.Errorf("-tenants %s: steps need -scale", *tenants)
+	}
+	if *perTenant <= 0 {
+		return fmt.Errorf("-deployments-per-tenant must be positive")
+	}
+	if *extra < 0 || (*extra > 0 && !*scale) {
+		return fmt.Errorf("-extra-deployments needs -scale and must not be negative")
 	}
 	if *kubeconfig == "" {
 		*kubeconfig = *localDir + "/kubeconfig"
@@ -179,7 +206,8 @@ func fleetMain(args []string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", *kubeconfig, err)
 	}
-	cfg.QPS, cfg.Burst = 200, 400
+	// The creates of many workers must not be held back by client-go's rate limit.
+	cfg.QPS, cfg.Burst = 500, 1000
 	clients, err := agent.NewClients(cfg)
 	if err != nil {
 		return err
@@ -188,7 +216,7 @@ func fleetMain(args []string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s (the engine instance runs on the stack's remote cluster: GITOPS_LOCAL_REMOTE_CLUSTER=1): %w", *remoteKube, err)
 	}
-	rcfg.QPS, rcfg.Burst = 200, 400
+	rcfg.QPS, rcfg.Burst = 500, 1000
 	remoteArgo, err := argoclient.NewForConfig(rcfg)
 	if err != nil {
 		return err
@@ -197,13 +225,20 @@ func fleetMain(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := time.Now().UTC()
-	res, runErr := agentbench.RunFleet(ctx, agentbench.FleetConfig{
-		Clients: clients, RemoteArgo: remoteArgo, Tenants: *tenants, Workers: *workers,
-		Drain: *drain, Target: *target, Timeout: *timeout, Keep: *keep,
+	fleet := agentbench.FleetConfig{
+		Clients: clients, RemoteArgo: remoteArgo, Tenants: steps[0], Deployments: *perTenant, Instances: *instances,
+		Workers: *workers, Drain: *drain, Target: *target, Timeout: *timeout, Keep: *keep,
 		Log: func(format string, args ...interface{}) {
 			fmt.Fprintf(os.Stderr, "agent-bench fleet: "+format+"\n", args...)
 		},
-	})
+	}
+	if *scale {
+		return fleetScaleMain(ctx, fleetScaleArgs{
+			fleet: fleet, cfg: cfg, rcfg: rcfg, localDir: *localDir, gitopsURL: *gitopsURL, steps: steps, perTenant: *perTenant,
+			extra: *extra, settle: *settle, out: *out, invokedAs: *invokedAs, note: *note, started: started, results: *results,
+		})
+	}
+	res, runErr := agentbench.RunFleet(ctx, fleet)
 	if res == nil {
 		return runErr
 	}

@@ -115,10 +115,13 @@ func scaleMain(args []string) error {
 	})
 	fmt.Print(report)
 	if *out != "" {
-		// The file's fleet section is the fleet benchmark's (agent-bench fleet): it stays.
+		// The file's fleet sections are the fleet benchmark's (agent-bench fleet, and its -scale): they stay.
 		if old, err := os.ReadFile(*out); err == nil {
 			if section, ok := agentbench.FleetSection(string(old)); ok {
 				report = agentbench.SpliceFleetSection(report, section)
+			}
+			if section, ok := agentbench.FleetScaleSection(string(old)); ok {
+				report = agentbench.SpliceFleetScaleSection(report, section)
 			}
 		}
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {

@@ -24,6 +24,7 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/generated/informers/externalversions"
+	mglisters "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
 )
 
 // The fleet benchmark: N tenant namespaces with one automated GitOpsDeployment each on a stack
@@ -38,15 +39,26 @@ const (
 	// fleetLabelValue marks the fleet benchmark's namespaces (label ScaleLabel):
 	// kubectl delete namespace -l gitops-service.dev/agent-bench=fleet
 	fleetLabelValue = "fleet"
-	// FleetDeployment is the name of each fleet tenant's GitOpsDeployment.
+	// FleetDeployment is the name of each fleet tenant's (first) GitOpsDeployment.
 	FleetDeployment = "fleet"
-	// fleetConfigMap is what each tenant's deployment deploys (fixtureRepository's appPath(0)).
-	fleetConfigMap = "bench-0000"
-	fleetPrefix    = "tenant-fleet-"
+	fleetPrefix     = "tenant-fleet-"
 )
 
 // FleetTenantNamespace is the name of fleet tenant i (from 1).
 func FleetTenantNamespace(i int) string { return fmt.Sprintf(fleetPrefix+"%04d", i) }
+
+// FleetDeploymentName is the name of a fleet tenant's deployment j (from 0): the first keeps the
+// name of the one-deployment runs, so that both modes see the same objects.
+func FleetDeploymentName(j int) string {
+	if j == 0 {
+		return FleetDeployment
+	}
+	return fmt.Sprintf("%s-%d", FleetDeployment, j)
+}
+
+// fleetConfigMap is what deployment j of a tenant deploys (fixtureRepository's appPath(j)): the
+// deployments of one tenant own distinct objects.
+func fleetConfigMap(j int) string { return fmt.Sprintf("bench-%04d", j) }
 
 // FleetConfig is one fleet run.
 type FleetConfig struct {
@@ -58,6 +70,10 @@ type FleetConfig struct {
 	RemoteArgo argoclient.Interface
 	// Tenants is N; Workers create namespaces and deployments at once.
 	Tenants, Workers int
+	// Deployments is each tenant's automated GitOpsDeployments (0 means 1).
+	Deployments int
+	// Instances, when positive, is how many instances the fleet must have, all Ready.
+	Instances int
 	// Drain is the instance drained, Target the one its tenants are expected to move to.
 	Drain, Target string
 	// Timeout bounds each wait: the initial placement, the drain, the cleanup.
@@ -157,8 +173,10 @@ type DrainResult struct {
 
 // FleetResult is a whole fleet run.
 type FleetResult struct {
-	Tenants   int
-	Instances []string // the fleet's instances, by name
+	Tenants int
+	// Deployments is each tenant's GitOpsDeployments.
+	Deployments int
+	Instances   []string // the fleet's instances, by name
 	// Created is how long the creates took; Ready is from the first create until every tenant
 	// was held where placed and its deployment Synced and Healthy; NotReady counts those that
 	// were not within the timeout.
@@ -172,15 +190,22 @@ type FleetResult struct {
 	Drain        *DrainResult
 }
 
+// fleetDeploymentState is what the watch saw of one GitOpsDeployment of a tenant.
+type fleetDeploymentState struct {
+	ok     bool   // it shows Synced and Healthy
+	status string // what it shows: "sync/health"
+	op     bool   // it shows an operationState (the last sync's)
+}
+
 // fleetTenant is what the watches saw of one benchmark tenant.
 type fleetTenant struct {
-	spec, status string // the placement's
-	deplOK       bool   // the GitOpsDeployment shows Synced and Healthy
-	deplStatus   string // what it shows: "sync/health"
-	deplOp       bool   // it shows an operationState (the last sync's)
-	opBefore     bool   // deplOp when the drain started
-	targetAppOK  bool   // the Target's Argo CD shows its Application Synced and Healthy
-	moves        int    // spec.instance changed from one instance to another before the drain
+	spec, status string                          // the placement's
+	depls        map[string]fleetDeploymentState // its GitOpsDeployments, by name
+	// targetApps: the Target's Argo CD shows the Application of the deployment (by name)
+	// Synced and Healthy.
+	targetApps map[string]bool
+	opBefore   bool // deplOp when the drain started
+	moves      int  // spec.instance changed from one instance to another before the drain
 
 	// during the drain, for the tenants moving
 	moving                         bool
@@ -190,13 +215,68 @@ type fleetTenant struct {
 	leftStatus                     string    // what it showed then
 }
 
+// deplOK: all n deployments of the tenant show Synced and Healthy.
+func (t *fleetTenant) deplOK(n int) bool {
+	if len(t.depls) < n {
+		return false
+	}
+	for _, d := range t.depls {
+		if !d.ok {
+			return false
+		}
+	}
+	return true
+}
+
+// deplStatus is what the first deployment (by name) that is not Synced and Healthy shows.
+func (t *fleetTenant) deplStatus() string {
+	names := make([]string, 0, len(t.depls))
+	for name := range t.depls {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !t.depls[name].ok {
+			return t.depls[name].status
+		}
+	}
+	return ""
+}
+
+// deplOp: every one of its n deployments shows the result of its last sync.
+func (t *fleetTenant) deplOp(n int) bool {
+	if len(t.depls) < n {
+		return false
+	}
+	for _, d := range t.depls {
+		if !d.op {
+			return false
+		}
+	}
+	return true
+}
+
+// targetAppsOK: the Target's Argo CD shows all n Applications of the tenant Synced and Healthy.
+func (t *fleetTenant) targetAppsOK(n int) bool {
+	ok := 0
+	for _, synced := range t.targetApps {
+		if synced {
+			ok++
+		}
+	}
+	return ok >= n
+}
+
 // fleetObserver follows the placements, the deployments and the Target's Applications.
 type fleetObserver struct {
-	mu      sync.Mutex
-	target  string
-	tenants map[string]*fleetTenant // benchmark tenants by namespace
-	others  map[string]string       // other tenants' spec.instance
-	drainAt time.Time
+	mu     sync.Mutex
+	target string
+	// perTenant is the deployments each tenant has (0 means 1); the scale mode raises it when
+	// it adds deployments to the tenants.
+	perTenant int
+	tenants   map[string]*fleetTenant // benchmark tenants by namespace
+	others    map[string]string       // other tenants' spec.instance
+	drainAt   time.Time
 	// othersMoved counts the other tenants whose spec.instance changed after drainAt.
 	othersMoved int
 }
@@ -213,10 +293,25 @@ func ours(ns string) bool { return strings.HasPrefix(ns, fleetPrefix) }
 func (o *fleetObserver) tenant(ns string) *fleetTenant {
 	t := o.tenants[ns]
 	if t == nil {
-		t = &fleetTenant{}
+		t = &fleetTenant{depls: map[string]fleetDeploymentState{}, targetApps: map[string]bool{}}
 		o.tenants[ns] = t
 	}
 	return t
+}
+
+// n is the deployments each tenant has; o.mu held.
+func (o *fleetObserver) n() int {
+	if o.perTenant <= 0 {
+		return 1
+	}
+	return o.perTenant
+}
+
+// setPerTenant sets the deployments each tenant is to have.
+func (o *fleetObserver) setPerTenant(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.perTenant = n
 }
 
 func (o *fleetObserver) placement(obj interface{}, deleted bool) {
@@ -257,16 +352,18 @@ func (o *fleetObserver) placement(obj interface{}, deleted bool) {
 
 func (o *fleetObserver) deployment(obj interface{}) {
 	d, ok := obj.(*managedv1alpha1.GitOpsDeployment)
-	if !ok || d.Name != FleetDeployment || !ours(d.Namespace) {
+	if !ok || !ours(d.Namespace) {
 		return
 	}
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	t := o.tenant(d.Namespace)
-	t.deplOK = d.Status.Sync.Status == managedv1alpha1.SyncStatusCodeSynced && d.Status.Health.Status == managedv1alpha1.HealthStatusCodeHealthy
-	t.deplOp = d.Status.OperationState != nil
-	t.deplStatus = fmt.Sprintf("%s/%s", orNone(string(d.Status.Sync.Status)), orNone(string(d.Status.Health.Status)))
+	t.depls[d.Name] = fleetDeploymentState{
+		ok:     d.Status.Sync.Status == managedv1alpha1.SyncStatusCodeSynced && d.Status.Health.Status == managedv1alpha1.HealthStatusCodeHealthy,
+		op:     d.Status.OperationState != nil,
+		status: fmt.Sprintf("%s/%s", orNone(string(d.Status.Sync.Status)), orNone(string(d.Status.Health.Status))),
+	}
 	o.evaluate(t, now)
 }
 
@@ -288,7 +385,7 @@ func (o *fleetObserver) application(obj interface{}, deleted bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	t := o.tenant(ns)
-	t.targetAppOK = !deleted && app.DeletionTimestamp == nil &&
+	t.targetApps[app.Annotations[argocd.AnnotationDeploymentName]] = !deleted && app.DeletionTimestamp == nil &&
 		app.Status.Sync.Status == argov1alpha1.SyncStatusCodeSynced && app.Status.Health.Status == "Healthy"
 	o.evaluate(t, now)
 }
@@ -313,10 +410,12 @@ func (o *fleetObserver) evaluate(t *fleetTenant, now time.Time) {
 			t.released = now
 		}
 	}
-	if !t.deplOK && t.leftAt.IsZero() {
-		t.leftAt, t.leftStatus = now, t.deplStatus
+	n := o.n()
+	deplOK := t.deplOK(n)
+	if !deplOK && t.leftAt.IsZero() {
+		t.leftAt, t.leftStatus = now, t.deplStatus()
 	}
-	if t.synced.IsZero() && !t.held.IsZero() && t.status == o.target && t.targetAppOK && t.deplOK {
+	if t.synced.IsZero() && !t.held.IsZero() && t.status == o.target && t.targetAppsOK(n) && deplOK {
 		t.synced = now
 	}
 }
@@ -327,7 +426,7 @@ func (o *fleetObserver) progress() (ready, moving, placed, held, synced int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, t := range o.tenants {
-		if t.spec != "" && t.status == t.spec && t.deplOK {
+		if t.spec != "" && t.status == t.spec && t.deplOK(o.n()) {
 			ready++
 		}
 		if t.moving {
@@ -354,7 +453,7 @@ func (o *fleetObserver) startDrain(from string, at time.Time) []string {
 	for ns, t := range o.tenants {
 		if t.spec == from && t.status == from {
 			t.moving = true
-			t.opBefore = t.deplOp
+			t.opBefore = t.deplOp(o.n())
 			moving = append(moving, ns)
 		}
 	}
@@ -399,7 +498,7 @@ func (o *fleetObserver) drainResult(res *DrainResult) {
 		}
 		if t.opBefore {
 			res.OperationStates++
-			if !t.deplOp {
+			if !t.deplOp(o.n()) {
 				res.OperationStatesLost++
 			}
 		}
@@ -407,19 +506,23 @@ func (o *fleetObserver) drainResult(res *DrainResult) {
 	res.OthersMoved = o.othersMoved
 }
 
-// RunFleet runs the fleet benchmark. It refuses to start while tenant namespaces of an earlier
-// run exist, or while the instance to drain is draining already.
-func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
-	logf := cfg.Log
-	if logf == nil {
-		logf = func(string, ...interface{}) {}
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 1
-	}
-	if cfg.Tenants <= 0 {
-		return nil, fmt.Errorf("no tenants")
-	}
+// fleetRun is what both modes of the fleet benchmark set up before the first tenant: the
+// instances, their Argo CD clients, the fixture repository and the watches.
+type fleetRun struct {
+	instances       []string // by name
+	argoOf          map[string]argoclient.Interface
+	argoNamespaceOf map[string]string
+	capacityOf      map[string]int
+	repoURL         string
+	obs             *fleetObserver
+	placements      mglisters.TenantPlacementLister
+	close           func()
+}
+
+// openFleet checks that no tenants of an earlier run exist and that the fleet's instances are
+// there and Ready (cfg.Instances of them, when set), makes the fixture repository with
+// deployments paths and opens the watches. The caller closes it.
+func openFleet(ctx context.Context, cfg FleetConfig, deployments int, logf func(string, ...interface{})) (*fleetRun, error) {
 	if cfg.Drain == cfg.Target {
 		return nil, fmt.Errorf("the instance drained and the target are both %q", cfg.Drain)
 	}
@@ -434,10 +537,8 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 			len(old.Items), old.Items[0].Name, selector)
 	}
 
-	// The fleet: both instances there, Ready, and the one to drain not draining.
-	var instances []string
-	argoOf := map[string]argoclient.Interface{}
-	argoNamespaceOf := map[string]string{}
+	// The fleet: the instances there, Ready, and the one to drain not draining.
+	r := &fleetRun{argoOf: map[string]argoclient.Interface{}, argoNamespaceOf: map[string]string{}, capacityOf: map[string]int{}}
 	logf("waiting for instances %s and %s to be Ready", cfg.Drain, cfg.Target)
 	waitCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	var lastErr error
@@ -447,32 +548,45 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 			lastErr = err
 			return false, nil
 		}
-		instances = instances[:0]
+		r.instances = r.instances[:0]
 		ready := map[string]bool{}
+		allReady := true
 		for _, in := range list.Items {
-			instances = append(instances, in.Name)
-			argoNamespaceOf[in.Name] = in.Spec.Namespace
+			r.instances = append(r.instances, in.Name)
+			r.argoNamespaceOf[in.Name] = in.Spec.Namespace
+			r.capacityOf[in.Name] = int(in.Spec.Capacity)
 			if in.Spec.Cluster == "" {
-				argoOf[in.Name] = cfg.Argo
+				r.argoOf[in.Name] = cfg.Argo
 			} else {
-				argoOf[in.Name] = cfg.RemoteArgo
+				r.argoOf[in.Name] = cfg.RemoteArgo
 			}
 			ready[in.Name] = instanceReady(&in, time.Now())
+			allReady = allReady && ready[in.Name]
 			if in.Name == cfg.Drain && in.Spec.Draining {
 				return false, fmt.Errorf("instance %s is draining already", in.Name)
 			}
 		}
-		lastErr = fmt.Errorf("instances %v; Ready: %v", instances, ready)
+		lastErr = fmt.Errorf("instances %v; Ready: %v", r.instances, ready)
+		if cfg.Instances > 0 {
+			if len(list.Items) > cfg.Instances {
+				return false, fmt.Errorf("the fleet has %d instances (%v), not %d", len(list.Items), r.instances, cfg.Instances)
+			}
+			return len(list.Items) == cfg.Instances && allReady, nil
+		}
 		return ready[cfg.Drain] && ready[cfg.Target], nil
 	})
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("instances %s and %s not Ready (hack/local-up.sh with GITOPS_LOCAL_REMOTE_CLUSTER=1 GITOPS_LOCAL_INSTANCES=2): %v; %v",
-			cfg.Drain, cfg.Target, err, lastErr)
+		want := fmt.Sprintf("%s and %s", cfg.Drain, cfg.Target)
+		if cfg.Instances > 0 {
+			want = fmt.Sprintf("%d instances, %s and %s among them,", cfg.Instances, cfg.Drain, cfg.Target)
+		}
+		return nil, fmt.Errorf("instances %s not Ready (hack/local-up.sh with GITOPS_LOCAL_REMOTE_CLUSTER=1 GITOPS_LOCAL_INSTANCES=2): %v; %v",
+			want, err, lastErr)
 	}
-	sort.Strings(instances)
+	sort.Strings(r.instances)
 	for _, in := range []string{cfg.Drain, cfg.Target} {
-		if argoOf[in] == nil {
+		if r.argoOf[in] == nil {
 			return nil, fmt.Errorf("instance %s runs on another cluster: its Argo CD client is missing (the remote kubeconfig)", in)
 		}
 	}
@@ -481,23 +595,25 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(repoDir)
-	repoURL, err := fixtureRepository(repoDir, 1)
-	if err != nil {
+	if r.repoURL, err = fixtureRepository(repoDir, deployments); err != nil {
+		os.RemoveAll(repoDir)
 		return nil, err
 	}
 
 	// The watches, opened before the first create.
-	obs := &fleetObserver{target: cfg.Target, tenants: map[string]*fleetTenant{}, others: map[string]string{}}
+	r.obs = &fleetObserver{target: cfg.Target, tenants: map[string]*fleetTenant{}, others: map[string]string{}}
+	obs := r.obs
 	informersCtx, stopInformers := context.WithCancel(ctx)
 	gitopsInf := externalversions.NewSharedInformerFactory(cfg.GitOps, 0)
-	argoInf := argoinformers.NewSharedInformerFactoryWithOptions(argoOf[cfg.Target], 0, argoinformers.WithNamespace(argoNamespaceOf[cfg.Target]))
-	defer func() {
+	argoInf := argoinformers.NewSharedInformerFactoryWithOptions(r.argoOf[cfg.Target], 0, argoinformers.WithNamespace(r.argoNamespaceOf[cfg.Target]))
+	r.close = func() {
 		stopInformers()
 		gitopsInf.Shutdown()
 		argoInf.Shutdown()
-	}()
+		os.RemoveAll(repoDir)
+	}
 	placements := gitopsInf.ManagedGitops().V1alpha1().TenantPlacements()
+	r.placements = placements.Lister()
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
@@ -518,6 +634,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 		}},
 	} {
 		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+			r.close()
 			return nil, err
 		}
 	}
@@ -525,66 +642,109 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 	argoInf.Start(informersCtx.Done())
 	for typ, ok := range gitopsInf.WaitForCacheSync(informersCtx.Done()) {
 		if !ok {
+			r.close()
 			return nil, fmt.Errorf("the watch of %v did not sync", typ)
 		}
 	}
 	for typ, ok := range argoInf.WaitForCacheSync(informersCtx.Done()) {
 		if !ok {
+			r.close()
 			return nil, fmt.Errorf("the watch of %v did not sync", typ)
 		}
 	}
+	return r, nil
+}
 
-	res := &FleetResult{Tenants: cfg.Tenants, Instances: instances}
-	var namespaces []string
-	if !cfg.Keep {
-		defer func() { cleanupFleet(cfg, argoOf, argoNamespaceOf, namespaces, logf) }()
-	}
-
-	// 1. The tenants, placed by the service.
-	logf("creating %d tenant namespaces with one automated GitOpsDeployment each, %d at a time", cfg.Tenants, cfg.Workers)
-	start := time.Now()
-	namespaces, err = createFleetTenants(ctx, cfg, repoURL)
-	if err != nil {
-		return res, err
-	}
-	res.Created = time.Since(start)
-	stepCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+// waitFleetReady waits until tenants benchmark tenants are held where placed with all their
+// deployments Synced and Healthy, or the timeout; it returns how many were not.
+func waitFleetReady(ctx context.Context, obs *fleetObserver, tenants int, start time.Time, timeout time.Duration,
+	logf func(string, ...interface{})) int {
+	notReady := tenants
+	stepCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	lastLog := time.Time{}
 	_ = wait.PollUntilContextCancel(stepCtx, 250*time.Millisecond, true, func(context.Context) (bool, error) {
 		ready, _, _, _, _ := obs.progress()
-		res.NotReady = cfg.Tenants - ready
-		if time.Since(lastLog) >= 5*time.Second || ready == cfg.Tenants {
-			logf("%4.0fs: %d/%d tenants held where placed and Synced+Healthy", time.Since(start).Seconds(), ready, cfg.Tenants)
+		notReady = tenants - ready
+		if time.Since(lastLog) >= 5*time.Second || ready == tenants {
+			logf("%4.0fs: %d/%d tenants held where placed and Synced+Healthy", time.Since(start).Seconds(), ready, tenants)
 			lastLog = time.Now()
 		}
-		return ready == cfg.Tenants, nil
+		return ready == tenants, nil
 	})
-	cancel()
-	res.Ready = time.Since(start)
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
+	return notReady
+}
 
-	// The balance, from the watch's cache.
-	all, err := placements.Lister().List(labels.Everything())
+// fleetBalance is the balance of the benchmark's tenants and of all tenants, from the watch's
+// cache, and the benchmark's tenants that moved before the drain.
+func fleetBalance(r *fleetRun) (oursB, allB Balance, moved int, err error) {
+	list, err := r.placements.List(labels.Everything())
 	if err != nil {
-		return res, err
+		return oursB, allB, 0, err
 	}
 	oursByInstance, allByInstance := map[string]string{}, map[string]string{}
-	for _, p := range all {
+	for _, p := range list {
 		allByInstance[p.Name] = p.Spec.Instance
 		if ours(p.Name) {
 			oursByInstance[p.Name] = p.Spec.Instance
 		}
 	}
-	res.Ours, res.All = ComputeBalance(instances, oursByInstance), ComputeBalance(instances, allByInstance)
-	obs.mu.Lock()
-	for _, t := range obs.tenants {
+	r.obs.mu.Lock()
+	for _, t := range r.obs.tenants {
 		if t.moves > 0 {
-			res.InitialMoves++
+			moved++
 		}
 	}
-	obs.mu.Unlock()
+	r.obs.mu.Unlock()
+	return ComputeBalance(r.instances, oursByInstance), ComputeBalance(r.instances, allByInstance), moved, nil
+}
+
+// RunFleet runs the fleet benchmark. It refuses to start while tenant namespaces of an earlier
+// run exist, or while the instance to drain is draining already.
+func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
+	logf := cfg.Log
+	if logf == nil {
+		logf = func(string, ...interface{}) {}
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.Deployments <= 0 {
+		cfg.Deployments = 1
+	}
+	if cfg.Tenants <= 0 {
+		return nil, fmt.Errorf("no tenants")
+	}
+	r, err := openFleet(ctx, cfg, cfg.Deployments, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	r.obs.setPerTenant(cfg.Deployments)
+
+	res := &FleetResult{Tenants: cfg.Tenants, Deployments: cfg.Deployments, Instances: r.instances}
+	var namespaces []string
+	if !cfg.Keep {
+		defer func() { cleanupFleet(cfg, r.argoOf, r.argoNamespaceOf, namespaces, cfg.Deployments, logf) }()
+	}
+
+	// 1. The tenants, placed by the service.
+	logf("creating %d tenant namespaces with %d automated GitOpsDeployments each, %d at a time", cfg.Tenants, cfg.Deployments, cfg.Workers)
+	start := time.Now()
+	namespaces, err = createFleetTenants(ctx, cfg, r.repoURL, 1, cfg.Tenants, 0, cfg.Deployments)
+	if err != nil {
+		return res, err
+	}
+	res.Created = time.Since(start)
+	res.NotReady = waitFleetReady(ctx, r.obs, cfg.Tenants, start, cfg.Timeout, logf)
+	res.Ready = time.Since(start)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+
+	if res.Ours, res.All, res.InitialMoves, err = fleetBalance(r); err != nil {
+		return res, err
+	}
 	logf("placement: ours %v (spread %d), all %v (spread %d); %d tenants moved meanwhile",
 		res.Ours.Counts, res.Ours.Spread, res.All.Counts, res.All.Spread, res.InitialMoves)
 	if res.NotReady > 0 {
@@ -592,7 +752,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*FleetResult, error) {
 	}
 
 	// 2. The drain.
-	res.Drain, err = drain(ctx, cfg, obs, argoOf[cfg.Drain], argoNamespaceOf[cfg.Drain], logf)
+	res.Drain, err = drain(ctx, cfg, r.obs, r.argoOf[cfg.Drain], r.argoNamespaceOf[cfg.Drain], logf)
 	return res, err
 }
 
@@ -660,13 +820,19 @@ func drain(ctx context.Context, cfg FleetConfig, obs *fleetObserver, fromArgo ar
 		}
 	}
 	obs.mu.Unlock()
-	uids := map[string]string{}
+	obs.mu.Lock()
+	perTenant := obs.n()
+	obs.mu.Unlock()
+	uids := map[string]map[int]string{} // namespace → deployment → its ConfigMap's UID
 	for _, ns := range candidates {
-		cm, err := cfg.Kube.CoreV1().ConfigMaps(ns).Get(ctx, fleetConfigMap, metav1.GetOptions{})
-		if err != nil {
-			return res, fmt.Errorf("the ConfigMap of %s before the drain: %w", ns, err)
+		uids[ns] = map[int]string{}
+		for j := 0; j < perTenant; j++ {
+			cm, err := cfg.Kube.CoreV1().ConfigMaps(ns).Get(ctx, fleetConfigMap(j), metav1.GetOptions{})
+			if err != nil {
+				return res, fmt.Errorf("the ConfigMap %s of %s before the drain: %w", fleetConfigMap(j), ns, err)
+			}
+			uids[ns][j] = string(cm.UID)
 		}
-		uids[ns] = string(cm.UID)
 	}
 
 	logf("draining instance %s (%d benchmark tenants on it)", cfg.Drain, len(candidates))
@@ -704,19 +870,21 @@ func drain(ctx context.Context, cfg FleetConfig, obs *fleetObserver, fromArgo ar
 
 	// Nothing re-created, nothing left behind.
 	for _, ns := range moving {
-		before, ok := uids[ns]
-		if !ok {
-			continue
-		}
-		res.ConfigMaps++
-		cm, err := cfg.Kube.CoreV1().ConfigMaps(ns).Get(ctx, fleetConfigMap, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return res, fmt.Errorf("the ConfigMap of %s after the drain: %w", ns, err)
-		}
-		if err != nil || string(cm.UID) != before {
-			res.ConfigMapsChanged++
-			if len(res.ChangedConfigMaps) < 5 {
-				res.ChangedConfigMaps = append(res.ChangedConfigMaps, ns)
+		for j := 0; j < perTenant; j++ {
+			before, ok := uids[ns][j]
+			if !ok {
+				continue
+			}
+			res.ConfigMaps++
+			cm, err := cfg.Kube.CoreV1().ConfigMaps(ns).Get(ctx, fleetConfigMap(j), metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return res, fmt.Errorf("the ConfigMap %s of %s after the drain: %w", fleetConfigMap(j), ns, err)
+			}
+			if err != nil || string(cm.UID) != before {
+				res.ConfigMapsChanged++
+				if len(res.ChangedConfigMaps) < 5 {
+					res.ChangedConfigMaps = append(res.ChangedConfigMaps, ns+"/"+fleetConfigMap(j))
+				}
 			}
 		}
 	}
@@ -777,31 +945,41 @@ func setPinned(ctx context.Context, cfg FleetConfig, name string, pinned bool) e
 	})
 }
 
-// createFleetTenants creates the namespaces 1..cfg.Tenants with their deployment, cfg.Workers
-// at a time; it returns the namespaces it made (also on error, for the cleanup).
-func createFleetTenants(ctx context.Context, cfg FleetConfig, repoURL string) ([]string, error) {
+// createFleetTenants makes the tenants first..last, cfg.Workers at a time: each one's namespace
+// when fromD is 0, and its deployments fromD..toD-1 (deployment j deploys appPath(j)). It
+// returns the namespaces it made (also on error, for the cleanup).
+func createFleetTenants(ctx context.Context, cfg FleetConfig, repoURL string, first, last, fromD, toD int) ([]string, error) {
 	var (
 		mu       sync.Mutex
 		made     []string
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = 1
+	}
 	next := make(chan int)
-	for w := 0; w < cfg.Workers; w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
 				ns := FleetTenantNamespace(i)
-				_, err := cfg.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-					Name: ns, Labels: map[string]string{ScaleLabel: fleetLabelValue},
-				}}, metav1.CreateOptions{})
-				if err == nil {
-					mu.Lock()
-					made = append(made, ns)
-					mu.Unlock()
+				var err error
+				if fromD == 0 {
+					_, err = cfg.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+						Name: ns, Labels: map[string]string{ScaleLabel: fleetLabelValue},
+					}}, metav1.CreateOptions{})
+					if err == nil {
+						mu.Lock()
+						made = append(made, ns)
+						mu.Unlock()
+					}
+				}
+				for j := fromD; j < toD && err == nil; j++ {
 					_, err = cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Create(ctx,
-						automatedDeployment(FleetDeployment, repoURL, appPath(0)), metav1.CreateOptions{})
+						automatedDeployment(FleetDeploymentName(j), repoURL, appPath(j)), metav1.CreateOptions{})
 				}
 				if err != nil {
 					mu.Lock()
@@ -813,7 +991,7 @@ func createFleetTenants(ctx context.Context, cfg FleetConfig, repoURL string) ([
 			}
 		}()
 	}
-	for i := 1; i <= cfg.Tenants; i++ {
+	for i := first; i <= last; i++ {
 		mu.Lock()
 		failed := firstErr != nil
 		mu.Unlock()
@@ -828,10 +1006,10 @@ func createFleetTenants(ctx context.Context, cfg FleetConfig, repoURL string) ([
 	return made, firstErr
 }
 
-// cleanupFleet deletes the deployments, waits until no instance's Argo CD holds an Application
-// of them, and deletes the namespaces.
+// cleanupFleet deletes the deployments (perTenant in each namespace), waits until no
+// instance's Argo CD holds an Application of them, and deletes the namespaces.
 func cleanupFleet(cfg FleetConfig, argoOf map[string]argoclient.Interface, argoNamespaceOf map[string]string, namespaces []string,
-	logf func(string, ...interface{})) {
+	perTenant int, logf func(string, ...interface{})) {
 	if len(namespaces) == 0 {
 		return
 	}
@@ -840,8 +1018,10 @@ func cleanupFleet(cfg FleetConfig, argoOf map[string]argoclient.Interface, argoN
 	logf("deleting the benchmark's GitOpsDeployments and namespaces")
 	start := time.Now()
 	for _, ns := range namespaces {
-		if err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, FleetDeployment, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			logf("deleting the GitOpsDeployment of %s: %v", ns, err)
+		for j := 0; j < perTenant; j++ {
+			if err := cfg.GitOps.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Delete(ctx, FleetDeploymentName(j), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				logf("deleting the GitOpsDeployment %s of %s: %v", FleetDeploymentName(j), ns, err)
+			}
 		}
 	}
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {

@@ -80,7 +80,8 @@ func fleetDeployment(ns string, synced bool) *managedv1alpha1.GitOpsDeployment {
 }
 
 func fleetApplication(ns string, synced bool) *argov1alpha1.Application {
-	a := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "app-" + ns, Labels: map[string]string{argocd.LabelDeploymentNamespace: ns}}}
+	a := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "app-" + ns, Labels: map[string]string{argocd.LabelDeploymentNamespace: ns},
+		Annotations: map[string]string{argocd.AnnotationDeploymentName: FleetDeployment}}}
 	if synced {
 		a.Status.Sync.Status = argov1alpha1.SyncStatusCodeSynced
 		a.Status.Health.Status = "Healthy"

@@ -25,10 +25,26 @@ func ProcCPU(pid int, withChildren bool) (time.Duration, error) {
 	if err != nil || !withChildren {
 		return total, err
 	}
-	entries, err := os.ReadDir("/proc")
+	children, err := ChildPIDs(pid)
 	if err != nil {
 		return total, err
 	}
+	for _, child := range children {
+		if c, err := procStatCPU(child); err == nil {
+			total += c
+		}
+	}
+	return total, nil
+}
+
+// ChildPIDs is the PIDs of the processes whose parent is pid (field 4 of /proc/<pid>/stat): a
+// PostgreSQL postmaster's backends and auxiliary processes, found by PID and not by name.
+func ChildPIDs(pid int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
 	for _, e := range entries {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -39,12 +55,10 @@ func ProcCPU(pid int, withChildren bool) (time.Duration, error) {
 			continue
 		}
 		if ppid, ok := statField(string(raw), 4); ok && ppid == strconv.Itoa(pid) {
-			if c, err := procStatCPU(child); err == nil {
-				total += c
-			}
+			out = append(out, child)
 		}
 	}
-	return total, nil
+	return out, nil
 }
 
 // clockTicks is USER_HZ, which Linux fixes at 100 for /proc.

@@ -60,8 +60,16 @@ func ReadProcMemory(pidFile string) (ProcMemory, error) {
 	if err != nil {
 		return ProcMemory{}, err
 	}
-	pid := strings.TrimSpace(string(raw))
-	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return ProcMemory{}, fmt.Errorf("%s: %w", pidFile, err)
+	}
+	return ReadPIDMemory(pid)
+}
+
+// ReadPIDMemory reads the memory of process pid.
+func ReadPIDMemory(pid int) (ProcMemory, error) {
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return ProcMemory{}, err
 	}
