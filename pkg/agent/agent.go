@@ -23,6 +23,9 @@
 //     controller; managedenvironment.go wires it). Its Clusters tells the GitOpsDeployment
 //     controller where an environment deploys; the GitOpsDeployment controller watches the
 //     environments and their cluster Secrets itself (ClusterSecretEnvironments).
+//   - pkg/controller/deploymentrecord and pkg/controller/deploymentpreview: a DeploymentRecord
+//     per sync, and a DeploymentPreview's rendering of what Git holds now, both with Argo CD's
+//     repo-server (Argo CD controllers; deploymentrecord.go and deploymentpreview.go wire them).
 //   - pkg/controller/operations: the Operation records of every change in Argo CD, and their
 //     retention (run with the Argo CD controllers).
 //   - pkg/controller/argocd: the Argo CD naming contract (labels, Application, AppProject and
