@@ -23,6 +23,9 @@
 //     controller; managedenvironment.go wires it). Its Clusters tells the GitOpsDeployment
 //     controller where an environment deploys; the GitOpsDeployment controller watches the
 //     environments and their cluster Secrets itself (ClusterSecretEnvironments).
+//   - pkg/controller/deploymentrecord and pkg/controller/deploymentpreview: a DeploymentRecord
+//     per sync, and a DeploymentPreview's rendering of what Git holds now, both with Argo CD's
+//     repo-server (Argo CD controllers; deploymentrecord.go and deploymentpreview.go wire them).
 //   - pkg/controller/operations: the Operation records of every change in Argo CD, and their
 //     retention (run with the Argo CD controllers).
 //   - pkg/controller/argocd: the Argo CD naming contract (labels, Application, AppProject and
@@ -147,6 +150,8 @@ type Config struct {
 	Workers int
 	// OperationRetention is how long the Operation recording a change is kept.
 	OperationRetention time.Duration
+	// PreviewTTL is how long a DeploymentPreview lives (deploymentpreview.DefaultTTL when 0).
+	PreviewTTL time.Duration
 	// Controllers are the controllers to run (EnabledControllers); all of them when nil.
 	Controllers map[string]bool
 	// LeaderElection, when set, runs each set of controllers only while this process holds
@@ -243,8 +248,8 @@ type Agent struct {
 	// events records Kubernetes Events on the objects the controllers act on.
 	events *framework.Events
 	// argoCDPackaged are the Argo CD controllers (packages of their own under pkg/controller:
-	// the GitOpsDeployment and project refresh, RepositoryCredential, SyncRun, DeploymentRecord
-	// and ManagedEnvironment controllers), run under ArgoCDLease.
+	// the GitOpsDeployment and project refresh, RepositoryCredential, SyncRun, DeploymentRecord,
+	// DeploymentPreview and ManagedEnvironment controllers), run under ArgoCDLease.
 	argoCDPackaged []packagedController
 	// appStudio are the AppStudio controllers (packages of their own under
 	// pkg/controller/appstudio), each run under its AppStudioLease.
@@ -265,6 +270,7 @@ type Agent struct {
 
 	ops          *operations.Recorder
 	opsRetention time.Duration
+	previewTTL   time.Duration
 	// resourceTrees reads Argo CD's resource trees (Config.ResourceTrees).
 	resourceTrees *argocdcache.Reader
 }
@@ -303,6 +309,7 @@ func New(cfg Config) (*Agent, error) {
 		manifests:                cfg.Manifests,
 		ops:                      operations.NewRecorder(cmp.Or[versioned.Interface](cfg.Operations, cfg.GitOps), cfg.ArgoNamespace),
 		opsRetention:             cfg.OperationRetention,
+		previewTTL:               cfg.PreviewTTL,
 		workers:                  cfg.Workers,
 		gitopsInformers:          externalversions.NewSharedInformerFactory(cfg.GitOps, 0),
 		argoInformers:            argoinformers.NewSharedInformerFactoryWithOptions(cfg.Argo, 0, argoinformers.WithNamespace(cfg.ArgoNamespace)),
@@ -379,6 +386,9 @@ func (a *Agent) setupArgoCD() error {
 		return err
 	}
 	if err := a.setupDeploymentRecords(); err != nil {
+		return err
+	}
+	if err := a.setupDeploymentPreviews(); err != nil {
 		return err
 	}
 	return a.setupEnvironments()

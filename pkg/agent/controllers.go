@@ -10,8 +10,9 @@ import (
 const (
 	// ArgoCDControllers are the controllers that drive the agent's Argo CD instance:
 	// GitOpsDeployments, SyncRuns, ManagedEnvironments and RepositoryCredentials into
-	// Applications, operations, cluster and repository Secrets and AppProjects, and each sync
-	// into a DeploymentRecord. They share one
+	// Applications, operations, cluster and repository Secrets and AppProjects, each sync
+	// into a DeploymentRecord, and each DeploymentPreview into the manifests Git holds now
+	// (rendered by the same repo-server as the records'). They share one
 	// view of that instance (its caches, the tenants' AppProjects, the Operation records), so
 	// they are enabled together.
 	ArgoCDControllers = "argocd"

@@ -14,6 +14,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
+	"github.com/gitops-service/gitops-service/pkg/controller/deploymentpreview"
 	"github.com/gitops-service/gitops-service/pkg/controller/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
@@ -77,7 +78,7 @@ func TestPackagedArgoCDControllersRunUnderTheArgoCDLease(t *testing.T) {
 		}
 		return out
 	}
-	argoCDNames := []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name, syncrun.Name, deploymentrecord.Name, managedenvironment.Name}
+	argoCDNames := []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name, syncrun.Name, deploymentrecord.Name, deploymentpreview.Name, managedenvironment.Name}
 	for _, tc := range []struct {
 		controllers   []string
 		argoCD        []string

@@ -24,6 +24,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/namespaceprovisioner"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/snapshotenvironmentbinding"
+	"github.com/gitops-service/gitops-service/pkg/controller/deploymentpreview"
 	"github.com/gitops-service/gitops-service/pkg/controller/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/controller/managedenvironment"
@@ -56,10 +57,10 @@ func TestAKeyWhoseObjectIsGoneIsNothingToDo(t *testing.T) {
 		controllers []string
 	}{
 		{agent: "alone", controllers: []string{gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName, repositorycredential.Name,
-			syncrun.Name, deploymentrecord.Name, managedenvironment.Name, environment.Name, snapshotenvironmentbinding.Name, promotionrun.Name,
+			syncrun.Name, deploymentrecord.Name, deploymentpreview.Name, managedenvironment.Name, environment.Name, snapshotenvironmentbinding.Name, promotionrun.Name,
 			autopromotion.Name, deploymenttargetbinder.Name, deploymenttargetreclaim.Name, namespaceprovisioner.Name, devsandboxprovisioner.Name, placement.Name}},
 		{agent: "instance of a fleet", controllers: []string{tenancy.HandoverName, gitopsdeployment.Name, gitopsdeployment.ProjectRefreshName,
-			repositorycredential.Name, syncrun.Name, deploymentrecord.Name, managedenvironment.Name, environment.Name, snapshotenvironmentbinding.Name,
+			repositorycredential.Name, syncrun.Name, deploymentrecord.Name, deploymentpreview.Name, managedenvironment.Name, environment.Name, snapshotenvironmentbinding.Name,
 			promotionrun.Name, autopromotion.Name, deploymenttargetbinder.Name, deploymenttargetreclaim.Name, namespaceprovisioner.Name,
 			devsandboxprovisioner.Name, placement.Name}},
 	} {

@@ -32,6 +32,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/registry/fleetidentity"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/argocdinstance"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/auditentry"
+	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/deploymentpreview"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/deploymentrecord"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeployment"
 	"github.com/gitops-service/gitops-service/pkg/registry/managedgitops/gitopsdeploymenthold"
@@ -124,6 +125,7 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 		"operations":                            bind(operation.NewREST),
 		"deploymentrecords":                     bind(deploymentrecord.NewREST),
 		"gitopsdeploymentholds":                 bind(gitopsdeploymenthold.NewREST),
+		"deploymentpreviews":                    bind(deploymentpreview.NewREST),
 		"argocdinstances": func(g generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
 			return argocdinstance.NewREST(Scheme, g, agents)
 		},
@@ -137,6 +139,8 @@ func resourceStorage(optsGetter generic.RESTOptionsGetter, extra ExtraConfig, na
 	gitopsStorage["deploymentrecords"] = deploymentrecord.WithRetention(gitopsStorage["deploymentrecords"].(*store.REST),
 		gitopsStorage["gitopsdeployments"].(rest.Getter), extra.DeploymentRecordsPerDeployment)
 	gitopsStorage["deploymentrecords/diff"] = deploymentrecord.NewDiffREST(gitopsStorage["deploymentrecords"].(rest.Getter))
+	gitopsStorage["deploymentpreviews/diff"] = deploymentpreview.NewDiffREST(gitopsStorage["deploymentpreviews"].(rest.Getter),
+		gitopsStorage["deploymentrecords"].(rest.Getter))
 	// Read-only: the storage writes the entries, in each audited write's transaction.
 	if gitopsStorage["auditentries"], err = auditentry.NewREST(Scheme, optsGetter); err != nil {
 		return nil, err

@@ -77,21 +77,31 @@ var recordDeleters = sets.New(
 )
 
 // readsRecords tells a create that writes nothing: deploymentrecords/diff computes the
-// difference of two records (a create only because client-gen and kubectl send a subresource's
-// input as a body), so RBAC alone decides who may, as for a get.
+// difference of two records, deploymentpreviews/diff that of a record and a preview (a create
+// only because client-gen and kubectl send a subresource's input as a body), so RBAC alone
+// decides who may, as for a get.
 func readsRecords(a authorizer.Attributes) bool {
-	return a.GetResource() == "deploymentrecords" && a.GetSubresource() == "diff" && a.GetVerb() == "create"
+	return (a.GetResource() == "deploymentrecords" || a.GetResource() == "deploymentpreviews") &&
+		a.GetSubresource() == "diff" && a.GetVerb() == "create"
+}
+
+// servicePreviewStatus tells a write of a DeploymentPreview's status: tenants create and delete
+// previews, but what the agent rendered is the agent's alone to say (a tenant Role with
+// resources: ["*"] must not pass off other manifests as Git's), so it is guarded as records are.
+func servicePreviewStatus(a authorizer.Attributes) bool {
+	return a.GetResource() == "deploymentpreviews" && a.GetSubresource() == "status"
 }
 
 // guardServiceRecords refuses writes to the service's records, whatever RBAC grants (a tenant
 // Role with resources: ["*"] must not erase or forge its namespace's history): nobody writes an
-// audit entry (the storage does); only the internal users (the agents) write DeploymentRecords;
-// cluster admins and recordDeleters may delete both.
+// audit entry (the storage does); only the internal users (the agents) write DeploymentRecords
+// and DeploymentPreviews' status; cluster admins and recordDeleters may delete records.
 func guardServiceRecords(delegate authorizer.Authorizer, internal internalUsers) authorizer.Authorizer {
 	groups := sets.New(internal.groups...)
 	users := sets.New(internal.users...)
 	guard := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if !a.IsResourceRequest() || a.GetAPIGroup() != gitops.GroupName || !serviceRecords.Has(a.GetResource()) || a.IsReadOnly() {
+		if !a.IsResourceRequest() || a.GetAPIGroup() != gitops.GroupName || a.IsReadOnly() ||
+			!(serviceRecords.Has(a.GetResource()) || servicePreviewStatus(a)) {
 			return authorizer.DecisionNoOpinion, "", nil
 		}
 		if readsRecords(a) {
@@ -112,6 +122,9 @@ func guardServiceRecords(delegate authorizer.Authorizer, internal internalUsers)
 		}
 		if _, agent := internal.agents.InstanceOfUser(u.GetName()); agent || users.Has(u.GetName()) || groups.HasAny(u.GetGroups()...) || admin {
 			return authorizer.DecisionNoOpinion, "", nil
+		}
+		if servicePreviewStatus(a) {
+			return authorizer.DecisionDeny, "a deployment preview's status is written by the GitOps Service's agents only", nil
 		}
 		return authorizer.DecisionDeny, "deployment records are written by the GitOps Service's agents only", nil
 	})

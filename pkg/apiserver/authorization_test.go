@@ -100,6 +100,16 @@ func TestGuardAuditTrail(t *testing.T) {
 		{alice, "patch", "deploymentrecords", "status", authorizer.DecisionDeny},
 		{alice, "create", "deploymentrecords", "status", authorizer.DecisionDeny},
 		{alice, "create", "auditentries", "diff", authorizer.DecisionDeny},
+		// Previews are the tenants' to create and delete (RBAC decides), their status the
+		// agents', and their diff writes nothing.
+		{alice, "create", "deploymentpreviews", "", authorizer.DecisionAllow},
+		{alice, "delete", "deploymentpreviews", "", authorizer.DecisionAllow},
+		{alice, "create", "deploymentpreviews", "diff", authorizer.DecisionAllow},
+		{alice, "update", "deploymentpreviews", "status", authorizer.DecisionDeny},
+		{alice, "patch", "deploymentpreviews", "status", authorizer.DecisionDeny},
+		{agent, "update", "deploymentpreviews", "status", authorizer.DecisionAllow},
+		{instanceAgent, "update", "deploymentpreviews", "status", authorizer.DecisionAllow},
+		{admin, "update", "deploymentpreviews", "status", authorizer.DecisionAllow},
 	} {
 		got, reason, err := guard.Authorize(t.Context(), authorizer.AttributesRecord{User: c.user, Verb: c.verb,
 			APIGroup: "managed-gitops.redhat.com", Resource: c.resource, Subresource: c.sub, Namespace: "team-a", ResourceRequest: true})

@@ -171,8 +171,8 @@ func decodeKinds(tb testing.TB) []schema.GroupVersionKind {
 		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
-	if len(kinds) != 47 {
-		tb.Fatalf("%d kinds, want the 23 kinds and 23 lists of both groups and DeploymentRecordDiff: %v", len(kinds), kinds)
+	if len(kinds) != 49 {
+		tb.Fatalf("%d kinds, want the 24 kinds and 24 lists of both groups and DeploymentRecordDiff: %v", len(kinds), kinds)
 	}
 	return kinds
 }
@@ -198,8 +198,8 @@ func kindStrategies(tb testing.TB) map[reflect.Type]*strategy.Kind {
 			out[reflect.TypeOf(r.New())] = st.Kind
 		}
 	}
-	if len(out) != 22 {
-		tb.Fatalf("%d kinds with a strategy, want 22", len(out))
+	if len(out) != 23 {
+		tb.Fatalf("%d kinds with a strategy, want 23", len(out))
 	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gitops-service/gitops-service/pkg/argocdcache"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/deployer"
+	"github.com/gitops-service/gitops-service/pkg/controller/deploymentpreview"
 )
 
 // Options are the agent's flags.
@@ -35,11 +36,13 @@ type Options struct {
 	ControllerServiceAccount string
 	MetricsAddress           string
 	OperationRetention       time.Duration
-	Workers                  int
-	QPS                      float32
-	Burst                    int
-	Controllers              []string
-	LeaderElection           LeaderElection
+	// PreviewTTL is how long a DeploymentPreview lives before the agent deletes it.
+	PreviewTTL     time.Duration
+	Workers        int
+	QPS            float32
+	Burst          int
+	Controllers    []string
+	LeaderElection LeaderElection
 	// NamespaceProvisionerServer and NamespaceProvisionerCAFile say how Argo CD reaches the
 	// namespaces the namespace provisioner makes; the kubeconfig's own server and CA when empty.
 	NamespaceProvisionerServer string
@@ -85,6 +88,7 @@ func New() *Options {
 		ControllerServiceAccount: deployer.DefaultControllerServiceAccount,
 		MetricsAddress:           "127.0.0.1:8085",
 		OperationRetention:       24 * time.Hour,
+		PreviewTTL:               deploymentpreview.DefaultTTL,
 		RepoServer:               RepoServer{TimeoutSeconds: 60, HoldCheckInterval: time.Minute},
 		// Reconciles mostly wait on API round trips, and a burst of new deployments otherwise
 		// queues behind the status writes of earlier ones: with 16, 90 namespaces' first
@@ -126,6 +130,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"address of the /metrics and /healthz endpoint (plain HTTP); empty disables it")
 	fs.DurationVar(&o.OperationRetention, "operation-retention", o.OperationRetention,
 		"how long the Operation recording each change in Argo CD is kept")
+	fs.DurationVar(&o.PreviewTTL, "preview-ttl", o.PreviewTTL,
+		"how long a DeploymentPreview (what a deployment would deploy now, rendered from Git) lives before the agent deletes it")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "objects of each kind reconciled at once")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "requests per second to the kube-apiserver, for each of the agent's clients")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of requests to the kube-apiserver, for each of the agent's clients")
@@ -227,6 +233,9 @@ func (o *Options) Validate() error {
 	if o.ArgoRedis.Address == "" && (o.ArgoRedis.PasswordFile != "" || o.ArgoRedis.TLS || o.ArgoRedis.CAFile != "") {
 		errs = append(errs, errors.New("--argocd-redis-password-file, --argocd-redis-use-tls and --argocd-redis-ca-certificate need --argocd-redis"))
 	}
+	if o.PreviewTTL < time.Second {
+		errs = append(errs, fmt.Errorf("--preview-ttl %v: want a duration of at least 1s, such as 30m or 1h", o.PreviewTTL))
+	}
 	if o.OperationRetention <= 0 {
 		errs = append(errs, fmt.Errorf("--operation-retention %v: want a positive duration", o.OperationRetention))
 	}
@@ -280,7 +289,7 @@ func (o *Options) Config() (agent.Config, error) {
 	}
 	cfg := agent.Config{Clients: clients, ArgoNamespace: o.ArgoNamespace, Instance: o.Instance, LocalServer: o.LocalServer,
 		ControllerServiceAccount: o.ControllerServiceAccount, Workers: o.Workers, OperationRetention: o.OperationRetention,
-		Controllers: enabled, PlacementMaxOwnerShare: o.PlacementMaxOwnerShare}
+		PreviewTTL: o.PreviewTTL, Controllers: enabled, PlacementMaxOwnerShare: o.PlacementMaxOwnerShare}
 	if cfg.Manifests, err = o.RepoServer.config(); err != nil {
 		return agent.Config{}, err
 	}

@@ -40,6 +40,9 @@ func TestValidate(t *testing.T) {
 		{name: "Redis password without an address", change: func(o *Options) { o.ArgoRedis.PasswordFile = "/x" },
 			want: []string{"need --argocd-redis"}},
 		{name: "no Redis timeout", change: func(o *Options) { o.ArgoRedis.Timeout = 0 }, want: []string{"--argocd-redis-timeout 0s"}},
+		{name: "preview TTL", change: func(o *Options) { o.PreviewTTL = 15 * time.Minute }},
+		{name: "no preview TTL", change: func(o *Options) { o.PreviewTTL = 0 },
+			want: []string{"--preview-ttl 0s: want a duration of at least 1s, such as 30m or 1h"}},
 		{name: "timings unchecked without leader election", change: func(o *Options) {
 			o.LeaderElection = LeaderElection{Enabled: false}
 		}},

@@ -49,6 +49,13 @@ func NewRepoServer(clients apiclient.Clientset, argo argoclient.Interface, argoK
 
 // Manifests implements ManifestSource.
 func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDeployment, rec *managedv1alpha1.DeploymentRecord) ([]string, error) {
+	return s.Render(ctx, d, rec.Spec.Source, rec.Spec.Revision)
+}
+
+// Render is the manifests of d's Application with src (repository, path, targetRevision) at
+// commit, one JSON object a string: what a record's sync deployed, or what a preview of d
+// would deploy (pkg/controller/deploymentpreview).
+func (s *RepoServer) Render(ctx context.Context, d *managedv1alpha1.GitOpsDeployment, src managedv1alpha1.ApplicationSource, commit string) ([]string, error) {
 	app, err := s.argo.ArgoprojV1alpha1().Applications(s.namespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the Application: %w", err)
@@ -57,7 +64,7 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 		return nil, fmt.Errorf("the Application %s has no single source", app.Name)
 	}
 	source := *app.Spec.Source.DeepCopy()
-	source.RepoURL, source.Path, source.TargetRevision = rec.Spec.Source.RepoURL, rec.Spec.Source.Path, rec.Spec.Source.TargetRevision
+	source.RepoURL, source.Path, source.TargetRevision = src.RepoURL, src.Path, src.TargetRevision
 
 	proj, repo, err := s.permittedRepository(ctx, app, source)
 	if err != nil {
@@ -87,7 +94,7 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 	defer closer.Close()
 	resp, err := client.GenerateManifest(ctx, &apiclient.ManifestRequest{
 		Repo:               repo,
-		Revision:           rec.Spec.Revision,
+		Revision:           commit,
 		AppLabelKey:        labelKey,
 		AppName:            app.InstanceName(s.namespace),
 		Namespace:          app.Spec.Destination.Namespace,
@@ -100,7 +107,7 @@ func (s *RepoServer) Manifests(ctx context.Context, d *managedv1alpha1.GitOpsDep
 		// The revision is a commit: what it renders does not change, the cache may serve it.
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rendering %s at %s: %w", source.RepoURL, rec.Spec.Revision, err)
+		return nil, fmt.Errorf("rendering %s at %s: %w", source.RepoURL, commit, err)
 	}
 	return resp.Manifests, nil
 }
@@ -130,6 +137,12 @@ func (s *RepoServer) permittedRepository(ctx context.Context, app *argov1alpha1.
 // repository's credentials, after the AppProject's source check. It asks git every time
 // (ls-remote, no cache), so a new commit is seen as soon as it is pushed.
 func (s *RepoServer) ResolveRevision(ctx context.Context, d *managedv1alpha1.GitOpsDeployment) (string, error) {
+	return s.ResolveRef(ctx, d, d.Spec.Source.TargetRevision)
+}
+
+// ResolveRef resolves ref (a branch, a tag, a commit; HEAD when empty) of d's repository to
+// the commit it names now, as ResolveRevision does for d's own targetRevision.
+func (s *RepoServer) ResolveRef(ctx context.Context, d *managedv1alpha1.GitOpsDeployment, ref string) (string, error) {
 	app, err := s.argo.ArgoprojV1alpha1().Applications(s.namespace).Get(ctx, argocd.ApplicationName(d.UID), metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("reading the Application: %w", err)
@@ -139,12 +152,12 @@ func (s *RepoServer) ResolveRevision(ctx context.Context, d *managedv1alpha1.Git
 	}
 	app = app.DeepCopy()
 	// The Application is at the hold's revision; the question is about the deployment's own.
-	app.Spec.Source.RepoURL, app.Spec.Source.TargetRevision = d.Spec.Source.RepoURL, d.Spec.Source.TargetRevision
+	app.Spec.Source.RepoURL, app.Spec.Source.TargetRevision = d.Spec.Source.RepoURL, ref
 	_, repo, err := s.permittedRepository(ctx, app, *app.Spec.Source)
 	if err != nil {
 		return "", err
 	}
-	rev := d.Spec.Source.TargetRevision
+	rev := ref
 	if rev == "" {
 		rev = "HEAD"
 	}

@@ -188,6 +188,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationmanagedgitopsv1alpha1.ArgoCDInstanceStatusApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("Backoff"):
 		return &applyconfigurationmanagedgitopsv1alpha1.BackoffApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentPreview"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentPreviewApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentPreviewSpec"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentPreviewSpecApplyConfiguration{}
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentPreviewStatus"):
+		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentPreviewStatusApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentRecord"):
 		return &applyconfigurationmanagedgitopsv1alpha1.DeploymentRecordApplyConfiguration{}
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithKind("DeploymentRecordSpec"):

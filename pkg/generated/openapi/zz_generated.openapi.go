@@ -127,6 +127,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditObject":                              schema_pkg_apis_managedgitops_v1alpha1_AuditObject(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.AuditUser":                                schema_pkg_apis_managedgitops_v1alpha1_AuditUser(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.Backoff":                                  schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreview":                        schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreview(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewList":                    schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreviewList(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewSpec":                    schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreviewSpec(ref),
+		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewStatus":                  schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreviewStatus(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecord":                         schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecord(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordDiff":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordDiff(ref),
 		"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentRecordList":                     schema_pkg_apis_managedgitops_v1alpha1_DeploymentRecordList(ref),
@@ -5056,6 +5060,212 @@ func schema_pkg_apis_managedgitops_v1alpha1_Backoff(ref common.ReferenceCallback
 				},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreview(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentPreview asks the agent to render what a GitOpsDeployment would deploy now: its source at a revision (by default the one it follows), rendered by Argo CD's repo-server as a sync would, Secrets' values redacted, stored in its status as a DeploymentRecord's manifests are. Its diff subresource compares it with a record of the deployment: what would change if the deployment synced now. A tenant with edit creates one; the agent writes its status and deletes it once older than its --preview-ttl: previews are short-lived.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewSpec", "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreviewStatus", "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreviewList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentPreviewList is a list of DeploymentPreviews.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreview"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.DeploymentPreview", "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreviewSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentPreviewSpec is what to render. It does not change once created.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"gitOpsDeploymentName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GitOpsDeploymentName is the GitOpsDeployment to render, in the preview's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Revision is the branch, tag or commit to render; empty for the deployment's spec.source.targetRevision (HEAD when it has none), resolved when the agent renders.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"gitOpsDeploymentName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_managedgitops_v1alpha1_DeploymentPreviewStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeploymentPreviewStatus is what the agent rendered.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Pending, Rendered or Failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Revision is the commit (a SHA) the revision resolved to and that was rendered.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"manifestsDigest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ManifestsDigest, Manifests and ManifestsTruncated are as a DeploymentRecord's: the digest of the canonical manifests, the manifests themselves within the agent's cap (256 KiB), Secrets' values replaced by \"redacted:\" and a keyed hash.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"manifests": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref("github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedManifest"),
+									},
+								},
+							},
+						},
+					},
+					"manifestsTruncated": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says what happened, why it failed, and when the agent deletes the preview.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"renderedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RenderedAt is when the agent rendered it.",
+							Ref:         ref("k8s.io/apimachinery/pkg/apis/meta/v1.Time"),
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation the status is of.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1.RecordedManifest", "k8s.io/apimachinery/pkg/apis/meta/v1.Time"},
 	}
 }
 

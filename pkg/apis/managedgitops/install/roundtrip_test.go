@@ -27,6 +27,7 @@ var group = apitesting.Group{
 		// The body of the deploymentrecords/diff subresource: no list, never stored.
 		"DeploymentRecordDiff",
 		"GitOpsDeploymentHold", "GitOpsDeploymentHoldList",
+		"DeploymentPreview", "DeploymentPreviewList",
 	},
 	Sample:      [2]runtime.Object{&managedgitops.GitOpsDeployment{}, &v1alpha1.GitOpsDeployment{}},
 	FuzzerFuncs: fuzzer.Funcs,

@@ -22,6 +22,7 @@ var SelectableFields = map[string][]string{
 	"TenantPlacement":                      {"spec.instance", "status.instance"},
 	"AuditEntry":                           {"verb", "object.resource", "object.name", "object.subresource", "user.username"},
 	"DeploymentRecord":                     {"spec.gitOpsDeploymentName", "spec.trigger.type", "status.phase"},
+	"DeploymentPreview":                    {"spec.gitOpsDeploymentName", "status.phase"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

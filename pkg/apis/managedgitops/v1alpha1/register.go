@@ -35,6 +35,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&AuditEntry{}, &AuditEntryList{},
 		&DeploymentRecord{}, &DeploymentRecordList{}, &DeploymentRecordDiff{},
 		&GitOpsDeploymentHold{}, &GitOpsDeploymentHoldList{},
+		&DeploymentPreview{}, &DeploymentPreviewList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

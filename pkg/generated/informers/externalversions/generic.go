@@ -86,6 +86,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().ArgoCDInstances().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("auditentries"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().AuditEntries().Informer()}, nil
+	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("deploymentpreviews"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().DeploymentPreviews().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("deploymentrecords"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.ManagedGitops().V1alpha1().DeploymentRecords().Informer()}, nil
 	case managedgitopsv1alpha1.SchemeGroupVersion.WithResource("gitopsdeployments"):

@@ -50,7 +50,7 @@ func (r *DiffREST) Create(ctx context.Context, name string, obj runtime.Object, 
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a DeploymentRecordDiff: %T", obj))
 	}
-	if errs := validateDiffRequest(req); len(errs) > 0 {
+	if errs := ValidateDiffRequest(req); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(diffKind, name, errs)
 	}
 	if createValidation != nil {
@@ -100,9 +100,9 @@ func (r *DiffREST) record(ctx context.Context, name string) (*gitops.DeploymentR
 	return rec, nil
 }
 
-// validateDiffRequest checks what the client sets: the record to diff from. To and the
+// ValidateDiffRequest checks what the client sets: the record to diff from. To and the
 // results are the server's; what a client puts there is ignored.
-func validateDiffRequest(req *gitops.DeploymentRecordDiff) field.ErrorList {
+func ValidateDiffRequest(req *gitops.DeploymentRecordDiff) field.ErrorList {
 	p := field.NewPath("from")
 	if req.From == "" {
 		return field.ErrorList{field.Required(p, "the name of the record to diff from")}
@@ -129,10 +129,16 @@ func sameDeployment(from, to *gitops.DeploymentRecord) field.ErrorList {
 
 // noManifests says why a record cannot be diffed, "" when it can.
 func noManifests(rec *gitops.DeploymentRecord) string {
+	return NoManifests(rec.Status.ManifestsDigest, rec.Status.ManifestsTruncated)
+}
+
+// NoManifests says why stored manifests (a record's or a preview's) cannot be diffed, "" when
+// they can.
+func NoManifests(digest string, truncated bool) string {
 	switch {
-	case rec.Status.ManifestsTruncated:
-		return fmt.Sprintf("its manifests (digest %s) were larger than the agent keeps; only their digest is stored", rec.Status.ManifestsDigest)
-	case rec.Status.ManifestsDigest == "":
+	case truncated:
+		return fmt.Sprintf("its manifests (digest %s) were larger than the agent keeps; only their digest is stored", digest)
+	case digest == "":
 		return "it holds no manifests: the agent has not rendered them yet, or renders none (it was started without --repo-server)"
 	}
 	return ""

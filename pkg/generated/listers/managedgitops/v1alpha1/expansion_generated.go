@@ -30,6 +30,14 @@ type AuditEntryListerExpansion interface{}
 // AuditEntryNamespaceLister.
 type AuditEntryNamespaceListerExpansion interface{}
 
+// DeploymentPreviewListerExpansion allows custom methods to be added to
+// DeploymentPreviewLister.
+type DeploymentPreviewListerExpansion interface{}
+
+// DeploymentPreviewNamespaceListerExpansion allows custom methods to be added to
+// DeploymentPreviewNamespaceLister.
+type DeploymentPreviewNamespaceListerExpansion interface{}
+
 // DeploymentRecordListerExpansion allows custom methods to be added to
 // DeploymentRecordLister.
 type DeploymentRecordListerExpansion interface{}

@@ -28,6 +28,8 @@ type Interface interface {
 	ArgoCDInstances() ArgoCDInstanceInformer
 	// AuditEntries returns a AuditEntryInformer.
 	AuditEntries() AuditEntryInformer
+	// DeploymentPreviews returns a DeploymentPreviewInformer.
+	DeploymentPreviews() DeploymentPreviewInformer
 	// DeploymentRecords returns a DeploymentRecordInformer.
 	DeploymentRecords() DeploymentRecordInformer
 	// GitOpsDeployments returns a GitOpsDeploymentInformer.
@@ -65,6 +67,11 @@ func (v *version) ArgoCDInstances() ArgoCDInstanceInformer {
 // AuditEntries returns a AuditEntryInformer.
 func (v *version) AuditEntries() AuditEntryInformer {
 	return &auditEntryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// DeploymentPreviews returns a DeploymentPreviewInformer.
+func (v *version) DeploymentPreviews() DeploymentPreviewInformer {
+	return &deploymentPreviewInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // DeploymentRecords returns a DeploymentRecordInformer.

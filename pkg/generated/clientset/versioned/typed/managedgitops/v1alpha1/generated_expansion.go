@@ -22,6 +22,8 @@ type ArgoCDInstanceExpansion interface{}
 
 type AuditEntryExpansion interface{}
 
+type DeploymentPreviewExpansion interface{}
+
 type DeploymentRecordExpansion interface{}
 
 type GitOpsDeploymentExpansion interface{}

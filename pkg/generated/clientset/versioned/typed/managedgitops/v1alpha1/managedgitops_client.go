@@ -30,6 +30,7 @@ type ManagedGitopsV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	ArgoCDInstancesGetter
 	AuditEntriesGetter
+	DeploymentPreviewsGetter
 	DeploymentRecordsGetter
 	GitOpsDeploymentsGetter
 	GitOpsDeploymentHoldsGetter
@@ -51,6 +52,10 @@ func (c *ManagedGitopsV1alpha1Client) ArgoCDInstances() ArgoCDInstanceInterface 
 
 func (c *ManagedGitopsV1alpha1Client) AuditEntries(namespace string) AuditEntryInterface {
 	return newAuditEntries(c, namespace)
+}
+
+func (c *ManagedGitopsV1alpha1Client) DeploymentPreviews(namespace string) DeploymentPreviewInterface {
+	return newDeploymentPreviews(c, namespace)
 }
 
 func (c *ManagedGitopsV1alpha1Client) DeploymentRecords(namespace string) DeploymentRecordInterface {

@@ -36,6 +36,10 @@ func (c *FakeManagedGitopsV1alpha1) AuditEntries(namespace string) v1alpha1.Audi
 	return &FakeAuditEntries{c, namespace}
 }
 
+func (c *FakeManagedGitopsV1alpha1) DeploymentPreviews(namespace string) v1alpha1.DeploymentPreviewInterface {
+	return &FakeDeploymentPreviews{c, namespace}
+}
+
 func (c *FakeManagedGitopsV1alpha1) DeploymentRecords(namespace string) v1alpha1.DeploymentRecordInterface {
 	return &FakeDeploymentRecords{c, namespace}
 }
