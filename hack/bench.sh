@@ -39,11 +39,13 @@ else
 	trap 'echo "bench: stopping the stack it started" >&2; hack/local-up.sh stop' EXIT
 fi
 
-# The benchmark programs are a module of their own (bench/go.mod).
-(cd bench && go build -o "${ROOT}/bin/gitops-bench" ./cmd/gitops-bench)
+# The benchmark programs are a module of their own (bench/go.mod). Built into the stack's
+# state, not bin/, which worktrees share: each checkout runs its own tool.
+mkdir -p "${STATE}/bin"
+(cd bench && go build -o "${STATE}/bin/gitops-bench" ./cmd/gitops-bench)
 mkdir -p docs
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
-bin/gitops-bench \
+"${STATE}/bin/gitops-bench" \
 	-kubeconfig "${STATE}/kubeconfig" -local-dir "${STATE}" \
 	-direct-server "https://127.0.0.1:$((18443 + OFFSET))" -etcd-url "http://127.0.0.1:$((12379 + OFFSET))" \
 	-out docs/performance.md -chart docs/performance.png -json docs/performance.json \

@@ -8,6 +8,7 @@
 #   PostgreSQL 15              the unit tests' throwaway server and the local stack's database
 #   redis-server               Argo CD's cache in the local stack
 #   promtool (prometheus)      checks and unit-tests the Prometheus rules (hack/verify-monitoring.sh)
+#   protoc (protobuf-compiler) hack/update-codegen.sh: the API types' protobuf (pinned, hack/lib.sh)
 #   /usr/bin/chromium          the e2e suite drives `kubectl gitops dashboard` in it, headless
 #
 # Not host tools: etcd, kube-apiserver, kubectl, Argo CD and the kustomize and helm its
@@ -26,6 +27,7 @@ ensure_command openssl openssl
 ensure_command redis-server redis-server
 ensure_postgres "${PG_BIN:-/usr/lib/postgresql/15/bin}"
 ensure_promtool
+ensure_protoc
 
 # Debian's chromium, at the path the e2e suite starts it from.
 if [[ ! -x /usr/bin/chromium ]]; then

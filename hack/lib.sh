@@ -7,6 +7,8 @@
 #   ensure_postgres PGBIN     the same for PostgreSQL 15's server binaries in PGBIN
 #   ensure_promtool           the same for promtool (Debian package prometheus), without the
 #                             Prometheus server the package would start
+#   ensure_protoc             protoc at PROTOC_VERSION (Debian bookworm's protobuf-compiler), which
+#                             hack/update-codegen.sh needs for the protobuf of our API types
 #   stack_running DIR         whether the local stack with its state in DIR is running
 
 # `go list -m -f '{{.Dir}}'` prints nothing for a module whose files are not in the module cache
@@ -55,6 +57,18 @@ ensure_postgres() {
 # a container's /usr/sbin/policy-rc.d usually forbids (exit 101); where nothing forbids it, the
 # server it started is stopped again by the PID in its pidfile (or with systemctl under systemd):
 # the tests need the command, not a server.
+# The descriptors that protoc embeds in generated.pb.go depend on its version, and verify-codegen
+# compares them byte for byte, so every machine must generate with the same one.
+PROTOC_VERSION="3.21.12"
+ensure_protoc() {
+	ensure_command protoc protobuf-compiler || return 1
+	local found
+	found="$(protoc --version)"
+	[[ "${found}" == "libprotoc ${PROTOC_VERSION}" ]] && return 0
+	echo "protoc ${PROTOC_VERSION} is needed to generate the API's protobuf, found '${found}': install Debian bookworm's protobuf-compiler ${PROTOC_VERSION} (apt-get install protobuf-compiler)" >&2
+	return 1
+}
+
 ensure_promtool() {
 	command -v promtool >/dev/null && return 0
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

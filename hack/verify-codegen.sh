@@ -6,6 +6,11 @@ set -o errexit -o nounset -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/lib.sh
+source "${ROOT}/hack/lib.sh"
+# Checked here too, so a missing or different protoc is named in one line rather than found
+# at the end of a regeneration log.
+ensure_protoc
 
 status=0
 while IFS= read -r -d '' f; do

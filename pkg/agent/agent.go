@@ -64,6 +64,7 @@ import (
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/argocdcache"
+	"github.com/gitops-service/gitops-service/pkg/clientconfig"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/autopromotion"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/environment"
 	"github.com/gitops-service/gitops-service/pkg/controller/appstudio/promotionrun"
@@ -110,14 +111,16 @@ func (c *Clients) NewEngineClients(cfg *rest.Config) error {
 	return err
 }
 
-// NewClients makes the clients from one rest config; each has its QPS and burst.
+// NewClients makes the clients from one rest config; each has its QPS and burst. Those of
+// our groups speak protobuf (clientconfig.Protobuf); Argo CD's, Kubernetes' and the dynamic
+// one keep their defaults.
 func NewClients(cfg *rest.Config) (Clients, error) {
 	var c Clients
 	var err error
-	if c.GitOps, err = versioned.NewForConfig(cfg); err != nil {
+	if c.GitOps, err = versioned.NewForConfig(clientconfig.Protobuf(cfg)); err != nil {
 		return c, err
 	}
-	if c.Operations, err = versioned.NewForConfig(cfg); err != nil {
+	if c.Operations, err = versioned.NewForConfig(clientconfig.Protobuf(cfg)); err != nil {
 		return c, err
 	}
 	if c.Argo, err = argoclient.NewForConfig(cfg); err != nil {

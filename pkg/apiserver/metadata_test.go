@@ -13,8 +13,8 @@ import (
 )
 
 // kube-controller-manager deletes a namespace's objects, and collects garbage, through the
-// metadata client, which prefers protobuf. The server must answer it in JSON rather than fail
-// to encode types that have no protobuf form; otherwise no tenant namespace could be deleted.
+// metadata client, which prefers protobuf. The server must answer it (once in JSON, since our
+// types had no protobuf form; now in protobuf); otherwise no tenant namespace could be deleted.
 func TestMetadataClientListsAndDeletesCollections(t *testing.T) {
 	cfg := startServer(t, pgtest.NewDatabase(t))
 	ctx := context.Background()

@@ -16,36 +16,33 @@ var (
 	Scheme = runtime.NewScheme()
 	// Codecs encodes and decodes with Scheme.
 	Codecs = serializer.NewCodecFactory(Scheme)
-	// apiSerializer is what the API groups negotiate with: Codecs with JSON lists written item
-	// by item (listjson.StreamingLists), without protobuf, which our types have no encoding for. Clients that prefer protobuf (kube-controller-manager's
-	// namespace deleter and garbage collector, through the metadata client) then get JSON;
-	// offered protobuf, they were answered with an encoding error, and a namespace holding
-	// GitOps objects could never be deleted.
-	apiSerializer runtime.NegotiatedSerializer = newWithoutProtobuf(Codecs)
+	// apiSerializer is what the API groups negotiate with: Codecs, with JSON lists written item
+	// by item (listjson.StreamingLists). Protobuf is served as for built-in kinds (the types'
+	// generated.pb.go): typed clients skip JSON's cost on both sides, and clients that prefer
+	// it (kube-controller-manager's namespace deleter and garbage collector, through the
+	// metadata client) get what they ask for. Storage stays JSON (postgres.go's codec).
+	apiSerializer runtime.NegotiatedSerializer = newAPISerializer(Codecs)
 )
 
-// withoutProtobuf is the factory's serializers without protobuf. They are worked out once:
-// the apiserver asks for them on every request (content negotiation).
-type withoutProtobuf struct {
+// apiSerializerFactory is the factory's serializers with JSON lists streamed. They are worked
+// out once: the apiserver asks for them on every request (content negotiation).
+type apiSerializerFactory struct {
 	serializer.CodecFactory
 	mediaTypes []runtime.SerializerInfo
 }
 
-func newWithoutProtobuf(f serializer.CodecFactory) withoutProtobuf {
-	w := withoutProtobuf{CodecFactory: f}
+func newAPISerializer(f serializer.CodecFactory) apiSerializerFactory {
+	w := apiSerializerFactory{CodecFactory: f}
 	w.mediaTypes = w.supportedMediaTypes()
 	return w
 }
 
-func (w withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo { return w.mediaTypes }
+func (w apiSerializerFactory) SupportedMediaTypes() []runtime.SerializerInfo { return w.mediaTypes }
 
-func (w withoutProtobuf) supportedMediaTypes() []runtime.SerializerInfo {
+func (w apiSerializerFactory) supportedMediaTypes() []runtime.SerializerInfo {
 	var out []runtime.SerializerInfo
 	for _, info := range w.CodecFactory.SupportedMediaTypes() {
-		switch info.MediaType {
-		case runtime.ContentTypeProtobuf:
-			continue
-		case runtime.ContentTypeJSON:
+		if info.MediaType == runtime.ContentTypeJSON {
 			info.Serializer = listjson.StreamingLists{Serializer: info.Serializer}
 		}
 		out = append(out, info)

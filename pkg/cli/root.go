@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 
+	"github.com/gitops-service/gitops-service/pkg/clientconfig"
 	"github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned"
 )
 
@@ -39,9 +40,11 @@ type Options struct {
 // NewOptions are the options of a real run.
 func NewOptions(streams genericiooptions.IOStreams) *Options {
 	return &Options{
-		ConfigFlags:  genericclioptions.NewConfigFlags(true),
-		IOStreams:    streams,
-		NewClient:    func(c *rest.Config) (versioned.Interface, error) { return versioned.NewForConfig(c) },
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		IOStreams:   streams,
+		NewClient: func(c *rest.Config) (versioned.Interface, error) {
+			return versioned.NewForConfig(clientconfig.Protobuf(c))
+		},
 		Now:          time.Now,
 		PollInterval: time.Second,
 	}

@@ -72,6 +72,7 @@ type options struct {
 	heapProfiles string
 	profileGets  string
 	profileFor   time.Duration
+	contentType  string
 }
 
 // stepAliases name the skippable steps for -huge-skip.
@@ -118,6 +119,7 @@ func main() {
 	flag.StringVar(&o.profileGets, "profile-gets", "", "instead of the plan: store the first -n objects in each target, run gets with the largest -c for -profile-for, "+
 		"and write each server's CPU profile and every process's CPU time per get to this folder")
 	flag.DurationVar(&o.profileFor, "profile-for", 20*time.Second, "how long -profile-gets runs the gets of each target, over -rounds rounds (the CPU profiles cover the first)")
+	flag.StringVar(&o.contentType, "content-type", bench.ContentTypeProtobuf, "what targets A and C speak for single objects (create, get, update status, delete): protobuf (our typed clientset) or json (the dynamic client); B, a CRD, always speaks JSON, and lists and watches read JSON everywhere")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -384,14 +386,19 @@ func setUp(ctx context.Context, o options, cfg *rest.Config, kube kubernetes.Int
 	}
 
 	var targets []*bench.Target
+	if o.contentType != bench.ContentTypeJSON && o.contentType != bench.ContentTypeProtobuf {
+		return nil, fmt.Errorf("-content-type: %q is neither %s nor %s", o.contentType, bench.ContentTypeJSON, bench.ContentTypeProtobuf)
+	}
 	for _, spec := range []struct {
-		name, desc string
-		cfg        *rest.Config
-		gvr        schema.GroupVersionResource
+		name, desc  string
+		cfg         *rest.Config
+		gvr         schema.GroupVersionResource
+		contentType string
 	}{
-		{"A", "GitOpsDeployments through kube-apiserver's aggregation layer to gitops-apiserver, stored in PostgreSQL", cfg, gitopsGVR},
-		{"B", "the same kind as a CRD on the same kube-apiserver, stored in its etcd; schema generated from our OpenAPI definitions, status subresource, printer columns", cfg, crdGVR},
-		{"C", fmt.Sprintf("gitops-apiserver directly at %s (no aggregation hop), stored in PostgreSQL", o.direct), direct, gitopsGVR},
+		{"A", "GitOpsDeployments through kube-apiserver's aggregation layer to gitops-apiserver, stored in PostgreSQL", cfg, gitopsGVR, o.contentType},
+		// CRDs cannot be served in protobuf.
+		{"B", "the same kind as a CRD on the same kube-apiserver, stored in its etcd; schema generated from our OpenAPI definitions, status subresource, printer columns", cfg, crdGVR, bench.ContentTypeJSON},
+		{"C", fmt.Sprintf("gitops-apiserver directly at %s (no aggregation hop), stored in PostgreSQL", o.direct), direct, gitopsGVR, o.contentType},
 	} {
 		if !want[spec.name] {
 			continue
@@ -400,7 +407,7 @@ func setUp(ctx context.Context, o options, cfg *rest.Config, kube kubernetes.Int
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, err
 		}
-		t, err := bench.NewTarget(spec.name, spec.desc, spec.cfg, spec.gvr, "GitOpsDeployment", ns)
+		t, err := bench.NewTarget(spec.name, spec.desc, spec.cfg, spec.gvr, "GitOpsDeployment", ns, spec.contentType)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -126,16 +125,14 @@ type GetProfile struct {
 
 // FillForGets stores n objects in t and gets each once (connections, caches).
 func FillForGets(ctx context.Context, t *Target, n, c int) error {
-	res := t.resource()
 	if s, err := parallel(ctx, n, c, func(ctx context.Context, i int) error {
-		_, err := res.Create(ctx, t.newObject(i), metav1.CreateOptions{})
+		_, err := t.objects.create(ctx, t.newObject(i))
 		return err
 	}); err != nil {
 		return tolerate(StepCreate, s, err, n)
 	}
 	_, err := parallel(ctx, n, c, func(ctx context.Context, i int) error {
-		_, err := res.Get(ctx, ObjectName(i), metav1.GetOptions{})
-		return err
+		return t.objects.get(ctx, ObjectName(i))
 	})
 	return err
 }
@@ -145,7 +142,6 @@ func FillForGets(ctx context.Context, t *Target, n, c int) error {
 // is set, it takes the processes' CPU profiles too and writes them to dir as
 // cpu-<target>-<process>.pb.gz.
 func ProfileGets(ctx context.Context, t *Target, n, c int, d time.Duration, procs []ProfiledProcess, dir string, into *GetProfile) (*GetProfile, error) {
-	res := t.resource()
 	out := into
 	if out == nil {
 		out = &GetProfile{Target: t.Name, CPUPerGet: map[string]float64{}, cpu: map[string]time.Duration{}}
@@ -205,7 +201,7 @@ func ProfileGets(ctx context.Context, t *Target, n, c int, d time.Duration, proc
 			for time.Now().Before(stopAt) && ctx.Err() == nil {
 				i := int(next.Add(1)-1) % n
 				t0 := time.Now()
-				_, err := res.Get(ctx, ObjectName(i), metav1.GetOptions{})
+				err := t.objects.get(ctx, ObjectName(i))
 				took := time.Since(t0)
 				if err != nil {
 					lmu.Lock()

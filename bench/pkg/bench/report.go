@@ -576,5 +576,10 @@ func TargetNames(ts []*Target) []string {
 
 // Describe formats a target for the report.
 func (t *Target) Describe() string {
-	return fmt.Sprintf("**%s**: %s (`%s`, namespace `%s`)", t.Name, t.Description, strings.TrimPrefix(t.GVR.String(), "/"), t.Namespace)
+	how := "JSON (dynamic client)"
+	if t.ContentType == ContentTypeProtobuf {
+		how = "protobuf (typed clientset)"
+	}
+	return fmt.Sprintf("**%s**: %s (`%s`, namespace `%s`); creates, gets, status updates and deletes in %s, lists and watches in JSON",
+		t.Name, t.Description, strings.TrimPrefix(t.GVR.String(), "/"), t.Namespace, how)
 }

@@ -49,8 +49,8 @@ func TestKindsRegistered(t *testing.T, g Group) {
 }
 
 // TestRoundTrip fuzzes every kind of the group and checks that internal -> versioned -> JSON
-// -> versioned -> internal, and versioned -> JSON -> versioned, lose nothing. The groups are
-// not served as protobuf, so protobuf is skipped. roundtrip.RoundTripTestForAPIGroup would do
+// or protobuf -> versioned -> internal, and versioned -> JSON or protobuf -> versioned, lose
+// nothing (the groups are served in both). roundtrip.RoundTripTestForAPIGroup would do
 // the same with a random seed and with the kinds in map order sharing one fuzzer; a fuzzer per
 // seed and kind, in sorted order, makes every run fuzz the same values.
 func TestRoundTrip(t *testing.T, g Group) {
@@ -64,7 +64,7 @@ func TestRoundTrip(t *testing.T, g Group) {
 			t.Run(gvk.Version+"/"+kind, func(t *testing.T) {
 				for _, seed := range seeds {
 					f := fuzzer.FuzzerFor(funcs, rand.NewSource(seed), codecs)
-					roundtrip.RoundTripSpecificKindWithoutProtobuf(t, gvk, scheme, codecs, f, nil)
+					roundtrip.RoundTripSpecificKind(t, gvk, scheme, codecs, f, nil)
 					if t.Failed() {
 						t.Fatalf("round trip failed with seed %d", seed)
 					}

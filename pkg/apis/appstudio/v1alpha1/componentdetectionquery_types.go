@@ -13,33 +13,33 @@ import (
 type ComponentDetectionQuery struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Spec ComponentDetectionQuerySpec `json:"spec"`
+	Spec ComponentDetectionQuerySpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status ComponentDetectionQueryStatus `json:"status,omitempty"`
+	Status ComponentDetectionQueryStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // ComponentDetectionQuerySpec is the repository to look into.
 type ComponentDetectionQuerySpec struct {
-	GitSource GitSource `json:"git"`
+	GitSource GitSource `json:"git" protobuf:"bytes,1,opt,name=git"`
 	// +optional
-	Secret string `json:"secret,omitempty"`
+	Secret string `json:"secret,omitempty" protobuf:"bytes,2,opt,name=secret"`
 	// GenerateComponentName asks for random suffixes instead of predictable component names.
 	// +optional
-	GenerateComponentName bool `json:"generateComponentName,omitempty"`
+	GenerateComponentName bool `json:"generateComponentName,omitempty" protobuf:"varint,3,opt,name=generateComponentName"`
 }
 
 // ComponentDetectionDescription is one Component found.
 type ComponentDetectionDescription struct {
 	// +optional
-	DevfileFound bool `json:"devfileFound,omitempty"`
+	DevfileFound bool `json:"devfileFound,omitempty" protobuf:"varint,1,opt,name=devfileFound"`
 	// +optional
-	Language string `json:"language,omitempty"`
+	Language string `json:"language,omitempty" protobuf:"bytes,2,opt,name=language"`
 	// +optional
-	ProjectType string `json:"projectType,omitempty"`
+	ProjectType string `json:"projectType,omitempty" protobuf:"bytes,3,opt,name=projectType"`
 	// +optional
-	ComponentStub ComponentSpec `json:"componentStub,omitempty"`
+	ComponentStub ComponentSpec `json:"componentStub,omitempty" protobuf:"bytes,4,opt,name=componentStub"`
 }
 
 // ComponentDetectionMap is the Components found, by name.
@@ -50,9 +50,9 @@ type ComponentDetectionQueryStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,1,rep,name=conditions"`
 	// +optional
-	ComponentDetected ComponentDetectionMap `json:"componentDetected,omitempty"`
+	ComponentDetected ComponentDetectionMap `json:"componentDetected,omitempty" protobuf:"bytes,2,rep,name=componentDetected,casttype=ComponentDetectionMap"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -61,6 +61,6 @@ type ComponentDetectionQueryStatus struct {
 type ComponentDetectionQueryList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []ComponentDetectionQuery `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []ComponentDetectionQuery `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

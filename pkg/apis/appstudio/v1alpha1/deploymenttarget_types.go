@@ -54,42 +54,42 @@ const (
 type DeploymentTarget struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec DeploymentTargetSpec `json:"spec,omitempty"`
+	Spec DeploymentTargetSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status DeploymentTargetStatus `json:"status,omitempty"`
+	Status DeploymentTargetStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // DeploymentTargetSpec describes a DeploymentTarget.
 type DeploymentTargetSpec struct {
-	DeploymentTargetClassName    DeploymentTargetClassName                    `json:"deploymentTargetClassName"`
-	KubernetesClusterCredentials DeploymentTargetKubernetesClusterCredentials `json:"kubernetesCredentials"`
+	DeploymentTargetClassName    DeploymentTargetClassName                    `json:"deploymentTargetClassName" protobuf:"bytes,1,opt,name=deploymentTargetClassName,casttype=DeploymentTargetClassName"`
+	KubernetesClusterCredentials DeploymentTargetKubernetesClusterCredentials `json:"kubernetesCredentials" protobuf:"bytes,2,opt,name=kubernetesCredentials"`
 	// ClaimRef is the DeploymentTargetClaim in the same namespace that this target is bound to.
 	// +optional
-	ClaimRef string `json:"claimRef,omitempty"`
+	ClaimRef string `json:"claimRef,omitempty" protobuf:"bytes,3,opt,name=claimRef"`
 }
 
 // DeploymentTargetKubernetesClusterCredentials are credentials for a namespace of a cluster.
 type DeploymentTargetKubernetesClusterCredentials struct {
 	// DefaultNamespace is the namespace the credentials give access to.
-	DefaultNamespace string `json:"defaultNamespace"`
+	DefaultNamespace string `json:"defaultNamespace" protobuf:"bytes,1,opt,name=defaultNamespace"`
 	// APIURL is the https URL of the cluster's API server.
-	APIURL string `json:"apiURL"`
+	APIURL string `json:"apiURL" protobuf:"bytes,2,opt,name=apiURL"`
 	// ClusterCredentialsSecret is a Secret in the same namespace with a kubeconfig.
-	ClusterCredentialsSecret   string `json:"clusterCredentialsSecret"`
-	AllowInsecureSkipTLSVerify bool   `json:"allowInsecureSkipTLSVerify"`
+	ClusterCredentialsSecret   string `json:"clusterCredentialsSecret" protobuf:"bytes,3,opt,name=clusterCredentialsSecret"`
+	AllowInsecureSkipTLSVerify bool   `json:"allowInsecureSkipTLSVerify" protobuf:"varint,4,opt,name=allowInsecureSkipTLSVerify"`
 }
 
 // DeploymentTargetStatus is the phase of a DeploymentTarget.
 type DeploymentTargetStatus struct {
 	// +optional
-	Phase DeploymentTargetPhase `json:"phase,omitempty"`
+	Phase DeploymentTargetPhase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=DeploymentTargetPhase"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,2,rep,name=conditions"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -98,6 +98,6 @@ type DeploymentTargetStatus struct {
 type DeploymentTargetList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []DeploymentTarget `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []DeploymentTarget `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

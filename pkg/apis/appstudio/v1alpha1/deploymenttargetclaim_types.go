@@ -20,30 +20,30 @@ const (
 type DeploymentTargetClaim struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec DeploymentTargetClaimSpec `json:"spec,omitempty"`
+	Spec DeploymentTargetClaimSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status DeploymentTargetClaimStatus `json:"status,omitempty"`
+	Status DeploymentTargetClaimStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // DeploymentTargetClaimSpec describes the wanted DeploymentTarget.
 type DeploymentTargetClaimSpec struct {
-	DeploymentTargetClassName DeploymentTargetClassName `json:"deploymentTargetClassName"`
+	DeploymentTargetClassName DeploymentTargetClassName `json:"deploymentTargetClassName" protobuf:"bytes,1,opt,name=deploymentTargetClassName,casttype=DeploymentTargetClassName"`
 	// TargetName is the DeploymentTarget in the same namespace to bind to.
 	// +optional
-	TargetName string `json:"targetName,omitempty"`
+	TargetName string `json:"targetName,omitempty" protobuf:"bytes,2,opt,name=targetName"`
 }
 
 // DeploymentTargetClaimStatus is the phase of a DeploymentTargetClaim.
 type DeploymentTargetClaimStatus struct {
 	// +optional
-	Phase DeploymentTargetClaimPhase `json:"phase,omitempty"`
+	Phase DeploymentTargetClaimPhase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=DeploymentTargetClaimPhase"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,2,rep,name=conditions"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -52,6 +52,6 @@ type DeploymentTargetClaimStatus struct {
 type DeploymentTargetClaimList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []DeploymentTargetClaim `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []DeploymentTargetClaim `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

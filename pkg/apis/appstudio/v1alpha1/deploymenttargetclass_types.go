@@ -46,23 +46,23 @@ const (
 type DeploymentTargetClass struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec DeploymentTargetClassSpec `json:"spec,omitempty"`
+	Spec DeploymentTargetClassSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status DeploymentTargetClassStatus `json:"status,omitempty"`
+	Status DeploymentTargetClassStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // DeploymentTargetClassSpec describes a DeploymentTargetClass.
 type DeploymentTargetClassSpec struct {
-	Provisioner Provisioner `json:"provisioner"`
+	Provisioner Provisioner `json:"provisioner" protobuf:"bytes,1,opt,name=provisioner,casttype=Provisioner"`
 	// Parameters are the provisioner's settings. application-api's have no fields; this
 	// service adds Namespace, for the provisioner ProvisionerNamespace only.
 	// +optional
-	Parameters DeploymentTargetParameters `json:"parameters,omitempty"`
+	Parameters DeploymentTargetParameters `json:"parameters,omitempty" protobuf:"bytes,2,opt,name=parameters"`
 	// ReclaimPolicy is Delete (the default) or Retain.
-	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy"`
+	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy" protobuf:"bytes,3,opt,name=reclaimPolicy,casttype=ReclaimPolicy"`
 }
 
 // DeploymentTargetParameters are parameters of a provisioner. An empty object, all that
@@ -72,7 +72,7 @@ type DeploymentTargetParameters struct {
 	// application-api, whose parameters are empty). It may only be set on classes of that
 	// provisioner.
 	// +optional
-	Namespace *NamespaceProvisionerParameters `json:"namespace,omitempty"`
+	Namespace *NamespaceProvisionerParameters `json:"namespace,omitempty" protobuf:"bytes,1,opt,name=namespace"`
 }
 
 // NamespaceProvisionerParameters are the settings of the managed-gitops.redhat.com/namespace
@@ -81,43 +81,43 @@ type NamespaceProvisionerParameters struct {
 	// TTL, when set, is how long after its DeploymentTarget was provisioned the claim is
 	// deleted; the class's reclaimPolicy then applies to the target. At least 1m.
 	// +optional
-	TTL *metav1.Duration `json:"ttl,omitempty"`
+	TTL *metav1.Duration `json:"ttl,omitempty" protobuf:"bytes,1,opt,name=ttl"`
 	// TokenExpiration is the lifetime of the ServiceAccount tokens in the target's kubeconfig
 	// Secret, which are renewed at 80% of it: 24h when unset, at least 10m (the TokenRequest
 	// API's minimum) and at most 8760h.
 	// +optional
-	TokenExpiration *metav1.Duration `json:"tokenExpiration,omitempty"`
+	TokenExpiration *metav1.Duration `json:"tokenExpiration,omitempty" protobuf:"bytes,2,opt,name=tokenExpiration"`
 	// ResourceQuota is the hard limits of a ResourceQuota in each namespace, e.g.
 	// requests.cpu: "2", requests.memory: 4Gi, count/pods: "20". Unset: the provisioner's
 	// default quota (docs/deployment-target-classes.md).
 	// +optional
-	ResourceQuota corev1.ResourceList `json:"resourceQuota,omitempty"`
+	ResourceQuota corev1.ResourceList `json:"resourceQuota,omitempty" protobuf:"bytes,3,rep,name=resourceQuota,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
 	// ContainerLimits are the limits of a LimitRange of type Container in each namespace.
 	// Unset: the provisioner's default limits (docs/deployment-target-classes.md).
 	// +optional
-	ContainerLimits *ContainerLimits `json:"containerLimits,omitempty"`
+	ContainerLimits *ContainerLimits `json:"containerLimits,omitempty" protobuf:"bytes,4,opt,name=containerLimits"`
 	// PodSecurityLevel is the Pod Security Standard that each namespace enforces, audits and
 	// warns about (its pod-security.kubernetes.io/enforce, audit and warn labels): restricted
 	// (the default), baseline or privileged.
 	// +optional
-	PodSecurityLevel PodSecurityLevel `json:"podSecurityLevel,omitempty"`
+	PodSecurityLevel PodSecurityLevel `json:"podSecurityLevel,omitempty" protobuf:"bytes,5,opt,name=podSecurityLevel,casttype=PodSecurityLevel"`
 	// NetworkPolicy is what the NetworkPolicy of each namespace lets in; it denies every other
 	// ingress. Unset: the namespace's own pods only.
 	// +optional
-	NetworkPolicy *NamespaceNetworkPolicy `json:"networkPolicy,omitempty"`
+	NetworkPolicy *NamespaceNetworkPolicy `json:"networkPolicy,omitempty" protobuf:"bytes,6,opt,name=networkPolicy"`
 	// Labels are put on each namespace, besides the provisioner's own and the Pod Security
 	// labels, which they may not name.
 	// +optional
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" protobuf:"bytes,7,rep,name=labels"`
 	// Annotations are put on each namespace, besides the provisioner's own.
 	// +optional
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty" protobuf:"bytes,8,rep,name=annotations"`
 	// MaxClaimsPerNamespace is the most DeploymentTargetClaims (of every class) a namespace
 	// may hold for a claim of this class to be created there: the server refuses the claim
 	// that would be one too many. Unset: the server's
 	// --max-deployment-target-claims-per-namespace.
 	// +optional
-	MaxClaimsPerNamespace *int32 `json:"maxClaimsPerNamespace,omitempty"`
+	MaxClaimsPerNamespace *int32 `json:"maxClaimsPerNamespace,omitempty" protobuf:"varint,9,opt,name=maxClaimsPerNamespace"`
 }
 
 // PodSecurityLevel is a Pod Security Standard.
@@ -133,12 +133,12 @@ const (
 type NamespaceNetworkPolicy struct {
 	// AllowFromSameNamespace admits the namespace's own pods; true when unset.
 	// +optional
-	AllowFromSameNamespace *bool `json:"allowFromSameNamespace,omitempty"`
+	AllowFromSameNamespace *bool `json:"allowFromSameNamespace,omitempty" protobuf:"varint,1,opt,name=allowFromSameNamespace"`
 	// AllowFromNamespaces admits the pods of the namespaces that any of these selectors
 	// selects, such as an ingress controller's or monitoring's.
 	// +optional
 	// +listType=atomic
-	AllowFromNamespaces []metav1.LabelSelector `json:"allowFromNamespaces,omitempty"`
+	AllowFromNamespaces []metav1.LabelSelector `json:"allowFromNamespaces,omitempty" protobuf:"bytes,2,rep,name=allowFromNamespaces"`
 }
 
 // ContainerLimits are the per-container limits of a LimitRange (a LimitRangeItem of type
@@ -146,20 +146,20 @@ type NamespaceNetworkPolicy struct {
 type ContainerLimits struct {
 	// Default is the limit of a container that sets none.
 	// +optional
-	Default corev1.ResourceList `json:"default,omitempty"`
+	Default corev1.ResourceList `json:"default,omitempty" protobuf:"bytes,1,rep,name=default,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
 	// DefaultRequest is the request of a container that sets none.
 	// +optional
-	DefaultRequest corev1.ResourceList `json:"defaultRequest,omitempty"`
+	DefaultRequest corev1.ResourceList `json:"defaultRequest,omitempty" protobuf:"bytes,2,rep,name=defaultRequest,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
 	// Max is the largest limit a container may set.
 	// +optional
-	Max corev1.ResourceList `json:"max,omitempty"`
+	Max corev1.ResourceList `json:"max,omitempty" protobuf:"bytes,3,rep,name=max,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
 	// Min is the smallest request a container may set.
 	// +optional
-	Min corev1.ResourceList `json:"min,omitempty"`
+	Min corev1.ResourceList `json:"min,omitempty" protobuf:"bytes,4,rep,name=min,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
 	// MaxLimitRequestRatio is the largest ratio of a container's limit to its request; at
 	// least 1.
 	// +optional
-	MaxLimitRequestRatio corev1.ResourceList `json:"maxLimitRequestRatio,omitempty"`
+	MaxLimitRequestRatio corev1.ResourceList `json:"maxLimitRequestRatio,omitempty" protobuf:"bytes,5,rep,name=maxLimitRequestRatio,casttype=k8s.io/api/core/v1.ResourceList,castkey=k8s.io/api/core/v1.ResourceName"`
 }
 
 // DeploymentTargetClassStatus is empty.
@@ -171,6 +171,6 @@ type DeploymentTargetClassStatus struct{}
 type DeploymentTargetClassList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []DeploymentTargetClass `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []DeploymentTargetClass `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

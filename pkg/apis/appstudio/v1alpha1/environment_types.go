@@ -58,87 +58,87 @@ const EnvironmentSecretLabel = "appstudio.openshift.io/environment-secret"
 type Environment struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec EnvironmentSpec `json:"spec,omitempty"`
+	Spec EnvironmentSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status EnvironmentStatus `json:"status,omitempty"`
+	Status EnvironmentStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // EnvironmentSpec describes an Environment.
 type EnvironmentSpec struct {
 	// Type is deprecated.
 	// +optional
-	Type EnvironmentType `json:"type,omitempty"`
+	Type EnvironmentType `json:"type,omitempty" protobuf:"bytes,1,opt,name=type,casttype=EnvironmentType"`
 	// DisplayName is the name users see.
-	DisplayName string `json:"displayName"`
+	DisplayName string `json:"displayName" protobuf:"bytes,2,opt,name=displayName"`
 	// DeploymentStrategy is Manual or AppStudioAutomated.
-	DeploymentStrategy DeploymentStrategyType `json:"deploymentStrategy"`
+	DeploymentStrategy DeploymentStrategyType `json:"deploymentStrategy" protobuf:"bytes,3,opt,name=deploymentStrategy,casttype=DeploymentStrategyType"`
 	// ParentEnvironment is the Environment promoted from, in the promotion graph.
 	// +optional
-	ParentEnvironment string `json:"parentEnvironment,omitempty"`
+	ParentEnvironment string `json:"parentEnvironment,omitempty" protobuf:"bytes,4,opt,name=parentEnvironment"`
 	// +optional
 	// +listType=atomic
-	Tags []string `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty" protobuf:"bytes,5,rep,name=tags"`
 	// +optional
-	Configuration EnvironmentConfiguration `json:"configuration,omitempty"`
+	Configuration EnvironmentConfiguration `json:"configuration,omitempty" protobuf:"bytes,6,opt,name=configuration"`
 	// UnstableConfigurationFields holds the credentials of a remote cluster; it is expected to change.
 	// +optional
-	UnstableConfigurationFields *UnstableEnvironmentConfiguration `json:"unstableConfigurationFields,omitempty"`
+	UnstableConfigurationFields *UnstableEnvironmentConfiguration `json:"unstableConfigurationFields,omitempty" protobuf:"bytes,7,opt,name=unstableConfigurationFields"`
 }
 
 // EnvironmentConfiguration is configuration for workloads deployed into the Environment.
 type EnvironmentConfiguration struct {
 	// +optional
 	// +listType=atomic
-	Env []EnvVarPair `json:"env,omitempty"`
+	Env []EnvVarPair `json:"env,omitempty" protobuf:"bytes,1,rep,name=env"`
 	// Target selects a DeploymentTargetClaim to deploy to.
 	// +optional
-	Target EnvironmentTarget `json:"target,omitempty"`
+	Target EnvironmentTarget `json:"target,omitempty" protobuf:"bytes,2,opt,name=target"`
 }
 
 // EnvironmentTarget points at a DeploymentTargetClaim.
 type EnvironmentTarget struct {
-	DeploymentTargetClaim DeploymentTargetClaimConfig `json:"deploymentTargetClaim"`
+	DeploymentTargetClaim DeploymentTargetClaimConfig `json:"deploymentTargetClaim" protobuf:"bytes,1,opt,name=deploymentTargetClaim"`
 }
 
 // DeploymentTargetClaimConfig names a DeploymentTargetClaim in the same namespace.
 type DeploymentTargetClaimConfig struct {
-	ClaimName string `json:"claimName"`
+	ClaimName string `json:"claimName" protobuf:"bytes,1,opt,name=claimName"`
 }
 
 // EnvVarPair is an environment variable.
 type EnvVarPair struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	Value string `json:"value" protobuf:"bytes,2,opt,name=value"`
 }
 
 // UnstableEnvironmentConfiguration points an Environment at a remote cluster.
 type UnstableEnvironmentConfiguration struct {
 	// +optional
-	ClusterType ConfigurationClusterType `json:"clusterType,omitempty"`
+	ClusterType ConfigurationClusterType `json:"clusterType,omitempty" protobuf:"bytes,1,opt,name=clusterType,casttype=ConfigurationClusterType"`
 	// +optional
-	KubernetesClusterCredentials KubernetesClusterCredentials `json:"kubernetesCredentials,omitempty"`
+	KubernetesClusterCredentials KubernetesClusterCredentials `json:"kubernetesCredentials,omitempty" protobuf:"bytes,2,opt,name=kubernetesCredentials"`
 }
 
 // KubernetesClusterCredentials are the API URL and credentials of a cluster.
 type KubernetesClusterCredentials struct {
 	// TargetNamespace is the namespace deployed to.
-	TargetNamespace string `json:"targetNamespace"`
+	TargetNamespace string `json:"targetNamespace" protobuf:"bytes,1,opt,name=targetNamespace"`
 	// APIURL is the https URL of the cluster's API server.
-	APIURL string `json:"apiURL"`
+	APIURL string `json:"apiURL" protobuf:"bytes,2,opt,name=apiURL"`
 	// IngressDomain is the cluster's ingress domain; required for clusterType Kubernetes.
 	// +optional
-	IngressDomain string `json:"ingressDomain,omitempty"`
+	IngressDomain string `json:"ingressDomain,omitempty" protobuf:"bytes,3,opt,name=ingressDomain"`
 	// ClusterCredentialsSecret is a Secret of type managed-gitops.redhat.com/managed-environment.
-	ClusterCredentialsSecret   string `json:"clusterCredentialsSecret"`
-	AllowInsecureSkipTLSVerify bool   `json:"allowInsecureSkipTLSVerify"`
+	ClusterCredentialsSecret   string `json:"clusterCredentialsSecret" protobuf:"bytes,4,opt,name=clusterCredentialsSecret"`
+	AllowInsecureSkipTLSVerify bool   `json:"allowInsecureSkipTLSVerify" protobuf:"varint,5,opt,name=allowInsecureSkipTLSVerify"`
 	// +optional
 	// +listType=atomic
-	Namespaces []string `json:"namespaces,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty" protobuf:"bytes,6,rep,name=namespaces"`
 	// +optional
-	ClusterResources bool `json:"clusterResources,omitempty"`
+	ClusterResources bool `json:"clusterResources,omitempty" protobuf:"varint,7,opt,name=clusterResources"`
 }
 
 // EnvironmentStatus reports whether the Environment could be reconciled.
@@ -146,7 +146,7 @@ type EnvironmentStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,1,rep,name=conditions"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -155,6 +155,6 @@ type EnvironmentStatus struct {
 type EnvironmentList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Environment `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []Environment `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

@@ -23,12 +23,12 @@ import (
 type PromotionGate struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec PromotionGateSpec `json:"spec,omitempty"`
+	Spec PromotionGateSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status PromotionGateStatus `json:"status,omitempty"`
+	Status PromotionGateStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // PromotionGateSpec lists the gates of an Environment. Every gate set applies.
@@ -36,33 +36,33 @@ type PromotionGateSpec struct {
 	// Approvals, when set, is how many different users must approve a promotion (a
 	// PromotionApproval with decision Approve) before it enters the Environment.
 	// +optional
-	Approvals *ApprovalGate `json:"approvals,omitempty"`
+	Approvals *ApprovalGate `json:"approvals,omitempty" protobuf:"bytes,1,opt,name=approvals"`
 	// ChangeWindows are when a promotion may enter the Environment (Allow: only within one of
 	// them, when there is any) and when it may not (Deny).
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	ChangeWindows []ChangeWindow `json:"changeWindows,omitempty"`
+	ChangeWindows []ChangeWindow `json:"changeWindows,omitempty" protobuf:"bytes,2,rep,name=changeWindows"`
 	// Freezes keep every promotion out of the Environment until they expire.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	Freezes []Freeze `json:"freezes,omitempty"`
+	Freezes []Freeze `json:"freezes,omitempty" protobuf:"bytes,3,rep,name=freezes"`
 	// SoakTime is how long a Snapshot must stay Healthy in the Environment before it may leave
 	// it; a deployment that becomes Degraded in that time is rolled back.
 	// +optional
-	SoakTime *metav1.Duration `json:"soakTime,omitempty"`
+	SoakTime *metav1.Duration `json:"soakTime,omitempty" protobuf:"bytes,4,opt,name=soakTime"`
 	// Verification is a Job run in the PromotionRun's namespace, with the namespace's
 	// deployer identity, once every GitOpsDeployment is Synced and Healthy at the Snapshot; the
 	// step succeeds when the Job succeeds, and is rolled back when it fails or times out.
 	// +optional
-	Verification *Verification `json:"verification,omitempty"`
+	Verification *Verification `json:"verification,omitempty" protobuf:"bytes,5,opt,name=verification"`
 }
 
 // ApprovalGate is the approvals a promotion needs.
 type ApprovalGate struct {
 	// Required is the number of different users who must approve, 1 to 10.
-	Required int32 `json:"required"`
+	Required int32 `json:"required" protobuf:"varint,1,opt,name=required"`
 }
 
 // ChangeWindowType tells whether a window allows promotions or denies them.
@@ -76,37 +76,37 @@ const (
 // ChangeWindow is a recurring period, from each time its schedule fires, for its duration.
 type ChangeWindow struct {
 	// Name identifies the window in the promotion's status.
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 	// Type is Allow or Deny.
-	Type ChangeWindowType `json:"type"`
+	Type ChangeWindowType `json:"type" protobuf:"bytes,2,opt,name=type,casttype=ChangeWindowType"`
 	// Schedule is a cron expression of five fields (minute hour day-of-month month
 	// day-of-week), as a CronJob's, when the window opens.
-	Schedule string `json:"schedule"`
+	Schedule string `json:"schedule" protobuf:"bytes,3,opt,name=schedule"`
 	// Duration is how long the window stays open, at least 1m.
-	Duration metav1.Duration `json:"duration"`
+	Duration metav1.Duration `json:"duration" protobuf:"bytes,4,opt,name=duration"`
 	// TimeZone is the IANA time zone of the schedule, UTC when unset.
 	// +optional
-	TimeZone string `json:"timeZone,omitempty"`
+	TimeZone string `json:"timeZone,omitempty" protobuf:"bytes,5,opt,name=timeZone"`
 }
 
 // Freeze keeps promotions out of the Environment until it expires.
 type Freeze struct {
 	// Name identifies the freeze.
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 	// Reason is told to whoever waits for the freeze.
-	Reason string `json:"reason"`
+	Reason string `json:"reason" protobuf:"bytes,2,opt,name=reason"`
 	// Until is when the freeze expires.
-	Until metav1.Time `json:"until"`
+	Until metav1.Time `json:"until" protobuf:"bytes,3,opt,name=until"`
 }
 
 // Verification is a Job that verifies a deployment.
 type Verification struct {
 	// JobTemplate is the Job to run. Its pods run as the namespace's deployer ServiceAccount
 	// (serviceAccountName is set to it) and never restart (restartPolicy Never when unset).
-	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
+	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate" protobuf:"bytes,1,opt,name=jobTemplate"`
 	// Timeout is how long the Job may take before the verification fails: 10m when unset.
 	// +optional
-	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	Timeout *metav1.Duration `json:"timeout,omitempty" protobuf:"bytes,2,opt,name=timeout"`
 }
 
 // GatePhase is where a promotion stands at a gate.
@@ -136,67 +136,67 @@ type PromotionGateStatus struct {
 	// latest ended ones, ten in all at most when there are not more in progress.
 	// +optional
 	// +listType=atomic
-	Promotions []GatedPromotion `json:"promotions,omitempty"`
+	Promotions []GatedPromotion `json:"promotions,omitempty" protobuf:"bytes,1,rep,name=promotions"`
 }
 
 // GatedPromotion is one PromotionRun's passage through the gate.
 type GatedPromotion struct {
 	// PromotionRun is the run's name.
-	PromotionRun string `json:"promotionRun"`
+	PromotionRun string `json:"promotionRun" protobuf:"bytes,1,opt,name=promotionRun"`
 	// PromotionRunUID is the run's UID: a run deleted and made again under the same name has
 	// passages of its own.
 	// +optional
-	PromotionRunUID types.UID `json:"promotionRunUID,omitempty"`
+	PromotionRunUID types.UID `json:"promotionRunUID,omitempty" protobuf:"bytes,2,opt,name=promotionRunUID,casttype=k8s.io/apimachinery/pkg/types.UID"`
 	// Application is the run's Application: the Environment's binding of it is what entered.
 	// +optional
-	Application string `json:"application,omitempty"`
+	Application string `json:"application,omitempty" protobuf:"bytes,3,opt,name=application"`
 	// Snapshot is the run's Snapshot.
-	Snapshot string `json:"snapshot"`
+	Snapshot string `json:"snapshot" protobuf:"bytes,4,opt,name=snapshot"`
 	// Phase is where it stands.
-	Phase GatePhase `json:"phase"`
+	Phase GatePhase `json:"phase" protobuf:"bytes,5,opt,name=phase,casttype=GatePhase"`
 	// Message says what it waits for, or how it ended.
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,6,opt,name=message"`
 	// PreviousSnapshot is the Snapshot the Environment ran before it was entered: where a
 	// rollback goes.
 	// +optional
-	PreviousSnapshot string `json:"previousSnapshot,omitempty"`
+	PreviousSnapshot string `json:"previousSnapshot,omitempty" protobuf:"bytes,7,opt,name=previousSnapshot"`
 	// EnteredTime is when the binding was pointed at the Snapshot.
 	// +optional
-	EnteredTime *metav1.Time `json:"enteredTime,omitempty"`
+	EnteredTime *metav1.Time `json:"enteredTime,omitempty" protobuf:"bytes,8,opt,name=enteredTime"`
 	// HealthyTime is when every GitOpsDeployment first ran the Snapshot, Synced and Healthy:
 	// the soak time counts from it.
 	// +optional
-	HealthyTime *metav1.Time `json:"healthyTime,omitempty"`
+	HealthyTime *metav1.Time `json:"healthyTime,omitempty" protobuf:"bytes,9,opt,name=healthyTime"`
 	// Approvers are the users whose approvals were counted.
 	// +optional
 	// +listType=atomic
-	Approvers []string `json:"approvers,omitempty"`
+	Approvers []string `json:"approvers,omitempty" protobuf:"bytes,10,rep,name=approvers"`
 	// Override names the PromotionApproval (decision Override) that let it through a change
 	// window or a freeze, and its user.
 	// +optional
-	Override string `json:"override,omitempty"`
+	Override string `json:"override,omitempty" protobuf:"bytes,11,opt,name=override"`
 	// Verification is the verification Job's, once started.
 	// +optional
-	Verification *VerificationStatus `json:"verification,omitempty"`
+	Verification *VerificationStatus `json:"verification,omitempty" protobuf:"bytes,12,opt,name=verification"`
 	// CompletionTime is when it passed, or ended otherwise.
 	// +optional
-	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty" protobuf:"bytes,13,opt,name=completionTime"`
 }
 
 // VerificationStatus is where a verification Job stands.
 type VerificationStatus struct {
 	// Job is the Job's name, in Namespace.
-	Job string `json:"job"`
+	Job string `json:"job" protobuf:"bytes,1,opt,name=job"`
 	// Namespace is the Job's namespace: the PromotionRun's.
-	Namespace string `json:"namespace"`
+	Namespace string `json:"namespace" protobuf:"bytes,2,opt,name=namespace"`
 	// Logs is the command that shows the Job's logs.
-	Logs string `json:"logs"`
+	Logs string `json:"logs" protobuf:"bytes,3,opt,name=logs"`
 	// StartTime is when the Job was created.
-	StartTime metav1.Time `json:"startTime"`
+	StartTime metav1.Time `json:"startTime" protobuf:"bytes,4,opt,name=startTime"`
 	// Result is Succeeded or Failed once the Job ended (or timed out).
 	// +optional
-	Result string `json:"result,omitempty"`
+	Result string `json:"result,omitempty" protobuf:"bytes,5,opt,name=result"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -205,8 +205,8 @@ type VerificationStatus struct {
 type PromotionGateList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []PromotionGate `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []PromotionGate `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // ApprovalDecision is what a PromotionApproval decides.
@@ -234,38 +234,38 @@ const (
 type PromotionApproval struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec PromotionApprovalSpec `json:"spec,omitempty"`
+	Spec PromotionApprovalSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 }
 
 // PromotionApprovalSpec is the decision and who made it.
 type PromotionApprovalSpec struct {
 	// PromotionRun is the name of the PromotionRun decided on.
-	PromotionRun string `json:"promotionRun"`
+	PromotionRun string `json:"promotionRun" protobuf:"bytes,1,opt,name=promotionRun"`
 	// PromotionRunUID is that run's UID when the approval was made, set by the server: the
 	// decision is on that run, not on another made later under the same name.
 	// +optional
-	PromotionRunUID types.UID `json:"promotionRunUID,omitempty"`
+	PromotionRunUID types.UID `json:"promotionRunUID,omitempty" protobuf:"bytes,2,opt,name=promotionRunUID,casttype=k8s.io/apimachinery/pkg/types.UID"`
 	// Environment is the Environment the run promotes into.
-	Environment string `json:"environment"`
+	Environment string `json:"environment" protobuf:"bytes,3,opt,name=environment"`
 	// Decision is Approve, Reject or Override.
-	Decision ApprovalDecision `json:"decision"`
+	Decision ApprovalDecision `json:"decision" protobuf:"bytes,4,opt,name=decision,casttype=ApprovalDecision"`
 	// Comment says why; required for Reject and Override.
 	// +optional
-	Comment string `json:"comment,omitempty"`
+	Comment string `json:"comment,omitempty" protobuf:"bytes,5,opt,name=comment"`
 
 	// Username is the user who created it, set by the server.
 	// +optional
-	Username string `json:"username,omitempty"`
+	Username string `json:"username,omitempty" protobuf:"bytes,6,opt,name=username"`
 	// UID is that user's UID, set by the server.
 	// +optional
-	UID string `json:"uid,omitempty"`
+	UID string `json:"uid,omitempty" protobuf:"bytes,7,opt,name=uid"`
 	// Groups are that user's groups, set by the server.
 	// +optional
 	// +listType=atomic
-	Groups []string `json:"groups,omitempty"`
+	Groups []string `json:"groups,omitempty" protobuf:"bytes,8,rep,name=groups"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -274,8 +274,8 @@ type PromotionApprovalSpec struct {
 type PromotionApprovalList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []PromotionApproval `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []PromotionApproval `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // +genclient
@@ -288,22 +288,22 @@ type PromotionApprovalList struct {
 type EnvironmentHold struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec EnvironmentHoldSpec `json:"spec,omitempty"`
+	Spec EnvironmentHoldSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 }
 
 // EnvironmentHoldSpec is why the Environment is held.
 type EnvironmentHoldSpec struct {
 	// Reason is told to the promotions held.
-	Reason string `json:"reason"`
+	Reason string `json:"reason" protobuf:"bytes,1,opt,name=reason"`
 	// Snapshot is the Snapshot the Environment is held on, when the hold was made by a rollback.
 	// +optional
-	Snapshot string `json:"snapshot,omitempty"`
+	Snapshot string `json:"snapshot,omitempty" protobuf:"bytes,2,opt,name=snapshot"`
 	// PromotionRun is the run whose rollback made the hold.
 	// +optional
-	PromotionRun string `json:"promotionRun,omitempty"`
+	PromotionRun string `json:"promotionRun,omitempty" protobuf:"bytes,3,opt,name=promotionRun"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -312,6 +312,6 @@ type EnvironmentHoldSpec struct {
 type EnvironmentHoldList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []EnvironmentHold `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []EnvironmentHold `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

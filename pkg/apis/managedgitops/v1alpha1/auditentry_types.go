@@ -29,53 +29,53 @@ const (
 type AuditEntry struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// Verb is the request's verb: create, update, patch, delete or deletecollection. A delete
 	// of an object with finalizers is recorded when it is marked for deletion, and again when
 	// it is removed.
-	Verb string `json:"verb"`
+	Verb string `json:"verb" protobuf:"bytes,2,opt,name=verb"`
 	// Object is the object written.
-	Object AuditObject `json:"object"`
+	Object AuditObject `json:"object" protobuf:"bytes,3,opt,name=object"`
 	// User is who made the request, as gitops-apiserver authenticated them. Through the
 	// aggregator that is the user kube-apiserver forwards: the impersonated user when a
 	// request impersonates (kube-apiserver's own audit log records the impersonator).
-	User AuditUser `json:"user"`
+	User AuditUser `json:"user" protobuf:"bytes,4,opt,name=user"`
 	// Time is when the write was committed.
-	Time metav1.MicroTime `json:"time"`
+	Time metav1.MicroTime `json:"time" protobuf:"bytes,5,opt,name=time"`
 }
 
 // AuditObject identifies the object of a write and its version after it.
 type AuditObject struct {
 	// APIGroup is the object's API group.
-	APIGroup string `json:"apiGroup"`
+	APIGroup string `json:"apiGroup" protobuf:"bytes,1,opt,name=apiGroup"`
 	// Resource is the object's plural resource name.
-	Resource string `json:"resource"`
+	Resource string `json:"resource" protobuf:"bytes,2,opt,name=resource"`
 	// Subresource is the subresource written, such as status; empty for the object itself.
 	// +optional
-	Subresource string `json:"subresource,omitempty"`
+	Subresource string `json:"subresource,omitempty" protobuf:"bytes,3,opt,name=subresource"`
 	// Name is the object's name.
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,4,opt,name=name"`
 	// UID is the object's UID.
 	// +optional
-	UID types.UID `json:"uid,omitempty"`
+	UID types.UID `json:"uid,omitempty" protobuf:"bytes,5,opt,name=uid,casttype=k8s.io/apimachinery/pkg/types.UID"`
 	// ResourceVersion is the object's resourceVersion after the write (for a removal: the
 	// resourceVersion of the removal, as a watch reports it).
-	ResourceVersion string `json:"resourceVersion"`
+	ResourceVersion string `json:"resourceVersion" protobuf:"bytes,6,opt,name=resourceVersion"`
 }
 
 // AuditUser is an authenticated user. Credentials and the authenticator's extra attributes
 // (which may identify a credential) are never recorded.
 type AuditUser struct {
 	// Username is the user's name.
-	Username string `json:"username"`
+	Username string `json:"username" protobuf:"bytes,1,opt,name=username"`
 	// UID is the user's UID, when the authenticator gives one.
 	// +optional
-	UID string `json:"uid,omitempty"`
+	UID string `json:"uid,omitempty" protobuf:"bytes,2,opt,name=uid"`
 	// Groups are the user's groups.
 	// +optional
 	// +listType=atomic
-	Groups []string `json:"groups,omitempty"`
+	Groups []string `json:"groups,omitempty" protobuf:"bytes,3,rep,name=groups"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -84,6 +84,6 @@ type AuditUser struct {
 type AuditEntryList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []AuditEntry `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []AuditEntry `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

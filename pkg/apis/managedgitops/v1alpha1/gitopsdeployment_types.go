@@ -35,57 +35,57 @@ type SyncOptions []SyncOption
 type GitOpsDeployment struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec GitOpsDeploymentSpec `json:"spec,omitempty"`
+	Spec GitOpsDeploymentSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status GitOpsDeploymentStatus `json:"status,omitempty"`
+	Status GitOpsDeploymentStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // GitOpsDeploymentSpec is what to deploy, where to, and how to sync it.
 type GitOpsDeploymentSpec struct {
 	// Source is the Git repository, path and revision to deploy.
-	Source ApplicationSource `json:"source"`
+	Source ApplicationSource `json:"source" protobuf:"bytes,1,opt,name=source"`
 
 	// Destination is the cluster (through a GitOpsDeploymentManagedEnvironment) and namespace to
 	// deploy to. Empty means the namespace of this object, on the cluster that serves the API.
 	// +optional
-	Destination ApplicationDestination `json:"destination,omitempty"`
+	Destination ApplicationDestination `json:"destination,omitempty" protobuf:"bytes,2,opt,name=destination"`
 
 	// SyncPolicy controls how Argo CD syncs.
 	// +optional
-	SyncPolicy *SyncPolicy `json:"syncPolicy,omitempty"`
+	SyncPolicy *SyncPolicy `json:"syncPolicy,omitempty" protobuf:"bytes,3,opt,name=syncPolicy"`
 
 	// Type is "automated" (Argo CD deploys every change of the repository) or "manual"
 	// (deploys only when a GitOpsDeploymentSyncRun asks for it).
-	Type GitOpsDeploymentSpecType `json:"type"`
+	Type GitOpsDeploymentSpecType `json:"type" protobuf:"bytes,4,opt,name=type,casttype=GitOpsDeploymentSpecType"`
 
 	// RevisionHistoryLimit is how many DeploymentRecords of this deployment the server keeps,
 	// newest first (0 to 1000); unset, the server's --deployment-records-per-deployment.
 	// +optional
-	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty" protobuf:"varint,5,opt,name=revisionHistoryLimit"`
 }
 
 // ApplicationSource is a path at a revision of a Git repository.
 type ApplicationSource struct {
 	// RepoURL is the URL of the Git repository.
-	RepoURL string `json:"repoURL"`
+	RepoURL string `json:"repoURL" protobuf:"bytes,1,opt,name=repoURL"`
 	// Path is the directory of the repository to deploy; it may be neither empty nor "/".
-	Path string `json:"path"`
+	Path string `json:"path" protobuf:"bytes,2,opt,name=path"`
 	// TargetRevision is a commit, tag or branch; empty means HEAD.
 	// +optional
-	TargetRevision string `json:"targetRevision,omitempty"`
+	TargetRevision string `json:"targetRevision,omitempty" protobuf:"bytes,3,opt,name=targetRevision"`
 }
 
 // ApplicationDestination is where the resources of a GitOpsDeployment are deployed.
 type ApplicationDestination struct {
 	// Environment is the name of a GitOpsDeploymentManagedEnvironment in the same namespace.
 	// +optional
-	Environment string `json:"environment,omitempty"`
+	Environment string `json:"environment,omitempty" protobuf:"bytes,1,opt,name=environment"`
 	// Namespace is the target namespace of resources that do not set one themselves.
 	// +optional
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" protobuf:"bytes,2,opt,name=namespace"`
 }
 
 // SyncPolicy controls how Argo CD syncs.
@@ -93,7 +93,7 @@ type SyncPolicy struct {
 	// SyncOptions are Argo CD sync options; only CreateNamespace=true|false are supported.
 	// +optional
 	// +listType=atomic
-	SyncOptions SyncOptions `json:"syncOptions,omitempty"`
+	SyncOptions SyncOptions `json:"syncOptions,omitempty" protobuf:"bytes,1,rep,name=syncOptions,casttype=SyncOption"`
 }
 
 // ResourcesNotReady is the message of the ResourcesReady condition while it is False (which
@@ -174,37 +174,37 @@ type GitOpsDeploymentStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []GitOpsDeploymentCondition `json:"conditions,omitempty"`
+	Conditions []GitOpsDeploymentCondition `json:"conditions,omitempty" protobuf:"bytes,1,rep,name=conditions"`
 	// +optional
-	Sync SyncStatus `json:"sync,omitempty"`
+	Sync SyncStatus `json:"sync,omitempty" protobuf:"bytes,2,opt,name=sync"`
 	// +optional
-	Health HealthStatus `json:"health,omitempty"`
+	Health HealthStatus `json:"health,omitempty" protobuf:"bytes,3,opt,name=health"`
 	// Resources are the resources deployed by this GitOpsDeployment.
 	// +optional
 	// +listType=atomic
-	Resources []ResourceStatus `json:"resources,omitempty"`
+	Resources []ResourceStatus `json:"resources,omitempty" protobuf:"bytes,4,rep,name=resources"`
 	// ReconciledState is the source and destination that Argo CD last reconciled, so that a client
 	// can tell whether a change of spec has been acted on.
-	ReconciledState ReconciledState `json:"reconciledState"`
+	ReconciledState ReconciledState `json:"reconciledState" protobuf:"bytes,5,opt,name=reconciledState"`
 	// OperationState is the state of the last Argo CD sync operation.
 	// +optional
-	OperationState *OperationState `json:"operationState,omitempty"`
+	OperationState *OperationState `json:"operationState,omitempty" protobuf:"bytes,6,opt,name=operationState"`
 }
 
 // GitOpsDeploymentCondition is one observation about a GitOpsDeployment.
 type GitOpsDeploymentCondition struct {
-	Type GitOpsDeploymentConditionType `json:"type"`
+	Type GitOpsDeploymentConditionType `json:"type" protobuf:"bytes,1,opt,name=type,casttype=GitOpsDeploymentConditionType"`
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,2,opt,name=message"`
 	// LastProbeTime is when the condition was last checked.
 	// +optional
-	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty" protobuf:"bytes,3,opt,name=lastProbeTime"`
 	// LastTransitionTime is when status, reason or message last changed.
 	// +optional
-	LastTransitionTime *metav1.Time          `json:"lastTransitionTime,omitempty"`
-	Status             GitOpsConditionStatus `json:"status"`
+	LastTransitionTime *metav1.Time          `json:"lastTransitionTime,omitempty" protobuf:"bytes,4,opt,name=lastTransitionTime"`
+	Status             GitOpsConditionStatus `json:"status" protobuf:"bytes,5,opt,name=status,casttype=GitOpsConditionStatus"`
 	// +optional
-	Reason GitOpsDeploymentReasonType `json:"reason,omitempty"`
+	Reason GitOpsDeploymentReasonType `json:"reason,omitempty" protobuf:"bytes,6,opt,name=reason,casttype=GitOpsDeploymentReasonType"`
 }
 
 // SyncStatusCode is Argo CD's comparison of the live state with the desired state.
@@ -218,10 +218,10 @@ const (
 
 // SyncStatus is whether the live state matches Git.
 type SyncStatus struct {
-	Status SyncStatusCode `json:"status"`
+	Status SyncStatusCode `json:"status" protobuf:"bytes,1,opt,name=status,casttype=SyncStatusCode"`
 	// Revision is the commit the comparison was made against.
 	// +optional
-	Revision string `json:"revision,omitempty"`
+	Revision string `json:"revision,omitempty" protobuf:"bytes,2,opt,name=revision"`
 }
 
 // HealthStatusCode is Argo CD's health of a resource or application.
@@ -239,47 +239,47 @@ const (
 // HealthStatus is Argo CD's health assessment.
 type HealthStatus struct {
 	// +optional
-	Status HealthStatusCode `json:"status,omitempty"`
+	Status HealthStatusCode `json:"status,omitempty" protobuf:"bytes,1,opt,name=status,casttype=HealthStatusCode"`
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,2,opt,name=message"`
 }
 
 // ResourceStatus is the sync and health state of one deployed resource.
 type ResourceStatus struct {
 	// +optional
-	Group string `json:"group,omitempty"`
+	Group string `json:"group,omitempty" protobuf:"bytes,1,opt,name=group"`
 	// +optional
-	Version string `json:"version,omitempty"`
+	Version string `json:"version,omitempty" protobuf:"bytes,2,opt,name=version"`
 	// +optional
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" protobuf:"bytes,3,opt,name=kind"`
 	// +optional
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" protobuf:"bytes,4,opt,name=namespace"`
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,5,opt,name=name"`
 	// +optional
-	Status SyncStatusCode `json:"status,omitempty"`
+	Status SyncStatusCode `json:"status,omitempty" protobuf:"bytes,6,opt,name=status,casttype=SyncStatusCode"`
 	// +optional
-	Health *HealthStatus `json:"health,omitempty"`
+	Health *HealthStatus `json:"health,omitempty" protobuf:"bytes,7,opt,name=health"`
 }
 
 // ReconciledState is the source and destination Argo CD last reconciled.
 type ReconciledState struct {
-	Source      GitOpsDeploymentSource      `json:"source"`
-	Destination GitOpsDeploymentDestination `json:"destination"`
+	Source      GitOpsDeploymentSource      `json:"source" protobuf:"bytes,1,opt,name=source"`
+	Destination GitOpsDeploymentDestination `json:"destination" protobuf:"bytes,2,opt,name=destination"`
 }
 
 // GitOpsDeploymentSource is a reconciled source.
 type GitOpsDeploymentSource struct {
-	Path    string `json:"path"`
-	RepoURL string `json:"repoURL"`
-	Branch  string `json:"branch"`
+	Path    string `json:"path" protobuf:"bytes,1,opt,name=path"`
+	RepoURL string `json:"repoURL" protobuf:"bytes,2,opt,name=repoURL"`
+	Branch  string `json:"branch" protobuf:"bytes,3,opt,name=branch"`
 }
 
 // GitOpsDeploymentDestination is a reconciled destination: Name is the
 // GitOpsDeploymentManagedEnvironment, empty for the local cluster.
 type GitOpsDeploymentDestination struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
+	Name      string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	Namespace string `json:"namespace" protobuf:"bytes,2,opt,name=namespace"`
 }
 
 // OperationPhase is the phase of an Argo CD operation.
@@ -295,121 +295,121 @@ const (
 
 // OperationState is a copy of the Argo CD Application's operationState.
 type OperationState struct {
-	Operation ApplicationOperation `json:"operation"`
-	Phase     OperationPhase       `json:"phase"`
+	Operation ApplicationOperation `json:"operation" protobuf:"bytes,1,opt,name=operation"`
+	Phase     OperationPhase       `json:"phase" protobuf:"bytes,2,opt,name=phase,casttype=OperationPhase"`
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,3,opt,name=message"`
 	// +optional
-	SyncResult *SyncOperationResult `json:"syncResult,omitempty"`
-	StartedAt  metav1.Time          `json:"startedAt"`
+	SyncResult *SyncOperationResult `json:"syncResult,omitempty" protobuf:"bytes,4,opt,name=syncResult"`
+	StartedAt  metav1.Time          `json:"startedAt" protobuf:"bytes,5,opt,name=startedAt"`
 	// +optional
-	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty" protobuf:"bytes,6,opt,name=finishedAt"`
 	// +optional
-	RetryCount int64 `json:"retryCount,omitempty"`
+	RetryCount int64 `json:"retryCount,omitempty" protobuf:"varint,7,opt,name=retryCount"`
 }
 
 // ApplicationOperation is an Argo CD operation.
 type ApplicationOperation struct {
 	// +optional
-	Sync *SyncOperation `json:"sync,omitempty"`
+	Sync *SyncOperation `json:"sync,omitempty" protobuf:"bytes,1,opt,name=sync"`
 	// +optional
-	InitiatedBy OperationInitiator `json:"initiatedBy,omitempty"`
+	InitiatedBy OperationInitiator `json:"initiatedBy,omitempty" protobuf:"bytes,2,opt,name=initiatedBy"`
 	// +optional
 	// +listType=atomic
-	Info []Info `json:"info,omitempty"`
+	Info []Info `json:"info,omitempty" protobuf:"bytes,3,rep,name=info"`
 	// +optional
-	Retry RetryStrategy `json:"retry,omitempty"`
+	Retry RetryStrategy `json:"retry,omitempty" protobuf:"bytes,4,opt,name=retry"`
 }
 
 // Info is a name/value pair attached to an operation.
 type Info struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	Value string `json:"value" protobuf:"bytes,2,opt,name=value"`
 }
 
 // OperationInitiator is who started an operation.
 type OperationInitiator struct {
 	// +optional
-	Username string `json:"username,omitempty"`
+	Username string `json:"username,omitempty" protobuf:"bytes,1,opt,name=username"`
 	// +optional
-	Automated bool `json:"automated,omitempty"`
+	Automated bool `json:"automated,omitempty" protobuf:"varint,2,opt,name=automated"`
 }
 
 // RetryStrategy is how a failed sync is retried.
 type RetryStrategy struct {
 	// Limit is the number of retries; negative means forever.
 	// +optional
-	Limit int64 `json:"limit,omitempty"`
+	Limit int64 `json:"limit,omitempty" protobuf:"varint,1,opt,name=limit"`
 	// +optional
-	Backoff *Backoff `json:"backoff,omitempty"`
+	Backoff *Backoff `json:"backoff,omitempty" protobuf:"bytes,2,opt,name=backoff"`
 }
 
 // Backoff is the delay between retries.
 type Backoff struct {
 	// +optional
-	Duration string `json:"duration,omitempty"`
+	Duration string `json:"duration,omitempty" protobuf:"bytes,1,opt,name=duration"`
 	// +optional
-	Factor *int64 `json:"factor,omitempty"`
+	Factor *int64 `json:"factor,omitempty" protobuf:"varint,2,opt,name=factor"`
 	// +optional
-	MaxDuration string `json:"maxDuration,omitempty"`
+	MaxDuration string `json:"maxDuration,omitempty" protobuf:"bytes,3,opt,name=maxDuration"`
 }
 
 // SyncOperation is a sync request.
 type SyncOperation struct {
 	// +optional
-	Revision string `json:"revision,omitempty"`
+	Revision string `json:"revision,omitempty" protobuf:"bytes,1,opt,name=revision"`
 	// +optional
-	Prune bool `json:"prune,omitempty"`
+	Prune bool `json:"prune,omitempty" protobuf:"varint,2,opt,name=prune"`
 	// +optional
-	DryRun bool `json:"dryRun,omitempty"`
+	DryRun bool `json:"dryRun,omitempty" protobuf:"varint,3,opt,name=dryRun"`
 	// +optional
-	SyncStrategy *SyncStrategy `json:"syncStrategy,omitempty"`
-	// +optional
-	// +listType=atomic
-	Resources []SyncOperationResource `json:"resources,omitempty"`
-	// +optional
-	Source *ApplicationSource `json:"source,omitempty"`
+	SyncStrategy *SyncStrategy `json:"syncStrategy,omitempty" protobuf:"bytes,4,opt,name=syncStrategy"`
 	// +optional
 	// +listType=atomic
-	Manifests []string `json:"manifests,omitempty"`
+	Resources []SyncOperationResource `json:"resources,omitempty" protobuf:"bytes,5,rep,name=resources"`
+	// +optional
+	Source *ApplicationSource `json:"source,omitempty" protobuf:"bytes,6,opt,name=source"`
 	// +optional
 	// +listType=atomic
-	SyncOptions SyncOptions `json:"syncOptions,omitempty"`
+	Manifests []string `json:"manifests,omitempty" protobuf:"bytes,7,rep,name=manifests"`
 	// +optional
 	// +listType=atomic
-	Sources []ApplicationSource `json:"sources,omitempty"`
+	SyncOptions SyncOptions `json:"syncOptions,omitempty" protobuf:"bytes,8,rep,name=syncOptions,casttype=SyncOption"`
 	// +optional
 	// +listType=atomic
-	Revisions []string `json:"revisions,omitempty"`
+	Sources []ApplicationSource `json:"sources,omitempty" protobuf:"bytes,9,rep,name=sources"`
+	// +optional
+	// +listType=atomic
+	Revisions []string `json:"revisions,omitempty" protobuf:"bytes,10,rep,name=revisions"`
 }
 
 // SyncStrategy is how a sync is performed.
 type SyncStrategy struct {
 	// +optional
-	Apply *SyncStrategyApply `json:"apply,omitempty"`
+	Apply *SyncStrategyApply `json:"apply,omitempty" protobuf:"bytes,1,opt,name=apply"`
 	// +optional
-	Hook *SyncStrategyHook `json:"hook,omitempty"`
+	Hook *SyncStrategyHook `json:"hook,omitempty" protobuf:"bytes,2,opt,name=hook"`
 }
 
 // SyncStrategyApply syncs with kubectl apply.
 type SyncStrategyApply struct {
 	// +optional
-	Force bool `json:"force,omitempty"`
+	Force bool `json:"force,omitempty" protobuf:"varint,1,opt,name=force"`
 }
 
 // SyncStrategyHook syncs with hooks.
 type SyncStrategyHook struct {
-	SyncStrategyApply `json:",inline"`
+	SyncStrategyApply `json:",inline" protobuf:"bytes,1,opt,name=syncStrategyApply"`
 }
 
 // SyncOperationResource selects a resource to sync.
 type SyncOperationResource struct {
 	// +optional
-	Group string `json:"group,omitempty"`
-	Kind  string `json:"kind"`
-	Name  string `json:"name"`
+	Group string `json:"group,omitempty" protobuf:"bytes,1,opt,name=group"`
+	Kind  string `json:"kind" protobuf:"bytes,2,opt,name=kind"`
+	Name  string `json:"name" protobuf:"bytes,3,opt,name=name"`
 	// +optional
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" protobuf:"bytes,4,opt,name=namespace"`
 }
 
 // ResultCode is the outcome of syncing one resource.
@@ -447,45 +447,45 @@ const (
 type SyncOperationResult struct {
 	// +optional
 	// +listType=atomic
-	Resources []ResourceResult `json:"resources,omitempty"`
-	Revision  string           `json:"revision"`
+	Resources []ResourceResult `json:"resources,omitempty" protobuf:"bytes,1,rep,name=resources"`
+	Revision  string           `json:"revision" protobuf:"bytes,2,opt,name=revision"`
 	// +optional
-	Source ApplicationSource `json:"source,omitempty"`
-	// +optional
-	// +listType=atomic
-	Sources []ApplicationSource `json:"sources,omitempty"`
+	Source ApplicationSource `json:"source,omitempty" protobuf:"bytes,3,opt,name=source"`
 	// +optional
 	// +listType=atomic
-	Revisions []string `json:"revisions,omitempty"`
+	Sources []ApplicationSource `json:"sources,omitempty" protobuf:"bytes,4,rep,name=sources"`
 	// +optional
-	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
+	// +listType=atomic
+	Revisions []string `json:"revisions,omitempty" protobuf:"bytes,5,rep,name=revisions"`
+	// +optional
+	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty" protobuf:"bytes,6,opt,name=managedNamespaceMetadata"`
 }
 
 // ResourceResult is the result of syncing one resource.
 type ResourceResult struct {
-	Group     string `json:"group"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	Group     string `json:"group" protobuf:"bytes,1,opt,name=group"`
+	Version   string `json:"version" protobuf:"bytes,2,opt,name=version"`
+	Kind      string `json:"kind" protobuf:"bytes,3,opt,name=kind"`
+	Namespace string `json:"namespace" protobuf:"bytes,4,opt,name=namespace"`
+	Name      string `json:"name" protobuf:"bytes,5,opt,name=name"`
 	// +optional
-	Status ResultCode `json:"status,omitempty"`
+	Status ResultCode `json:"status,omitempty" protobuf:"bytes,6,opt,name=status,casttype=ResultCode"`
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,7,opt,name=message"`
 	// +optional
-	HookType HookType `json:"hookType,omitempty"`
+	HookType HookType `json:"hookType,omitempty" protobuf:"bytes,8,opt,name=hookType,casttype=HookType"`
 	// +optional
-	HookPhase OperationPhase `json:"hookPhase,omitempty"`
+	HookPhase OperationPhase `json:"hookPhase,omitempty" protobuf:"bytes,9,opt,name=hookPhase,casttype=OperationPhase"`
 	// +optional
-	SyncPhase SyncPhase `json:"syncPhase,omitempty"`
+	SyncPhase SyncPhase `json:"syncPhase,omitempty" protobuf:"bytes,10,opt,name=syncPhase,casttype=SyncPhase"`
 }
 
 // ManagedNamespaceMetadata is the metadata Argo CD sets on a namespace it created.
 type ManagedNamespaceMetadata struct {
 	// +optional
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" protobuf:"bytes,1,rep,name=labels"`
 	// +optional
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty" protobuf:"bytes,2,rep,name=annotations"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -494,6 +494,6 @@ type ManagedNamespaceMetadata struct {
 type GitOpsDeploymentList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []GitOpsDeployment `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []GitOpsDeployment `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

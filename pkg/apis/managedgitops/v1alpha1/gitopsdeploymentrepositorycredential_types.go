@@ -21,21 +21,21 @@ const (
 type GitOpsDeploymentRepositoryCredential struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec RepositoryCredentialSpec `json:"spec,omitempty"`
+	Spec RepositoryCredentialSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status RepositoryCredentialStatus `json:"status,omitempty"`
+	Status RepositoryCredentialStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // RepositoryCredentialSpec is a repository and the Secret with its credentials.
 type RepositoryCredentialSpec struct {
 	// Repository is the https:// or ssh:// URL of the repository.
-	Repository string `json:"repository"`
+	Repository string `json:"repository" protobuf:"bytes,1,opt,name=repository"`
 	// Secret is a Secret of type managed-gitops.redhat.com/repository-credential in the same
 	// namespace, with username and password, or sshPrivateKey.
-	Secret string `json:"secret"`
+	Secret string `json:"secret" protobuf:"bytes,2,opt,name=secret"`
 }
 
 // Condition types of a GitOpsDeploymentRepositoryCredential; all three are always present.
@@ -62,7 +62,7 @@ type RepositoryCredentialStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,1,rep,name=conditions"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -71,6 +71,6 @@ type RepositoryCredentialStatus struct {
 type GitOpsDeploymentRepositoryCredentialList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []GitOpsDeploymentRepositoryCredential `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []GitOpsDeploymentRepositoryCredential `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

@@ -11,21 +11,21 @@ import (
 type GitOpsDeploymentSyncRun struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec GitOpsDeploymentSyncRunSpec `json:"spec,omitempty"`
+	Spec GitOpsDeploymentSyncRunSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status GitOpsDeploymentSyncRunStatus `json:"status,omitempty"`
+	Status GitOpsDeploymentSyncRunStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // GitOpsDeploymentSyncRunSpec names what to sync. Both fields are immutable.
 type GitOpsDeploymentSyncRunSpec struct {
 	// GitopsDeploymentName is the GitOpsDeployment to sync, in the same namespace.
-	GitopsDeploymentName string `json:"gitopsDeploymentName"`
+	GitopsDeploymentName string `json:"gitopsDeploymentName" protobuf:"bytes,1,opt,name=gitopsDeploymentName"`
 	// RevisionID is the commit to sync to; empty means the deployment's target revision.
 	// +optional
-	RevisionID string `json:"revisionID,omitempty"`
+	RevisionID string `json:"revisionID,omitempty" protobuf:"bytes,2,opt,name=revisionID"`
 }
 
 // GitOpsDeploymentSyncRunConditionType is the type of a SyncRun condition.
@@ -51,17 +51,17 @@ type GitOpsDeploymentSyncRunStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []GitOpsDeploymentSyncRunCondition `json:"conditions,omitempty"`
+	Conditions []GitOpsDeploymentSyncRunCondition `json:"conditions,omitempty" protobuf:"bytes,1,rep,name=conditions"`
 }
 
 // GitOpsDeploymentSyncRunCondition is one observation about a SyncRun.
 type GitOpsDeploymentSyncRunCondition struct {
-	Type    GitOpsDeploymentSyncRunConditionType `json:"type"`
-	Message string                               `json:"message"`
+	Type    GitOpsDeploymentSyncRunConditionType `json:"type" protobuf:"bytes,1,opt,name=type,casttype=GitOpsDeploymentSyncRunConditionType"`
+	Message string                               `json:"message" protobuf:"bytes,2,opt,name=message"`
 	// +optional
-	LastTransitionTime *metav1.Time          `json:"lastTransitionTime,omitempty"`
-	Status             GitOpsConditionStatus `json:"status"`
-	Reason             SyncRunReasonType     `json:"reason"`
+	LastTransitionTime *metav1.Time          `json:"lastTransitionTime,omitempty" protobuf:"bytes,3,opt,name=lastTransitionTime"`
+	Status             GitOpsConditionStatus `json:"status" protobuf:"bytes,4,opt,name=status,casttype=GitOpsConditionStatus"`
+	Reason             SyncRunReasonType     `json:"reason" protobuf:"bytes,5,opt,name=reason,casttype=SyncRunReasonType"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -70,6 +70,6 @@ type GitOpsDeploymentSyncRunCondition struct {
 type GitOpsDeploymentSyncRunList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []GitOpsDeploymentSyncRun `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []GitOpsDeploymentSyncRun `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

@@ -33,65 +33,65 @@ const (
 type Operation struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec OperationSpec `json:"spec,omitempty"`
+	Spec OperationSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status OperationStatus `json:"status,omitempty"`
+	Status OperationStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // OperationSpec is the change to make.
 type OperationSpec struct {
 	// OperationID identifies the change.
 	// +optional
-	OperationID string `json:"operationID,omitempty"`
+	OperationID string `json:"operationID,omitempty" protobuf:"bytes,1,opt,name=operationID"`
 	// ResourceType is the kind of Argo CD object that is changed.
 	// +optional
-	ResourceType OperationResourceType `json:"resourceType,omitempty"`
+	ResourceType OperationResourceType `json:"resourceType,omitempty" protobuf:"bytes,2,opt,name=resourceType,casttype=OperationResourceType"`
 	// Target is the Argo CD object that is changed.
 	// +optional
-	Target OperationTarget `json:"target,omitempty"`
+	Target OperationTarget `json:"target,omitempty" protobuf:"bytes,3,opt,name=target"`
 	// Source is the GitOps object whose change caused this operation.
 	// +optional
-	Source OperationSource `json:"source,omitempty"`
+	Source OperationSource `json:"source,omitempty" protobuf:"bytes,4,opt,name=source"`
 }
 
 // OperationTarget is an object in the Argo CD namespace.
 type OperationTarget struct {
 	// +optional
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" protobuf:"bytes,1,opt,name=kind"`
 	// +optional
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" protobuf:"bytes,2,opt,name=namespace"`
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,3,opt,name=name"`
 }
 
 // OperationSource is a GitOps API object.
 type OperationSource struct {
 	// +optional
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" protobuf:"bytes,1,opt,name=kind"`
 	// +optional
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" protobuf:"bytes,2,opt,name=namespace"`
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,3,opt,name=name"`
 	// +optional
-	UID string `json:"uid,omitempty"`
+	UID string `json:"uid,omitempty" protobuf:"bytes,4,opt,name=uid"`
 }
 
 // OperationStatus is the progress of the change.
 type OperationStatus struct {
 	// +optional
-	State OperationStateType `json:"state,omitempty"`
+	State OperationStateType `json:"state,omitempty" protobuf:"bytes,1,opt,name=state,casttype=OperationStateType"`
 	// Message is a human-readable description of the outcome, or of the last error.
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,2,opt,name=message"`
 	// Attempts counts how often the agent has tried the change.
 	// +optional
-	Attempts int32 `json:"attempts,omitempty"`
+	Attempts int32 `json:"attempts,omitempty" protobuf:"varint,3,opt,name=attempts"`
 	// LastStateUpdate is when State last changed.
 	// +optional
-	LastStateUpdate *metav1.Time `json:"lastStateUpdate,omitempty"`
+	LastStateUpdate *metav1.Time `json:"lastStateUpdate,omitempty" protobuf:"bytes,4,opt,name=lastStateUpdate"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -100,6 +100,6 @@ type OperationStatus struct {
 type OperationList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Operation `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []Operation `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

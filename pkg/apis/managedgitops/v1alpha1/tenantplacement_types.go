@@ -29,23 +29,23 @@ const LabelTenantOwner = "managed-gitops.redhat.com/tenant-owner"
 type TenantPlacement struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// +optional
-	Spec TenantPlacementSpec `json:"spec,omitempty"`
+	Spec TenantPlacementSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status TenantPlacementStatus `json:"status,omitempty"`
+	Status TenantPlacementStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // TenantPlacementSpec is where the tenant should be.
 type TenantPlacementSpec struct {
 	// Instance is the ArgoCDInstance the tenant is placed on; empty while no instance has room.
 	// +optional
-	Instance string `json:"instance,omitempty"`
+	Instance string `json:"instance,omitempty" protobuf:"bytes,1,opt,name=instance"`
 	// Pinned keeps the tenant on Instance: the service never moves it, not even off a draining
 	// instance. Set by admins.
 	// +optional
-	Pinned bool `json:"pinned,omitempty"`
+	Pinned bool `json:"pinned,omitempty" protobuf:"varint,2,opt,name=pinned"`
 }
 
 // TenantPlacementStatus is where the tenant is.
@@ -54,13 +54,13 @@ type TenantPlacementStatus struct {
 	// objects; empty while none does. It only ever changes to or from empty: an instance
 	// releases a tenant before another takes it.
 	// +optional
-	Instance string `json:"instance,omitempty"`
+	Instance string `json:"instance,omitempty" protobuf:"bytes,1,opt,name=instance"`
 	// Message says why the tenant is not held where it is placed, when it is not.
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,2,opt,name=message"`
 	// LastTransitionTime is when Instance last changed.
 	// +optional
-	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty" protobuf:"bytes,3,opt,name=lastTransitionTime"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -69,6 +69,6 @@ type TenantPlacementStatus struct {
 type TenantPlacementList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []TenantPlacement `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []TenantPlacement `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
