@@ -57,18 +57,6 @@ ensure_postgres() {
 # a container's /usr/sbin/policy-rc.d usually forbids (exit 101); where nothing forbids it, the
 # server it started is stopped again by the PID in its pidfile (or with systemctl under systemd):
 # the tests need the command, not a server.
-# The descriptors that protoc embeds in generated.pb.go depend on its version, and verify-codegen
-# compares them byte for byte, so every machine must generate with the same one.
-PROTOC_VERSION="3.21.12"
-ensure_protoc() {
-	ensure_command protoc protobuf-compiler || return 1
-	local found
-	found="$(protoc --version)"
-	[[ "${found}" == "libprotoc ${PROTOC_VERSION}" ]] && return 0
-	echo "protoc ${PROTOC_VERSION} is needed to generate the API's protobuf, found '${found}': install Debian bookworm's protobuf-compiler ${PROTOC_VERSION} (apt-get install protobuf-compiler)" >&2
-	return 1
-}
-
 ensure_promtool() {
 	command -v promtool >/dev/null && return 0
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
@@ -92,6 +80,19 @@ ensure_promtool() {
 	fi
 	command -v promtool >/dev/null && return 0
 	echo "promtool is missing: install the Debian package prometheus (apt-get install --no-install-recommends prometheus)" >&2
+	return 1
+}
+
+# ensure_protoc installs protoc (Debian's protobuf-compiler) and insists on PROTOC_VERSION: the
+# descriptors protoc embeds in generated.pb.go depend on its version, and verify-codegen compares
+# them byte for byte, so every machine must generate with the same one.
+PROTOC_VERSION="3.21.12"
+ensure_protoc() {
+	ensure_command protoc protobuf-compiler || return 1
+	local found
+	found="$(protoc --version)"
+	[[ "${found}" == "libprotoc ${PROTOC_VERSION}" ]] && return 0
+	echo "protoc ${PROTOC_VERSION} is needed to generate the API's protobuf, found '${found}': install Debian bookworm's protobuf-compiler ${PROTOC_VERSION} (apt-get install protobuf-compiler)" >&2
 	return 1
 }
 
