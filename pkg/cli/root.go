@@ -43,7 +43,7 @@ func NewOptions(streams genericiooptions.IOStreams) *Options {
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
 		NewClient: func(c *rest.Config) (versioned.Interface, error) {
-			return versioned.NewForConfig(clientconfig.Protobuf(c))
+			return versioned.NewForConfig(clientconfig.ProtobufAnswers(c))
 		},
 		Now:          time.Now,
 		PollInterval: time.Second,
