@@ -19,6 +19,11 @@ cleanup() {
 	local rc=$?
 	"${ROOT}/hack/local-up.sh" stop || true
 	if [[ ${rc} -ne 0 && -d "${GITOPS_LOCAL_DIR}/logs" ]]; then
+		# The whole logs, with those of processes the suite restarted (*.earlier.log), outlive the
+		# stack's folder for the failure's diagnosis.
+		local kept
+		kept="${GITOPS_E2E_ARTIFACTS:-${TMPDIR:-/tmp}/gitops-e2e-artifacts}/stack-logs-$(date +%Y%m%d-%H%M%S)"
+		mkdir -p "${kept}" && cp -r "${GITOPS_LOCAL_DIR}/logs/." "${kept}/" && echo "--- the stack's logs are kept in ${kept}" >&2
 		for f in "${GITOPS_LOCAL_DIR}"/logs/{gitops-apiserver,kube-apiserver,agent,argocd-application-controller,argocd-repo-server}.log; do
 			[[ -f "${f}" ]] && { echo "--- last lines of ${f}" >&2; tail -n 40 "${f}" >&2; }
 		done

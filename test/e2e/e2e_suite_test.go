@@ -238,6 +238,15 @@ func restartIfKilled(name string) {
 // agent) again.
 func startStackProcess(name string) {
 	GinkgoHelper()
+	// Starting it truncates its log: what the earlier process wrote goes on in NAME.earlier.log,
+	// which hack/e2e.sh keeps with the other logs when the suite fails.
+	logs := filepath.Join(stackDir, "logs")
+	if earlier, err := os.ReadFile(filepath.Join(logs, name+".log")); err == nil {
+		f, err := os.OpenFile(filepath.Join(logs, name+".earlier.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.Write(earlier)
+		Expect(errors.Join(err, f.Close())).NotTo(HaveOccurred())
+	}
 	restart := exec.Command("../../hack/local-up.sh", "start-"+name)
 	restart.Stdout, restart.Stderr = GinkgoWriter, GinkgoWriter
 	Expect(restart.Run()).To(Succeed())
