@@ -43,19 +43,11 @@ func (r *DiffREST) Destroy() {}
 // Create implements rest.NamedCreater: name is the preview diffed to.
 func (r *DiffREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	_ *metav1.CreateOptions) (runtime.Object, error) {
-	req, ok := obj.(*gitops.DeploymentRecordDiff)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a DeploymentRecordDiff: %T", obj))
+	req, err := deploymentrecord.DiffRequest(ctx, name, obj, createValidation)
+	if err != nil {
+		return nil, err
 	}
-	if errs := deploymentrecord.ValidateDiffRequest(req); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(diffKind, name, errs)
-	}
-	if createValidation != nil {
-		if err := createValidation(ctx, req.DeepCopyObject()); err != nil {
-			return nil, err
-		}
-	}
-	obj, err := r.previews.Get(ctx, name, &metav1.GetOptions{})
+	obj, err = r.previews.Get(ctx, name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -63,15 +55,9 @@ func (r *DiffREST) Create(ctx context.Context, name string, obj runtime.Object, 
 	if !ok {
 		return nil, apierrors.NewInternalError(fmt.Errorf("not a DeploymentPreview: %T", obj))
 	}
-	obj, err = r.records.Get(ctx, req.From, &metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, apierrors.NewInvalid(diffKind, name, field.ErrorList{field.NotFound(field.NewPath("from"), req.From)})
-	} else if err != nil {
+	from, err := deploymentrecord.FromRecord(ctx, r.records, name, req.From)
+	if err != nil {
 		return nil, err
-	}
-	from, ok := obj.(*gitops.DeploymentRecord)
-	if !ok {
-		return nil, apierrors.NewInternalError(fmt.Errorf("not a DeploymentRecord: %T", obj))
 	}
 	if from.Spec.GitOpsDeploymentName != preview.Spec.GitOpsDeploymentName {
 		return nil, apierrors.NewInvalid(diffKind, name, field.ErrorList{field.Invalid(field.NewPath("from"), req.From,
@@ -84,15 +70,7 @@ func (r *DiffREST) Create(ctx context.Context, name string, obj runtime.Object, 
 	if msg := deploymentrecord.NoManifests(from.Status.ManifestsDigest, from.Status.ManifestsTruncated); msg != "" {
 		return nil, apierrors.NewConflict(gitops.Resource("deploymentrecords"), from.Name, fmt.Errorf("%s", msg))
 	}
-	resources, truncated, err := recorddiff.Diff(from.Status.Manifests, preview.Status.Manifests, r.limits)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	return &gitops.DeploymentRecordDiff{
-		ObjectMeta: metav1.ObjectMeta{Name: preview.Name, Namespace: preview.Namespace},
-		From:       from.Name, To: preview.Name, FromDigest: from.Status.ManifestsDigest, ToDigest: preview.Status.ManifestsDigest,
-		Resources: resources, Truncated: truncated,
-	}, nil
+	return deploymentrecord.DiffResult(from, preview.ObjectMeta, preview.Status.ManifestsDigest, preview.Status.Manifests, r.limits)
 }
 
 // notRendered says why a preview cannot be diffed, "" when it can.

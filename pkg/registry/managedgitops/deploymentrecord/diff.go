@@ -46,6 +46,32 @@ func (r *DiffREST) Destroy() {}
 // Create implements rest.NamedCreater: name is the record diffed to.
 func (r *DiffREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	_ *metav1.CreateOptions) (runtime.Object, error) {
+	req, err := DiffRequest(ctx, name, obj, createValidation)
+	if err != nil {
+		return nil, err
+	}
+	to, err := record(ctx, r.records, name)
+	if err != nil {
+		return nil, err
+	}
+	from, err := FromRecord(ctx, r.records, name, req.From)
+	if err != nil {
+		return nil, err
+	}
+	if errs := sameDeployment(from, to); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(diffKind, name, errs)
+	}
+	for _, rec := range []*gitops.DeploymentRecord{from, to} {
+		if msg := noManifests(rec); msg != "" {
+			return nil, apierrors.NewConflict(gitops.Resource("deploymentrecords"), rec.Name, fmt.Errorf("%s", msg))
+		}
+	}
+	return DiffResult(from, to.ObjectMeta, to.Status.ManifestsDigest, to.Status.Manifests, r.limits)
+}
+
+// DiffRequest takes the DeploymentRecordDiff a client created on name (a record's or a
+// preview's diff subresource): valid, and admitted by createValidation.
+func DiffRequest(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc) (*gitops.DeploymentRecordDiff, error) {
 	req, ok := obj.(*gitops.DeploymentRecordDiff)
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a DeploymentRecordDiff: %T", obj))
@@ -58,38 +84,36 @@ func (r *DiffREST) Create(ctx context.Context, name string, obj runtime.Object, 
 			return nil, err
 		}
 	}
-	to, err := r.record(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	from, err := r.record(ctx, req.From)
+	return req, nil
+}
+
+// FromRecord is the record a diff created on name diffs from: one that does not exist is the
+// request's error (422 on from), not a missing object.
+func FromRecord(ctx context.Context, records rest.Getter, name, from string) (*gitops.DeploymentRecord, error) {
+	rec, err := record(ctx, records, from)
 	if apierrors.IsNotFound(err) {
-		return nil, apierrors.NewInvalid(diffKind, name, field.ErrorList{
-			field.NotFound(field.NewPath("from"), req.From)})
-	} else if err != nil {
-		return nil, err
+		return nil, apierrors.NewInvalid(diffKind, name, field.ErrorList{field.NotFound(field.NewPath("from"), from)})
 	}
-	if errs := sameDeployment(from, to); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(diffKind, name, errs)
-	}
-	for _, rec := range []*gitops.DeploymentRecord{from, to} {
-		if msg := noManifests(rec); msg != "" {
-			return nil, apierrors.NewConflict(gitops.Resource("deploymentrecords"), rec.Name, fmt.Errorf("%s", msg))
-		}
-	}
-	resources, truncated, err := recorddiff.Diff(from.Status.Manifests, to.Status.Manifests, r.limits)
+	return rec, err
+}
+
+// DiffResult is the answer of a diff subresource: from's manifests diffed to those of the
+// object to (a record or a preview), which has the given digest and manifests.
+func DiffResult(from *gitops.DeploymentRecord, to metav1.ObjectMeta, toDigest string, toManifests []gitops.RecordedManifest,
+	limits recorddiff.Limits) (*gitops.DeploymentRecordDiff, error) {
+	resources, truncated, err := recorddiff.Diff(from.Status.Manifests, toManifests, limits)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return &gitops.DeploymentRecordDiff{
 		ObjectMeta: metav1.ObjectMeta{Name: to.Name, Namespace: to.Namespace},
-		From:       from.Name, To: to.Name, FromDigest: from.Status.ManifestsDigest, ToDigest: to.Status.ManifestsDigest,
+		From:       from.Name, To: to.Name, FromDigest: from.Status.ManifestsDigest, ToDigest: toDigest,
 		Resources: resources, Truncated: truncated,
 	}, nil
 }
 
-func (r *DiffREST) record(ctx context.Context, name string) (*gitops.DeploymentRecord, error) {
-	obj, err := r.records.Get(ctx, name, &metav1.GetOptions{})
+func record(ctx context.Context, records rest.Getter, name string) (*gitops.DeploymentRecord, error) {
+	obj, err := records.Get(ctx, name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
