@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -136,5 +138,74 @@ func TestAudited(t *testing.T) {
 		if got := audited(gr); got != want {
 			t.Errorf("audited(%s) = %v, want %v", gr, got, want)
 		}
+	}
+}
+
+// A grant on every object of a resource answers for each name from one question; a grant
+// limited by resourceNames, or none, is still asked about with the name, and only an allow is
+// taken from the namespace-wide question.
+func TestAskNamespaceWideFirst(t *testing.T) {
+	type ask struct{ user, verb, name string }
+	var asked []ask
+	// As RBAC: alice may get every GitOpsDeployment of namespace a, bob only "web"; the host
+	// fails to answer anything about dave without a name, and denies erin outright.
+	policy := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		asked = append(asked, ask{a.GetUser().GetName(), a.GetVerb(), a.GetName()})
+		switch who := a.GetUser().GetName(); {
+		case a.GetNamespace() != "a":
+			return authorizer.DecisionNoOpinion, "", nil
+		case who == "alice" && a.GetVerb() == "get":
+			return authorizer.DecisionAllow, "alice may get them all", nil
+		case who == "bob" && a.GetVerb() == "get" && a.GetName() == "web":
+			return authorizer.DecisionAllow, "bob may get web", nil
+		case who == "dave" && a.GetName() == "":
+			return authorizer.DecisionNoOpinion, "", errors.New("host unreachable")
+		case who == "dave":
+			return authorizer.DecisionAllow, "dave may", nil
+		case who == "erin":
+			return authorizer.DecisionDeny, "erin may not", nil
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	})
+	authz := askNamespaceWideFirst(policy)
+	for _, c := range []struct {
+		user, verb, namespace, name string
+		resourceRequest             bool
+		want                        authorizer.Decision
+		wantAsked                   []ask
+	}{
+		{"alice", "get", "a", "web", true, authorizer.DecisionAllow, []ask{{"alice", "get", ""}}},
+		{"alice", "get", "b", "web", true, authorizer.DecisionNoOpinion, []ask{{"alice", "get", ""}, {"alice", "get", "web"}}},
+		{"alice", "delete", "a", "web", true, authorizer.DecisionNoOpinion, []ask{{"alice", "delete", ""}, {"alice", "delete", "web"}}},
+		{"alice", "list", "a", "", true, authorizer.DecisionNoOpinion, []ask{{"alice", "list", ""}}},
+		{"bob", "get", "a", "web", true, authorizer.DecisionAllow, []ask{{"bob", "get", ""}, {"bob", "get", "web"}}},
+		{"bob", "get", "a", "db", true, authorizer.DecisionNoOpinion, []ask{{"bob", "get", ""}, {"bob", "get", "db"}}},
+		{"dave", "get", "a", "web", true, authorizer.DecisionAllow, []ask{{"dave", "get", ""}, {"dave", "get", "web"}}},
+		{"erin", "get", "a", "web", true, authorizer.DecisionDeny, []ask{{"erin", "get", ""}, {"erin", "get", "web"}}},
+		{"alice", "get", "", "", false, authorizer.DecisionNoOpinion, []ask{{"alice", "get", ""}}},
+	} {
+		asked = nil
+		attrs := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: c.user}, Verb: c.verb, Namespace: c.namespace,
+			APIGroup: "managed-gitops.redhat.com", APIVersion: "v1alpha1", Resource: "gitopsdeployments", Name: c.name,
+			ResourceRequest: c.resourceRequest, Path: "/apis/managed-gitops.redhat.com/v1alpha1/namespaces/" + c.namespace + "/gitopsdeployments/" + c.name}
+		got, _, err := authz.Authorize(t.Context(), attrs)
+		if err != nil || got != c.want {
+			t.Errorf("%s %s %s/%s: %v (%v), want %v", c.user, c.verb, c.namespace, c.name, got, err, c.want)
+		}
+		if !reflect.DeepEqual(asked, c.wantAsked) {
+			t.Errorf("%s %s %s/%s asked %v, want %v", c.user, c.verb, c.namespace, c.name, asked, c.wantAsked)
+		}
+	}
+}
+
+// The namespace-wide question is the request's own but for the name.
+func TestWithoutName(t *testing.T) {
+	attrs := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "alice"}, Verb: "update", Namespace: "a",
+		APIGroup: "managed-gitops.redhat.com", APIVersion: "v1alpha1", Resource: "gitopsdeployments", Subresource: "status",
+		Name: "web", ResourceRequest: true, Path: "/apis/managed-gitops.redhat.com/v1alpha1/namespaces/a/gitopsdeployments/web/status"}
+	want := attrs
+	want.Name = ""
+	if got := withoutName(attrs); !reflect.DeepEqual(got, want) {
+		t.Errorf("withoutName = %+v, want %+v", got, want)
 	}
 }

@@ -52,6 +52,8 @@ type Options struct {
 	DeploymentRecordsPerDeployment int32
 	// SoftMemoryLimitFloor is the least soft memory limit of the Go heap (runSoftMemoryLimit).
 	SoftMemoryLimitFloor resource.Quantity
+	// AuthorizeNamespaceWideFirst: askNamespaceWideFirst.
+	AuthorizeNamespaceWideFirst bool
 
 	Stdout, Stderr io.Writer
 }
@@ -96,9 +98,10 @@ func NewOptions(stdout, stderr io.Writer) *Options {
 		// As a Deployment's revisionHistoryLimit.
 		DeploymentRecordsPerDeployment: 10,
 		// 100,000 GitOpsDeployments with a full watch cache event window are about 300 MiB live.
-		SoftMemoryLimitFloor: resource.MustParse("448Mi"),
-		Stdout:               stdout,
-		Stderr:               stderr,
+		SoftMemoryLimitFloor:        resource.MustParse("448Mi"),
+		AuthorizeNamespaceWideFirst: true,
+		Stdout:                      stdout,
+		Stderr:                      stderr,
 	}
 	o.RecommendedOptions.Etcd = nil
 	return o
@@ -156,6 +159,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&quantityValue{&o.SoftMemoryLimitFloor}, "soft-memory-limit-floor",
 		"The Go heap's soft memory limit is the larger of this and 1.25 times the live heap (mostly the watch cache), "+
 			"so memory stays near what the cache needs instead of twice that (Go's default). 0 leaves the Go default; GOMEMLIMIT, when set, wins.")
+	fs.BoolVar(&o.AuthorizeNamespaceWideFirst, "authorization-namespace-wide-first", o.AuthorizeNamespaceWideFirst,
+		"For a request on one named object, first ask the host cluster whether the user may do the same to every object of the resource in the namespace "+
+			"(one cached SubjectAccessReview instead of one per name), and ask with the name only when that is not allowed. "+
+			"Turn it off when the host's authorization chain has a webhook that denies by object name: RBAC cannot deny, so with RBAC alone the answers are the same.")
 }
 
 // resolveDSN returns the DSN from the flag, the file or the environment, in that order of
@@ -271,7 +278,11 @@ func (o *Options) Config(ctx context.Context) (*Config, func(), error) {
 		serverConfig.Authentication.Authenticator = withGrownStack(withVerifiedFrontProxies(authn, serverConfig.Authentication.RequestHeaderConfig))
 	}
 	internal := internalUsers{users: o.InternalAPIUsers, groups: o.InternalAPIGroups, agents: fleetidentity.Agents{UserPrefix: o.AgentUserPrefix}}
-	serverConfig.Authorization.Authorizer = guardServiceRecords(guardInternalKinds(serverConfig.Authorization.Authorizer, internal), internal)
+	authz := serverConfig.Authorization.Authorizer
+	if o.AuthorizeNamespaceWideFirst {
+		authz = askNamespaceWideFirst(authz)
+	}
+	serverConfig.Authorization.Authorizer = guardServiceRecords(guardInternalKinds(authz, internal), internal)
 
 	dsn, err := o.Postgres.resolveDSN()
 	if err != nil {

@@ -91,6 +91,46 @@ var _ = Describe("RBAC of the host cluster", func() {
 		}
 	})
 
+	// gitops-apiserver asks the host first whether a user may act on every object of a resource
+	// (one cached SubjectAccessReview for all names): a grant limited by resourceNames must still
+	// reach exactly its objects.
+	It("honours a grant limited to named objects", func(ctx context.Context) {
+		mustIn("alice", deployment("named-web", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "named-web")
+		mustIn("alice", deployment("named-db", tenantA), "apply", "-f", "-")
+		DeferCleanup(deleteDeploymentAndWait, tenantA, "named-db")
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "e2e-get-named-web", Namespace: tenantA},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"managed-gitops.redhat.com"}, Resources: []string{"gitopsdeployments"},
+				ResourceNames: []string{"named-web"}, Verbs: []string{"get"}}}}
+		_, err := kube.RbacV1().Roles(tenantA).Create(ctx, role, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().Roles(tenantA).Delete(ctx, role.Name, metav1.DeleteOptions{})
+		})
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: tenantA},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "dave"}}}
+		_, err = kube.RbacV1().RoleBindings(tenantA).Create(ctx, binding, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) {
+			_ = kube.RbacV1().RoleBindings(tenantA).Delete(ctx, binding.Name, metav1.DeleteOptions{})
+		})
+		// Denials are cached for 10 s: wait for the grant to be seen.
+		Eventually(func() (string, error) {
+			stdout, _, err := run("admin", "", "--as", "dave", "get", "gitopsdeployment", "named-web", "-n", tenantA, "-o", "name")
+			return stdout, err
+		}).WithTimeout(45 * time.Second).WithPolling(time.Second).Should(ContainSubstring("named-web"))
+		for _, args := range [][]string{
+			{"get", "gitopsdeployment", "named-db", "-n", tenantA},
+			{"get", "gitopsdeployments", "-n", tenantA},
+			{"delete", "gitopsdeployment", "named-web", "-n", tenantA},
+			{"get", "gitopsdeployment", "named-web", "-n", tenantB},
+		} {
+			stderr := fails("admin", "", append([]string{"--as", "dave"}, args...)...)
+			Expect(stderr).To(ContainSubstring("forbidden"), "dave %v", args)
+		}
+	})
+
 	It("answers kubectl auth can-i as it enforces", func() {
 		for _, c := range []struct {
 			user, verb, resource, subresource, namespace, want string
