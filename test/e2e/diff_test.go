@@ -15,10 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
@@ -96,13 +93,8 @@ spec:
 
 	By("commit B changing one field of the ConfigMap and one key of the Secret")
 	commitB := gitCommit(dir, diffFixture("red", "diff-pass-two"))
-	d := getDeployment(ctx, ns, "web")
-	argo := argoclient.NewForConfigOrDie(adminConfig)
 	Eventually(func(g Gomega, ctx context.Context) {
-		// A hard refresh, as records_test.go explains.
-		_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
+		hardRefresh(g, ctx, ns, "web")
 		recB = record(g, ctx, commitB)
 		g.Expect(recB).NotTo(BeNil())
 	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())

@@ -19,12 +19,14 @@ import (
 	"testing"
 	"time"
 
+	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -286,4 +288,26 @@ func waitCanI(user, verb, resource, ns string) {
 		out, _, _ := run("admin", "", "auth", "can-i", verb, resource, "-n", ns, "--as", user)
 		return strings.TrimSpace(out)
 	}).WithTimeout(30*time.Second).Should(Equal("yes"), "%s may %s %s in %s", user, verb, resource, ns)
+}
+
+// configMapValue reads the key "value" of ConfigMap name in ns, where the specs' manifests put
+// the version deployed.
+func configMapValue(ctx context.Context, ns, name string) (string, error) {
+	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return cm.Data["value"], nil
+}
+
+// hardRefresh asks Argo CD to look at the repository of deployment's Application again, as a
+// Git webhook would. It goes to Argo CD, not through the agent; a normal refresh may resolve the
+// branch from the repo-server's cache of ls-remote (kept 3 minutes) and find the old commit.
+func hardRefresh(g Gomega, ctx context.Context, ns, deployment string) {
+	d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, deployment, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = argoclient.NewForConfigOrDie(adminConfig).ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx,
+		"gitopsdepl-"+string(d.UID), types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
 }

@@ -10,10 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 )
 
 // kubectl gitops rollback and release, built and run as a user runs them, against the real
@@ -25,23 +22,13 @@ var _ = Describe("kubectl gitops rollback and release", Ordered, func() {
 		GinkgoHelper()
 		return runPlugin(user, ns, args...)
 	}
-	cmValue := func(ctx context.Context) (string, error) {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "plugin-held-cm", metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		return cm.Data["value"], nil
-	}
+	cmValue := func(ctx context.Context) (string, error) { return configMapValue(ctx, ns, "plugin-held-cm") }
 	// untilValue refreshes the Application hard (as a Git webhook would) until the ConfigMap
 	// has value: a normal refresh may resolve the branch from the repo-server's cache.
 	untilValue := func(ctx context.Context, value string) {
 		GinkgoHelper()
-		argo := argoclient.NewForConfigOrDie(adminConfig)
 		Eventually(func(g Gomega, ctx context.Context) {
-			app := "gitopsdepl-" + string(getDeployment(ctx, ns, "web").UID)
-			_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, app, types.MergePatchType,
-				[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal(value))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 	}

@@ -10,10 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 )
@@ -79,12 +76,8 @@ spec:
 		// still being reconciled after the first sync may be taken before the push is seen.
 		By("a new commit B under automated sync (Argo CD refreshed as its Git webhook would)")
 		commitB := gitCommit(dir, map[string]string{"app/cm.yaml": configMap("rec-cm", "v2")})
-		d := getDeployment(ctx, ns, "web")
-		argo := argoclient.NewForConfigOrDie(adminConfig)
 		Eventually(func(g Gomega, ctx context.Context) {
-			_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, "gitopsdepl-"+string(d.UID), types.MergePatchType,
-				[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(records(g, ctx)).To(ContainElement(HaveField("Spec.Revision", commitB)))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 		expect(want{managedv1alpha1.DeploymentTriggerSpecChange, "alice", commitA},

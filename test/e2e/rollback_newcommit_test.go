@@ -11,10 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-
-	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/gitopsdeployment"
@@ -27,21 +24,8 @@ var _ = Describe("Rollback that holds until a newer commit", Ordered, func() {
 	var (
 		ns, dir          string
 		commitB, commitC string
-		argo             argoclient.Interface
 	)
-	cmValue := func(ctx context.Context) (string, error) {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "newer-cm", metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		return cm.Data["value"], nil
-	}
-	hardRefresh := func(g Gomega, ctx context.Context) {
-		app := "gitopsdepl-" + string(getDeployment(ctx, ns, "web").UID)
-		_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, app, types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-	}
+	cmValue := func(ctx context.Context) (string, error) { return configMapValue(ctx, ns, "newer-cm") }
 
 	BeforeAll(func(ctx context.Context) {
 		ns = "e2e-newer-" + rand.String(5)
@@ -49,7 +33,6 @@ var _ = Describe("Rollback that holds until a newer commit", Ordered, func() {
 		DeferCleanup(deleteAllDeployments, ns)
 		bindClusterRole(ctx, ns, "edit", "alice")
 		waitCanI("alice", "create", "gitopsdeploymentholds.managed-gitops.redhat.com", ns)
-		argo = argoclient.NewForConfigOrDie(adminConfig)
 		dir = GinkgoT().TempDir()
 	})
 
@@ -76,7 +59,7 @@ spec:
 		Eventually(cmValue).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("v1"))
 		commitB = gitCommit(dir, map[string]string{"app/cm.yaml": configMap("newer-cm", "v2")})
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v2"))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 
@@ -105,7 +88,7 @@ spec:
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(BeTrue())
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v3"))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
@@ -196,7 +179,7 @@ spec:
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(BeTrue())
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v5"))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
@@ -32,28 +31,13 @@ var _ = Describe("Rollback hold survives an agent crash", Ordered, func() {
 	)
 	const reason = "v2 breaks checkout"
 
-	cmValue := func(ctx context.Context) (string, error) {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "crash-held-cm", metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		return cm.Data["value"], nil
-	}
+	cmValue := func(ctx context.Context) (string, error) { return configMapValue(ctx, ns, "crash-held-cm") }
 	application := func(ctx context.Context) (string, error) {
 		d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
 		return "gitopsdepl-" + string(d.UID), nil
-	}
-	// hardRefresh asks Argo CD to look at the repository again, as a Git webhook would; it
-	// goes to Argo CD, not through the agent.
-	hardRefresh := func(g Gomega, ctx context.Context) {
-		app, err := application(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		_, err = argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, app, types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
 	}
 	appRevision := func(ctx context.Context) (string, error) {
 		name, err := application(ctx)
@@ -96,7 +80,7 @@ spec:
 		Eventually(cmValue).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("v1"))
 		gitCommit(dir, map[string]string{"app/cm.yaml": configMap("crash-held-cm", "v2")})
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v2"))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 
@@ -120,7 +104,7 @@ spec:
 		// Argo CD deploys the branch's v3 unless the Application was pinned before the kill; either
 		// way the world has moved on before the agent comes back.
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			rev, err := appRevision(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			if rev == commitA {
@@ -161,7 +145,7 @@ spec:
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(BeTrue())
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v3"))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
@@ -186,7 +170,7 @@ spec:
 		killStackProcess("agent")
 		DeferCleanup(func() { restartIfKilled("agent") })
 		gitCommit(dir, map[string]string{"app/cm.yaml": configMap("crash-held-cm", "v4")})
-		Eventually(func(g Gomega, ctx context.Context) { hardRefresh(g, ctx) }).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega, ctx context.Context) { hardRefresh(g, ctx, ns, "web") }).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 		Consistently(cmValue).WithContext(ctx).WithTimeout(5 * time.Second).WithPolling(250 * time.Millisecond).Should(Equal("v1"))
 		Expect(syscall.Kill(agentPID, 0)).To(HaveOccurred(), "the agent came back on its own")
 
@@ -199,7 +183,7 @@ spec:
 		By("alice releasing it: v4 deploys")
 		Expect(gitopsAs("alice").ManagedGitopsV1alpha1().GitOpsDeploymentHolds(ns).Delete(ctx, "web", metav1.DeleteOptions{})).To(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v4"))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 	})

@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	argoclient "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned"
@@ -33,21 +32,9 @@ var _ = Describe("Rollback that holds", Ordered, func() {
 	)
 	const reason = "v2 breaks checkout"
 
-	cmValue := func(ctx context.Context) (string, error) {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "held-cm", metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		return cm.Data["value"], nil
-	}
+	cmValue := func(ctx context.Context) (string, error) { return configMapValue(ctx, ns, "held-cm") }
 	appName := func(ctx context.Context) string {
 		return "gitopsdepl-" + string(getDeployment(ctx, ns, "web").UID)
-	}
-	// hardRefresh asks Argo CD to look at the repository again, as a Git webhook would.
-	hardRefresh := func(g Gomega, ctx context.Context) {
-		_, err := argo.ArgoprojV1alpha1().Applications(argoNamespace).Patch(ctx, appName(ctx), types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}`), metav1.PatchOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
 	}
 	heldCondition := func(ctx context.Context) (*managedv1alpha1.GitOpsDeploymentCondition, error) {
 		d, err := gitops.ManagedGitopsV1alpha1().GitOpsDeployments(ns).Get(ctx, "web", metav1.GetOptions{})
@@ -100,7 +87,7 @@ spec:
 
 		commitB := gitCommit(dir, map[string]string{"app/cm.yaml": configMap("held-cm", "v2")})
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v2"))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
@@ -162,7 +149,7 @@ spec:
 		commitC = gitCommit(dir, map[string]string{"app/cm.yaml": configMap("held-cm", "v3")})
 		after := time.Now().Add(-time.Second) // reconciledAt is kept to the second
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 		// Argo CD has refreshed after the commit: it took the refresh annotation off, and
 		// reconciled the Application since.
@@ -204,7 +191,7 @@ spec: {revision: %s}
 		// Refreshed again until the branch resolves to the newest commit: the repo-server may
 		// answer from its cache of ls-remote at first.
 		Eventually(func(g Gomega, ctx context.Context) {
-			hardRefresh(g, ctx)
+			hardRefresh(g, ctx, ns, "web")
 			g.Expect(cmValue(ctx)).To(Equal("v3"))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(10 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega, ctx context.Context) {
