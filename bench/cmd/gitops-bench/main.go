@@ -55,6 +55,7 @@ type options struct {
 	serialMaxN   int
 	listReps     int
 	watchWrites  int
+	getMin       int
 	etcdURL      string
 	pgDSNFile    string
 	out          string
@@ -101,6 +102,7 @@ func main() {
 	flag.StringVar(&o.largeC, "c-large", "8,32", "concurrent clients C for N larger than -small-n")
 	flag.IntVar(&o.listReps, "list-reps", 0, "repetitions of each list step (0: 20 at N≤1000, 5 at N≤10000, 3 above)")
 	flag.IntVar(&o.watchWrites, "watch-writes", 200, "writes observed by the watch delivery step")
+	flag.IntVar(&o.getMin, "get-min", 10000, "least gets of each get step: whole passes over the N objects (one pass over 1,000 with 32 clients is under half a second, too short a sample)")
 	flag.StringVar(&o.etcdURL, "etcd-url", "http://127.0.0.1:12379", "etcd client URL (for its /metrics)")
 	flag.StringVar(&o.pgDSNFile, "postgres-dsn-file", "", "file with gitops-apiserver's PostgreSQL DSN (default <local-dir>/postgres.dsn)")
 	flag.StringVar(&o.out, "out", "docs/performance.md", "Markdown report to write")
@@ -240,6 +242,7 @@ func run(ctx context.Context, o options) error {
 	if o.profileGets != "" {
 		return profileGets(ctx, o, cfg, directCfg, targets, sizes[0], cs[len(cs)-1])
 	}
+	meta.GetMin = o.getMin
 	rep := &bench.Report{Meta: meta}
 	sample := func(label string) error {
 		r, err := probe.Sample(ctx, label)
@@ -297,7 +300,7 @@ func run(ctx context.Context, o options) error {
 				for k := range nTargets {
 					t := nTargets[(k+round+ci)%len(nTargets)]
 					reads := c == readC
-					w := &bench.Workload{N: n, C: c, Reads: reads, Watchers: ws, ListReps: o.listReps, WatchWrites: o.watchWrites, Skip: skip, Log: logf}
+					w := &bench.Workload{N: n, C: c, Reads: reads, Watchers: ws, ListReps: o.listReps, WatchWrites: o.watchWrites, GetMin: o.getMin, Skip: skip, Log: logf}
 					if reads && round == rounds-1 {
 						w.Stored = func(ctx context.Context) error {
 							if err := sample(fmt.Sprintf("%s: N=%d stored", t.Name, n)); err != nil {

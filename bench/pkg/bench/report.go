@@ -38,6 +38,8 @@ type Meta struct {
 	Note            string   `json:"note,omitempty"`
 	// Reduced says what ran at the sizes that ran a reduced plan (bench/cmd/gitops-bench -huge-n).
 	Reduced string `json:"reduced,omitempty"`
+	// GetMin is the least gets of each get step (Workload.GetMin); 0 in runs from before it.
+	GetMin int `json:"getMin,omitempty"`
 }
 
 // Cell is the summarized result of one target at one size and concurrency, over all rounds.
@@ -218,6 +220,10 @@ func (r *Report) Markdown(chartFile string) string {
 	p("- *ops/s* is operations completed per second of wall time of the step (with C clients for ")
 	p("create, get, update status and delete; one client for the lists). Latencies are per operation, ")
 	p("in milliseconds, as p50 / p90 / p99, measured by the client from request to response.\n")
+	if r.Meta.GetMin > 0 {
+		p("- The get step gets the N objects by name in whole passes, as many as make at least %d gets (so one pass ", r.Meta.GetMin)
+		p("at N ≥ %d): one pass over 1,000 objects with 32 clients lasts under half a second, too short a sample for a rate or a p99.\n", r.Meta.GetMin)
+	}
 	p("- Lists are timed from the request to the last byte of the response body (JSON, gzip as ")
 	p("client-go negotiates it); the items are counted afterwards, untimed, so the server's time ")
 	p("dominates; *ops/s* of a list step is requests per second of that time. *list (full)* is one request without ")
