@@ -45,14 +45,15 @@ func (s *Set) subject(ctx context.Context) (*rbacv1.Subject, error) {
 	return s.self, nil
 }
 
-// bind makes namespace's binding of ReaderRole to the process's ServiceAccount. bound is false
+// bind makes namespace's binding of ReaderRole to the process's ServiceAccount; created tells
+// that this call made it (rather than finding it made). bound is false
 // when it may not (the namespace is not a tenant's, or the identity lacks the rights): the
 // namespace is then not watched, which the components' reads of it show, and the next event
 // of the namespace tries again.
-func (s *Set) bind(ctx context.Context, namespace string) (bound bool, err error) {
+func (s *Set) bind(ctx context.Context, namespace string) (bound, created bool, err error) {
 	self, err := s.subject(ctx)
 	if err != nil || self == nil {
-		return err == nil, err
+		return err == nil, false, err
 	}
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: BindingName(self.Name), Namespace: namespace},
@@ -61,13 +62,15 @@ func (s *Set) bind(ctx context.Context, namespace string) (bound bool, err error
 	}
 	_, err = s.kube.RbacV1().RoleBindings(namespace).Create(ctx, rb, metav1.CreateOptions{})
 	switch {
-	case err == nil, apierrors.IsAlreadyExists(err):
-		return true, nil
+	case err == nil:
+		return true, true, nil
+	case apierrors.IsAlreadyExists(err):
+		return true, false, nil
 	case apierrors.IsForbidden(err):
 		klog.ErrorS(err, "may not read the Secrets of a namespace served", "namespace", namespace)
-		return false, nil
+		return false, false, nil
 	}
-	return false, fmt.Errorf("binding %s in %s: %w", ReaderRole, namespace, err)
+	return false, false, fmt.Errorf("binding %s in %s: %w", ReaderRole, namespace, err)
 }
 
 // unbind deletes namespace's binding of the process's ServiceAccount.

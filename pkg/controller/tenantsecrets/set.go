@@ -16,7 +16,9 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,10 +27,12 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 )
@@ -170,11 +174,13 @@ func (s *Set) act(ctx context.Context, namespace string, p plan) error {
 			return err
 		}
 	}
+	created := false
 	if p.bind {
-		bound, err := s.bind(ctx, namespace)
+		bound, made, err := s.bind(ctx, namespace)
 		if err != nil || !bound {
 			return err
 		}
+		created = made
 		s.mu.Lock()
 		if ni := s.running[namespace]; ni != nil {
 			ni.forbidden.Store(false)
@@ -182,12 +188,14 @@ func (s *Set) act(ctx context.Context, namespace string, p plan) error {
 		s.mu.Unlock()
 	}
 	if p.start {
-		s.startWatching(namespace)
+		s.startWatching(namespace, created)
 	}
 	return nil
 }
 
-func (s *Set) startWatching(namespace string) {
+// startWatching starts namespace's informers; with awaitAccess (its binding was just made),
+// only once the authorizer lets this process list the namespace's Secrets (awaitReadable).
+func (s *Set) startWatching(namespace string, awaitAccess bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running[namespace] != nil {
@@ -212,9 +220,44 @@ func (s *Set) startWatching(namespace string) {
 			ni.regs[t] = append(ni.regs[t], reg)
 		}
 		ni.byType[t] = inf
-		go inf.Run(ctx.Done())
 	}
 	s.running[namespace] = ni
+	// In a goroutine of its own: the Set's one worker goes on binding other namespaces.
+	go func() {
+		if awaitAccess {
+			s.awaitReadable(ctx, namespace)
+		}
+		for _, inf := range ni.byType {
+			go inf.Run(ctx.Done())
+		}
+	}()
+}
+
+// readableBackoff paces awaitReadable: a binding usually reaches kube-apiserver's authorizer
+// (an informer of RBAC objects) within tens of milliseconds; under load it takes longer. After
+// its steps (about 7 s) the informers start regardless and their lists retry on their own.
+var readableBackoff = wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 10}
+
+// awaitReadable waits until kube-apiserver's authorizer lets this process list namespace's
+// Secrets, asking it with SelfSubjectAccessReviews (every user may). A binding just made is
+// not honoured at once, and a list refused meanwhile was logged as an error and marked the
+// namespace forbidden, which made the Set delete and make the binding again at the
+// namespace's next event: hundreds of refusals while a fleet placed its tenants.
+func (s *Set) awaitReadable(ctx context.Context, namespace string) {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "list", Resource: "secrets"}}}
+	for b := readableBackoff; b.Steps > 0; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(b.Step()):
+		}
+		r, err := s.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err == nil && r.Status.Allowed {
+			return
+		}
+	}
+	klog.InfoS("the authorizer does not yet let this process list the Secrets of a namespace it bound; watching it all the same", "namespace", namespace)
 }
 
 // stopWatching stops namespace's informers. Their Secrets leave the listers without delete

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,6 +62,10 @@ func newFixture(t *testing.T, ctx context.Context, user string, react func(*kube
 	t.Helper()
 	kube := kubefake.NewClientset(objs...)
 	controllertest.SelectSecretsByType(kube)
+	// The authorizer honours a binding at once, unless react says otherwise.
+	kube.PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, &authorizationv1.SelfSubjectAccessReview{Status: authorizationv1.SubjectAccessReviewStatus{Allowed: true}}, nil
+	})
 	if react != nil {
 		react(kube)
 	}
@@ -207,6 +212,40 @@ func TestANamespaceItMayNotBindIsNotWatched(t *testing.T) {
 	// Synced all the same (newFixture waited): a refusal does not hold the process's start back.
 	if f.has("a", "env") {
 		t.Error("a watched though its binding was refused")
+	}
+}
+
+// A binding just made reaches kube-apiserver's authorizer a moment later: the namespace's
+// Secrets are listed only once the authorizer says this process may, so that no list is
+// refused (and the binding made again) meanwhile.
+func TestANewBindingIsWatchedOnceTheAuthorizerHonoursIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	reviews := 0
+	f := newFixture(t, ctx, self, func(kube *kubefake.Clientset) {
+		kube.PrependReactor("create", "selfsubjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			review := a.(clienttesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+			if ra := review.Spec.ResourceAttributes; ra == nil || *ra != (authorizationv1.ResourceAttributes{Namespace: "a", Verb: "list", Resource: "secrets"}) {
+				t.Errorf("asked %+v", review.Spec)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			reviews++
+			return true, &authorizationv1.SelfSubjectAccessReview{Status: authorizationv1.SubjectAccessReviewStatus{Allowed: reviews >= 3}}, nil
+		})
+	}, configMap("a"), secret("a", "env", envType))
+	controllertest.Eventually(t, ctx, "a watched", func() bool { return f.has("a", "env") })
+	var order []string
+	for _, a := range f.kube.Actions() {
+		switch r := a.GetResource().Resource; {
+		case r == "rolebindings" || r == "selfsubjectaccessreviews" || r == "secrets" && a.GetNamespace() == "a":
+			order = append(order, a.GetVerb()+" "+r)
+		}
+	}
+	want := []string{"create rolebindings", "create selfsubjectaccessreviews", "create selfsubjectaccessreviews", "create selfsubjectaccessreviews"}
+	if len(order) < len(want)+1 || !slices.Equal(order[:len(want)], want) || order[len(want)] != "list secrets" {
+		t.Errorf("requests %q, want %q then the lists and watches of a's Secrets", order, want)
 	}
 }
 
