@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gitops-service/gitops-service/bench/pkg/bench"
@@ -207,6 +209,21 @@ type FleetScaleResult struct {
 	Drain        *DrainResult
 	// DrainBefore and DrainAfter are sampled around the drain.
 	DrainBefore, DrainAfter FleetCosts
+	// Cleanup is what the tenants left once deleted; nil when they were kept, or the run ended
+	// before its cleanup.
+	Cleanup *FleetCleanup
+}
+
+// FleetCleanup is what is left once the run deleted its tenants: after their namespaces went
+// (or the timeout), the objects still there and the watches open, to hold against the
+// baseline's (a watch kept per tenant that outlives the tenant would show here).
+type FleetCleanup struct {
+	// Took is from the first delete until every namespace and placement was gone, or the timeout.
+	Took time.Duration
+	// NamespacesLeft and PlacementsLeft are the tenant namespaces and their TenantPlacements
+	// still there at the end of Took.
+	NamespacesLeft, PlacementsLeft int
+	After                          FleetCosts
 }
 
 // RunFleetScale runs the steps, then the drain. It refuses to start while tenant namespaces of
@@ -238,8 +255,14 @@ func RunFleetScale(ctx context.Context, cfg FleetScaleConfig) (*FleetScaleResult
 	res := &FleetScaleResult{Instances: r.instances, Capacity: r.capacityOf}
 	var namespaces []string
 	perTenant := cfg.PerTenant // what the tenants have now, for the cleanup
+	cleaned := false
 	if !cfg.Keep {
-		defer func() { cleanupFleet(cfg.FleetConfig, r.argoOf, r.argoNamespaceOf, namespaces, perTenant, logf) }()
+		// A run that ends early still deletes what it made.
+		defer func() {
+			if !cleaned {
+				cleanupFleet(cfg.FleetConfig, r.argoOf, r.argoNamespaceOf, namespaces, perTenant, logf)
+			}
+		}()
 	}
 	settle := func() error {
 		select {
@@ -337,7 +360,70 @@ func RunFleetScale(ctx context.Context, cfg FleetScaleConfig) (*FleetScaleResult
 			err = serr
 		}
 	}
-	return res, err
+	if err != nil || cfg.Keep {
+		return res, err
+	}
+	cleaned = true
+	start := time.Now()
+	cleanupFleet(cfg.FleetConfig, r.argoOf, r.argoNamespaceOf, namespaces, perTenant, logf)
+	c := &FleetCleanup{}
+	c.NamespacesLeft, c.PlacementsLeft = waitTenantsGone(ctx, cfg.FleetConfig, namespaces, logf)
+	c.Took = time.Since(start)
+	logf("cleanup: %d namespaces and %d TenantPlacements left after %s; settling %s", c.NamespacesLeft, c.PlacementsLeft,
+		c.Took.Round(time.Second), cfg.Settle)
+	if err := settle(); err != nil {
+		return res, err
+	}
+	if c.After, err = cfg.Sample(ctx); err != nil {
+		return res, err
+	}
+	logf("after the cleanup: %s", describeCosts(c.After))
+	res.Cleanup = c
+	return res, nil
+}
+
+// waitTenantsGone waits, up to cfg.Timeout, until none of namespaces and no TenantPlacement of
+// them is left, and returns how many of each are.
+func waitTenantsGone(ctx context.Context, cfg FleetConfig, namespaces []string, logf func(string, ...interface{})) (nsLeft, placementsLeft int) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	mine := map[string]bool{}
+	for _, ns := range namespaces {
+		mine[ns] = true
+	}
+	count := func(ctx context.Context) (int, int, error) {
+		nss, err := cfg.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, 0, err
+		}
+		ps, err := cfg.GitOps.ManagedGitopsV1alpha1().TenantPlacements().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, 0, err
+		}
+		n, p := 0, 0
+		for _, o := range nss.Items {
+			if mine[o.Name] {
+				n++
+			}
+		}
+		for _, o := range ps.Items {
+			if mine[o.Name] {
+				p++
+			}
+		}
+		return n, p, nil
+	}
+	nsLeft, placementsLeft = len(namespaces), len(namespaces)
+	_ = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		n, p, err := count(ctx)
+		if err != nil {
+			logf("counting what the tenants left: %v", err)
+			return false, nil
+		}
+		nsLeft, placementsLeft = n, p
+		return n == 0 && p == 0, nil
+	})
+	return nsLeft, placementsLeft
 }
 
 func describeCosts(c FleetCosts) string {

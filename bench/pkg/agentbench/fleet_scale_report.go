@@ -202,6 +202,9 @@ func RenderFleetScale(res *FleetScaleResult, info FleetScaleReportInfo) string {
 	} else {
 		p("The run ended before the drain.\n\n")
 	}
+	if c := res.Cleanup; c != nil {
+		renderCleanup(p, res.Baseline, c)
+	}
 
 	renderModel(p, res, info)
 
@@ -493,4 +496,18 @@ func splice(doc, begin, end, heading, sec string) string {
 		doc = strings.TrimRight(doc, "\n") + "\n\n"
 	}
 	return doc + heading + "\n\n" + begin + "\n" + sec + "\n" + end + "\n"
+}
+
+// renderCleanup says what the deleted tenants left: objects, and watches against the baseline.
+func renderCleanup(p func(string, ...interface{}), baseline FleetCosts, c *FleetCleanup) {
+	p("### After the cleanup\n\n")
+	if c.NamespacesLeft == 0 && c.PlacementsLeft == 0 {
+		p("Every tenant namespace and its TenantPlacement were gone %s after the run began deleting them. ", c.Took.Round(time.Second))
+	} else {
+		p("**%d tenant namespaces and %d TenantPlacements were still there %s after the run began deleting them.** ",
+			c.NamespacesLeft, c.PlacementsLeft, c.Took.Round(time.Second))
+	}
+	p("Watches open then, against the baseline before the first tenant: gitops-apiserver %.0f (%.0f), "+
+		"kube-apiserver of the stack's cluster %.0f (%.0f), of the remote cluster %.0f (%.0f).\n\n",
+		c.After.GitOpsWatches, baseline.GitOpsWatches, c.After.KubeWatches, baseline.KubeWatches, c.After.RemoteWatches, baseline.RemoteWatches)
 }

@@ -157,11 +157,14 @@ func TestRenderFleetScale(t *testing.T) {
 		Baseline: costs(t0, 0, 100<<20, 10),
 		Steps: []FleetScaleStep{step(50, 2, 50, 100, time.Minute, 200<<20), step(100, 2, 50, 100, 2*time.Minute, 300<<20),
 			step(100, 3, 0, 100, 3*time.Minute, 350<<20)},
-		Drain: &DrainResult{From: "main", To: "engine", Moving: 50, Synced: []time.Duration{time.Second}}}
+		Drain:   &DrainResult{From: "main", To: "engine", Moving: 50, Synced: []time.Duration{time.Second}},
+		Cleanup: &FleetCleanup{Took: 95 * time.Second, After: costs(t0.Add(5*time.Minute), 4*time.Minute, 300<<20, 12)}}
 	out := RenderFleetScale(res, FleetScaleReportInfo{InstancesSupported: "x", Note: "A small validation run.", Started: t0, Wall: time.Hour, MemTotal: 23 << 30,
 		CPUs: 2, Workers: 8, Settle: 30 * time.Second, Timeout: time.Minute})
 	for _, want := range []string{"**A small validation run.**", "| 100 | 3 | 300 | 0 / 100 |", "K = ⌈10000 / 1000⌉ = 10 instances",
-		"cost(T, D) = fixed + per-tenant × T + per-deployment × T×D", "### Draining `main`", "This machine", "| gitops-apiserver | shared |"} {
+		"cost(T, D) = fixed + per-tenant × T + per-deployment × T×D", "### Draining `main`", "This machine", "| gitops-apiserver | shared |",
+		"### After the cleanup\n\nEvery tenant namespace and its TenantPlacement were gone 1m35s after",
+		"gitops-apiserver 6 (5), kube-apiserver of the stack's cluster 12 (10), of the remote cluster 0 (0)."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
