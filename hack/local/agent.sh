@@ -112,10 +112,25 @@ redaction_key() {
 	echo "${file}"
 }
 
+# lease_priority_for SERVICEACCOUNT KUBECTL... adds gitops-service's SERVICEACCOUNT to the
+# subjects of the FlowSchema of artifacts/flowcontrol, unless it is there (a restart applies
+# the artifacts again, which keeps what an earlier patch added).
+lease_priority_for() {
+	local sa="$1"
+	shift
+	local names
+	names=" $("$@" get flowschema gitops-service-leader-election -o jsonpath='{.spec.rules[0].subjects[*].serviceAccount.name}') "
+	[[ "${names}" == *" ${sa} "* ]] && return 0
+	"$@" patch flowschema gitops-service-leader-election --type json -p "[{\"op\": \"add\", \"path\": \"/spec/rules/0/subjects/-\", \"value\": {\"kind\": \"ServiceAccount\", \"serviceAccount\": {\"namespace\": \"gitops-service\", \"name\": \"${sa}\"}}}]" >/dev/null
+}
+
 start_agent() {
 	# The admission policies first: they hold what the agents' cluster-wide rights may not do.
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/admission-policy" >/dev/null
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/agent" >/dev/null
+	# The stack's one agent process plays instance main's agent and the controllers as
+	# gitops-agent: its Leases too go at the leader-election priority level.
+	lease_priority_for gitops-agent "${KUBECTL[@]}"
 	"${KUBECTL[@]}" apply -k "${ROOT}/artifacts/namespace-provisioner" >/dev/null
 	bind_local_agent | "${KUBECTL[@]}" apply -f - >/dev/null
 	instance main "${ARGOCD_NAMESPACE}" | "${KUBECTL[@]}" apply -f - >/dev/null

@@ -78,6 +78,9 @@ start_engine() {
 	"${REMOTE[@]}" create namespace gitops-service --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
 	"${REMOTE[@]}" -n gitops-service create serviceaccount gitops-agent-engine --dry-run=client -o yaml | "${REMOTE[@]}" apply -f - >/dev/null
 	engine_manifests "${ROOT}/artifacts/agent-argocd" | sed "s/name: gitops-agent-main$/name: gitops-agent-engine/" | "${REMOTE[@]}" apply -f - >/dev/null
+	# Its Lease there at the leader-election priority level.
+	"${REMOTE[@]}" apply -k "${ROOT}/artifacts/flowcontrol" >/dev/null
+	lease_priority_for gitops-agent-engine "${REMOTE[@]}"
 	{
 		cat "${ROOT}/artifacts/argocd-local/namespace.yaml"
 		echo "---"

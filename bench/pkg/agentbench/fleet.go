@@ -1046,8 +1046,11 @@ func cleanupFleet(cfg FleetConfig, argoOf map[string]argoclient.Interface, argoN
 	} else {
 		logf("the agents deleted their Applications in %s; deleting the namespaces", time.Since(start).Round(time.Second))
 	}
+	// A context of their own: the wait above may have used all of ctx.
+	delCtx, cancelDel := context.WithTimeout(context.Background(), time.Minute+time.Duration(len(namespaces))*100*time.Millisecond)
+	defer cancelDel()
 	for _, ns := range namespaces {
-		if err := cfg.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := cfg.Kube.CoreV1().Namespaces().Delete(delCtx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			logf("deleting namespace %s: %v", ns, err)
 		}
 	}

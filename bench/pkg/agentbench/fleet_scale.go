@@ -223,7 +223,8 @@ type FleetCleanup struct {
 	// NamespacesLeft and PlacementsLeft are the tenant namespaces and their TenantPlacements
 	// still there at the end of Took.
 	NamespacesLeft, PlacementsLeft int
-	After                          FleetCosts
+	// After is sampled a settle after Took; zero when the run ended before.
+	After FleetCosts
 }
 
 // RunFleetScale runs the steps, then the drain. It refuses to start while tenant namespaces of
@@ -371,6 +372,7 @@ func RunFleetScale(ctx context.Context, cfg FleetScaleConfig) (*FleetScaleResult
 	c.Took = time.Since(start)
 	logf("cleanup: %d namespaces and %d TenantPlacements left after %s; settling %s", c.NamespacesLeft, c.PlacementsLeft,
 		c.Took.Round(time.Second), cfg.Settle)
+	res.Cleanup = c
 	if err := settle(); err != nil {
 		return res, err
 	}
@@ -378,7 +380,6 @@ func RunFleetScale(ctx context.Context, cfg FleetScaleConfig) (*FleetScaleResult
 		return res, err
 	}
 	logf("after the cleanup: %s", describeCosts(c.After))
-	res.Cleanup = c
 	return res, nil
 }
 

@@ -502,12 +502,26 @@ func splice(doc, begin, end, heading, sec string) string {
 func renderCleanup(p func(string, ...interface{}), baseline FleetCosts, c *FleetCleanup) {
 	p("### After the cleanup\n\n")
 	if c.NamespacesLeft == 0 && c.PlacementsLeft == 0 {
-		p("Every tenant namespace and its TenantPlacement were gone %s after the run began deleting them. ", c.Took.Round(time.Second))
+		p("Every tenant namespace and its TenantPlacement were gone %s after the run began deleting them.", c.Took.Round(time.Second))
 	} else {
-		p("**%d tenant namespaces and %d TenantPlacements were still there %s after the run began deleting them.** ",
-			c.NamespacesLeft, c.PlacementsLeft, c.Took.Round(time.Second))
+		p("**Still there %s after the run began deleting them: %s, %s.**", c.Took.Round(time.Second),
+			plural(c.NamespacesLeft, "tenant namespace"), plural(c.PlacementsLeft, "TenantPlacement"))
 	}
-	p("Watches open then, against the baseline before the first tenant: gitops-apiserver %.0f (%.0f), "+
-		"kube-apiserver of the stack's cluster %.0f (%.0f), of the remote cluster %.0f (%.0f).\n\n",
-		c.After.GitOpsWatches, baseline.GitOpsWatches, c.After.KubeWatches, baseline.KubeWatches, c.After.RemoteWatches, baseline.RemoteWatches)
+	if c.After.At.IsZero() {
+		p(" The run ended before it read the watches again.\n\n")
+		return
+	}
+	p(" Watches open then, against the baseline before the first tenant: gitops-apiserver %.0f (%.0f), kube-apiserver of the stack's cluster %.0f (%.0f)",
+		c.After.GitOpsWatches, baseline.GitOpsWatches, c.After.KubeWatches, baseline.KubeWatches)
+	if c.After.RemoteWatches > 0 || baseline.RemoteWatches > 0 {
+		p(", of the remote cluster %.0f (%.0f)", c.After.RemoteWatches, baseline.RemoteWatches)
+	}
+	p(".\n\n")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -181,6 +181,11 @@ func (s *Set) act(ctx context.Context, namespace string, p plan) error {
 			return err
 		}
 		created = made
+		if created && !p.start {
+			// Bound again under watching informers: their next list is to find the binding
+			// honoured, or it is refused again, and this made again at the next event.
+			s.awaitReadable(ctx, namespace)
+		}
 		s.mu.Lock()
 		if ni := s.running[namespace]; ni != nil {
 			ni.forbidden.Store(false)
@@ -227,16 +232,23 @@ func (s *Set) startWatching(namespace string, awaitAccess bool) {
 		if awaitAccess {
 			s.awaitReadable(ctx, namespace)
 		}
+		if ctx.Err() != nil {
+			return // no longer served
+		}
 		for _, inf := range ni.byType {
 			go inf.Run(ctx.Done())
 		}
 	}()
 }
 
-// readableBackoff paces awaitReadable: a binding usually reaches kube-apiserver's authorizer
-// (an informer of RBAC objects) within tens of milliseconds; under load it takes longer. After
-// its steps (about 7 s) the informers start regardless and their lists retry on their own.
-var readableBackoff = wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: 10}
+// readableBackoff and readableAsks pace awaitReadable: a binding usually reaches
+// kube-apiserver's authorizer (an informer of RBAC objects) within tens of milliseconds; under
+// load it takes longer. After readableAsks questions (50 ms, then doubling up to a second: 6.55
+// s in all) the informers start regardless and their lists retry on their own. (A Backoff's
+// Steps drop to 0 at its Cap, after which it stays there, so the questions are counted here.)
+var readableBackoff = wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: time.Second, Steps: readableAsks}
+
+const readableAsks = 10
 
 // awaitReadable waits until kube-apiserver's authorizer lets this process list namespace's
 // Secrets, asking it with SelfSubjectAccessReviews (every user may). A binding just made is
@@ -246,7 +258,8 @@ var readableBackoff = wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, C
 func (s *Set) awaitReadable(ctx context.Context, namespace string) {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "list", Resource: "secrets"}}}
-	for b := readableBackoff; b.Steps > 0; {
+	b := readableBackoff
+	for range readableAsks {
 		select {
 		case <-ctx.Done():
 			return

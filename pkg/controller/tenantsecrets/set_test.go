@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -249,6 +250,20 @@ func TestANewBindingIsWatchedOnceTheAuthorizerHonoursIt(t *testing.T) {
 	}
 }
 
+// The authorizer is asked for about 6.5 s at most: 50 ms, doubling up to a second.
+func TestReadableSchedule(t *testing.T) {
+	b := readableBackoff
+	var got []time.Duration
+	for range readableAsks {
+		got = append(got, b.Step())
+	}
+	ms := time.Millisecond
+	want := []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second, time.Second, time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("waits %v, want %v", got, want)
+	}
+}
+
 func TestABindingRefusedUnderTheSetIsMadeAgain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -275,14 +290,15 @@ func TestABindingRefusedUnderTheSetIsMadeAgain(t *testing.T) {
 	if _, err := f.kube.CoreV1().ConfigMaps("a").Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Bound again, and the authorizer asked before the informers may list again.
 	controllertest.Eventually(t, ctx, "a bound again", func() bool {
 		var verbs []string
 		for _, a := range f.kube.Actions() {
-			if a.GetResource().Resource == "rolebindings" {
-				verbs = append(verbs, a.GetVerb())
+			if r := a.GetResource().Resource; r == "rolebindings" || r == "selfsubjectaccessreviews" {
+				verbs = append(verbs, a.GetVerb()+" "+r)
 			}
 		}
-		return slices.Equal(verbs, []string{"delete", "create"})
+		return slices.Equal(verbs, []string{"delete rolebindings", "create rolebindings", "create selfsubjectaccessreviews"})
 	})
 	controllertest.Eventually(t, ctx, "a watched", func() bool { return f.has("a", "env") })
 }
