@@ -22,6 +22,22 @@ import (
 // is made as the identity that makes it in the stack.
 var _ = Describe("the Lease requests of the service's controllers", func() {
 	type classified struct{ Status, FlowSchema, PriorityLevel string }
+	// names are the FlowSchemas' and priority levels' names by UID, read once: the headers
+	// give UIDs.
+	var names map[string]string
+	BeforeEach(func(ctx context.Context) {
+		names = map[string]string{}
+		schemas, err := kube.FlowcontrolV1().FlowSchemas().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, o := range schemas.Items {
+			names[string(o.UID)] = o.Name
+		}
+		levels, err := kube.FlowcontrolV1().PriorityLevelConfigurations().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, o := range levels.Items {
+			names[string(o.UID)] = o.Name
+		}
+	})
 	// as sends one request as user and returns the names of the FlowSchema and priority level
 	// kube-apiserver queued it at.
 	as := func(ctx context.Context, user, method, path string, body []byte) classified {
@@ -37,37 +53,14 @@ var _ = Describe("the Lease requests of the service's controllers", func() {
 		Expect(err).NotTo(HaveOccurred())
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
-		names := func(header string, list func() (map[string]string, error)) string {
+		nameOf := func(header string) string {
 			GinkgoHelper()
 			uid := resp.Header.Get(header)
 			Expect(uid).NotTo(BeEmpty(), "%s %s as %s: no %s header", method, path, user, header)
-			byUID, err := list()
-			Expect(err).NotTo(HaveOccurred())
-			return byUID[uid]
+			return names[uid]
 		}
-		return classified{
-			Status: resp.Status,
-			FlowSchema: names("X-Kubernetes-PF-FlowSchema-UID", func() (map[string]string, error) {
-				l, err := kube.FlowcontrolV1().FlowSchemas().List(ctx, metav1.ListOptions{})
-				m := map[string]string{}
-				if err == nil {
-					for _, o := range l.Items {
-						m[string(o.UID)] = o.Name
-					}
-				}
-				return m, err
-			}),
-			PriorityLevel: names("X-Kubernetes-PF-PriorityLevel-UID", func() (map[string]string, error) {
-				l, err := kube.FlowcontrolV1().PriorityLevelConfigurations().List(ctx, metav1.ListOptions{})
-				m := map[string]string{}
-				if err == nil {
-					for _, o := range l.Items {
-						m[string(o.UID)] = o.Name
-					}
-				}
-				return m, err
-			}),
-		}
+		return classified{Status: resp.Status, FlowSchema: nameOf("X-Kubernetes-PF-FlowSchema-UID"),
+			PriorityLevel: nameOf("X-Kubernetes-PF-PriorityLevel-UID")}
 	}
 	const (
 		stackAgent  = "system:serviceaccount:gitops-service:gitops-agent"
