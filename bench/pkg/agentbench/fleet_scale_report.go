@@ -435,8 +435,8 @@ func renderModel(p func(string, ...interface{}), res *FleetScaleResult, info Fle
 			holds = int(room / instRSS)
 		}
 		p("**This machine** (%d cores, %.1f GiB): the shared part and the tenants' cluster at T = %d take %.1f GiB, which leaves room "+
-			"for %d instances of %d tenants by memory, against the %d needed; by CPU, %.2f steady cores are needed against %d. ",
-			info.CPUs, mem/(1<<30), TargetTenants, (sharedRSS+kubeRSS)/(1<<30), holds, capacity, K, totalCPU, info.CPUs)
+			"for %s of %d tenants by memory, against the %d needed; by CPU, %.2f steady cores are needed against %d. ",
+			info.CPUs, mem/(1<<30), TargetTenants, (sharedRSS+kubeRSS)/(1<<30), plural(holds, "instance"), capacity, K, totalCPU, info.CPUs)
 		memOver, cpuOver := total/mem, totalCPU/float64(max(1, info.CPUs))
 		bound := fmt.Sprintf("memory (%.1f× what it has; CPU %.1f×)", memOver, cpuOver)
 		if cpuOver > memOver {
