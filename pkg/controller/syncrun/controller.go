@@ -55,6 +55,11 @@ import (
 // (or finished) and starts nothing. spec.gitopsDeploymentName and spec.revisionID cannot change
 // (the API rejects it).
 //
+// Argo CD looks at an Application's operation after each pass of its refresh queue, which the
+// update that sets the operation makes. Should it not have started the operation syncStartGrace
+// after the agent set it, the agent writes the Application again (the request's new time), at
+// growing intervals (stalledStart), rather than leave the SyncRun to Argo CD's periodic refresh.
+//
 // Deleting a SyncRun needs no finalizer: once it is gone, an operation on the Application that
 // names its UID belongs to no SyncRun, and the agent terminates it if it still runs (reference
 // managed-gitops-api.md §4.5).
@@ -76,6 +81,10 @@ const (
 	// Application for. With Argo CD's refresh annotation gone, that refresh is done and the
 	// SyncRun's operation follows.
 	AnnotationSyncRunRefresh = "managed-gitops.redhat.com/syncrun-refresh"
+	// AnnotationSyncRunRequested is the agent's last request for the Application's operation
+	// (syncRequest: "<SyncRun UID> <RFC 3339 time> <nudges>"): written with the operation, then
+	// with each nudge.
+	AnnotationSyncRunRequested = "managed-gitops.redhat.com/syncrun-requested"
 	// syncRunInitiator is the user Argo CD shows as having started the operation.
 	syncRunInitiator = "gitops-service"
 )
@@ -320,11 +329,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return err
 		}
 	}
+	if plan.recheck > 0 {
+		c.Queue.AddAfter(key, plan.recheck)
+	}
 	switch {
 	case plan.refresh != nil:
 		return c.requestRefresh(ctx, plan.app, plan.refresh)
 	case plan.start != nil:
 		return c.startOperation(ctx, plan.app, plan.start, w.deployment)
+	case plan.nudge != nil:
+		return c.nudgeArgoCD(ctx, plan.app, plan.nudge)
 	}
 	return nil
 }
@@ -365,11 +379,31 @@ func (c *Controller) requestRefresh(ctx context.Context, app *argov1alpha1.Appli
 }
 
 func (c *Controller) startOperation(ctx context.Context, app *argov1alpha1.Application, run *managedv1alpha1.GitOpsDeploymentSyncRun, depl *managedv1alpha1.GitOpsDeployment) error {
-	if err := c.patchApplication(ctx, app, operationPatch(syncOperation(run, depl)), syncStartChange(app, run, time.Time{})); err != nil {
+	if err := c.patchApplication(ctx, app, operationPatch(syncOperation(run, depl), syncRequest{run: run.UID, at: c.now()}), syncStartChange(app, run, time.Time{})); err != nil {
 		return err
 	}
 	klog.V(2).InfoS("started a sync", "application", app.Name, "syncrun", klog.KObj(run), "revision", run.Spec.RevisionID)
 	c.recordEvents(run, []event{syncRequestedEvent(run)})
+	return nil
+}
+
+// nudgeArgoCD writes next, the agent's next request for app's operation, which Argo CD has not
+// started: the update makes Argo CD look at the operation again. Recorded once per SyncRun, its
+// attempts counting the nudges.
+func (c *Controller) nudgeArgoCD(ctx context.Context, app *argov1alpha1.Application, next *syncRequest) error {
+	source := managedv1alpha1.OperationSource{Kind: "GitOpsDeploymentSyncRun", UID: string(next.run)}
+	for _, i := range app.Operation.Info {
+		if i != nil && i.Name == operationInfoSyncRun {
+			source.Namespace, source.Name, _ = strings.Cut(i.Value, "/")
+		}
+	}
+	rec := argocd.ApplicationChange(app, source, "asked Argo CD again to start the sync on")
+	rec.Name = "syncrun-" + string(next.run) + "-nudge"
+	if err := c.patchApplication(ctx, app, requestPatch(*next), rec); err != nil {
+		return err
+	}
+	klog.InfoS("Argo CD has not started the sync it was asked for: asked again", "application", app.Name,
+		"syncrun", source.Namespace+"/"+source.Name, "lastRequest", app.Annotations[AnnotationSyncRunRequested])
 	return nil
 }
 
@@ -444,12 +478,20 @@ func refreshPatch(run *managedv1alpha1.GitOpsDeploymentSyncRun) map[string]inter
 
 // operationPatch sets the operation, as argocd-server's SetAppOperation does: the previous
 // operation's state goes, so that Argo CD starts this one afresh rather than resuming it.
-func operationPatch(op *argov1alpha1.Operation) map[string]interface{} {
+// The request, r, says when syncStartGrace starts.
+func operationPatch(op *argov1alpha1.Operation, r syncRequest) map[string]interface{} {
 	return map[string]interface{}{
-		"metadata":  map[string]interface{}{"annotations": map[string]interface{}{AnnotationSyncRunRefresh: nil}},
+		"metadata": map[string]interface{}{"annotations": map[string]interface{}{
+			AnnotationSyncRunRefresh: nil, AnnotationSyncRunRequested: r.String()}},
 		"operation": op,
 		"status":    map[string]interface{}{"operationState": nil},
 	}
+}
+
+// requestPatch writes the agent's request r for an operation Argo CD has not started.
+func requestPatch(r syncRequest) map[string]interface{} {
+	return map[string]interface{}{"metadata": map[string]interface{}{"annotations": map[string]interface{}{
+		AnnotationSyncRunRequested: r.String()}}}
 }
 
 // syncRequestedEvent is the Event of a SyncRun whose sync operation the agent set.

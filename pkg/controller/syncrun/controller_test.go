@@ -10,14 +10,20 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
+	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -127,8 +133,8 @@ func statusOf(t *testing.T, p syncRunPlan, run *managedv1alpha1.GitOpsDeployment
 
 func expectNoAppAction(t *testing.T, p syncRunPlan) {
 	t.Helper()
-	if p.refresh != nil || p.start != nil || len(p.terminate) > 0 {
-		t.Fatalf("expected no Application action, got refresh=%v start=%v terminate=%d", p.refresh, p.start, len(p.terminate))
+	if p.refresh != nil || p.start != nil || len(p.terminate) > 0 || p.nudge != nil {
+		t.Fatalf("expected no Application action, got refresh=%v start=%v terminate=%d nudge=%v", p.refresh, p.start, len(p.terminate), p.nudge)
 	}
 }
 
@@ -138,14 +144,14 @@ func TestSyncOperationRevisionAndOptions(t *testing.T) {
 	run := syncRun("pin", srT0, func(r *managedv1alpha1.GitOpsDeploymentSyncRun) {
 		r.Spec.RevisionID = "0123456789abcdef0123456789abcdef01234567"
 	})
-	raw, err := json.Marshal(operationPatch(syncOperation(run, d)))
+	raw, err := json.Marshal(operationPatch(syncOperation(run, d), syncRequest{run: run.UID, at: srLater.Time}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The exact merge patch: the revision is the SyncRun's, the sync options the deployment's
 	// (Argo CD reads them from the operation only), the info names the SyncRun, the refresh
-	// marker goes and Argo CD starts the operation afresh.
-	want := `{"metadata":{"annotations":{"managed-gitops.redhat.com/syncrun-refresh":null}},` +
+	// marker goes, the time of the request is kept and Argo CD starts the operation afresh.
+	want := `{"metadata":{"annotations":{"managed-gitops.redhat.com/syncrun-refresh":null,"managed-gitops.redhat.com/syncrun-requested":"uid-pin 2025-01-02T03:05:05Z 0"}},` +
 		`"operation":{"sync":{"revision":"0123456789abcdef0123456789abcdef01234567","prune":true,` +
 		`"syncStrategy":{"hook":{}},"syncOptions":["PrunePropagationPolicy=background","CreateNamespace=true"]},` +
 		`"initiatedBy":{"username":"gitops-service"},` +
@@ -170,6 +176,10 @@ func TestPatchesCarryOnlyTheirFields(t *testing.T) {
 	raw, _ := json.Marshal(refreshPatch(syncRun("a", srT0)))
 	if want := `{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal","managed-gitops.redhat.com/syncrun-refresh":"uid-a"}}}`; string(raw) != want {
 		t.Errorf("refresh patch:\n got %s\nwant %s", raw, want)
+	}
+	raw, _ = json.Marshal(requestPatch(syncRequest{run: "uid-a", at: srLater.Add(time.Millisecond), nudges: 2}))
+	if want := `{"metadata":{"annotations":{"managed-gitops.redhat.com/syncrun-requested":"uid-a 2025-01-02T03:05:05.001Z 2"}}}`; string(raw) != want {
+		t.Errorf("request patch:\n got %s\nwant %s", raw, want)
 	}
 	raw, _ = json.Marshal(argocd.TerminatePatch())
 	if want := `{"status":{"operationState":{"phase":"Terminating"}}}`; string(raw) != want {
@@ -242,6 +252,157 @@ func TestSyncRunRefreshesThenSyncs(t *testing.T) {
 	if !ok || c.Status != managedv1alpha1.GitOpsConditionStatusFalse || c.Reason != "" || c.Message != "" {
 		t.Fatalf("success condition %+v", c)
 	}
+}
+
+// askedAt is the agent's last request for run's operation: at, after nudges nudges.
+func askedAt(run *managedv1alpha1.GitOpsDeploymentSyncRun, at time.Time, nudges int) func(*argov1alpha1.Application) {
+	return func(app *argov1alpha1.Application) {
+		app.Annotations[AnnotationSyncRunRequested] = syncRequest{run: run.UID, at: at, nudges: nudges}.String()
+	}
+}
+
+func TestSyncRequestRoundTrips(t *testing.T) {
+	r := syncRequest{run: "0b1c2d3e-0000-4000-8000-000000000001", at: srLater.Add(123 * time.Microsecond), nudges: 3}
+	got, ok := parseSyncRequest(r.String())
+	if !ok || got.run != r.run || !got.at.Equal(r.at) || got.nudges != r.nudges {
+		t.Errorf("%q parsed as %+v (%v)", r.String(), got, ok)
+	}
+	for _, bad := range []string{"", "uid", "uid 2025-01-02T03:05:05Z", "uid yesterday 0", "uid 2025-01-02T03:05:05Z -1", "uid 2025-01-02T03:05:05Z x", "a b c d"} {
+		if _, ok := parseSyncRequest(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	for n, want := range []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 3 * time.Minute, 3 * time.Minute} {
+		if got := nudgeAfter(n); got != want {
+			t.Errorf("nudgeAfter(%d) = %v, want %v", n, got, want)
+		}
+	}
+	if got := nudgeAfter(1000); got != maxNudgeInterval {
+		t.Errorf("nudgeAfter(1000) = %v", got)
+	}
+}
+
+// TestAStalledStartIsNudged: an operation Argo CD has not started nudgeAfter(n) after the
+// agent's last request gets the next request written, n+1; the plan says when to look again
+// whenever an operation waits.
+func TestAStalledStartIsNudged(t *testing.T) {
+	d := manualDeployment()
+	run, other := syncRun("sync", srT0), syncRun("earlier", srT0)
+	now := srLater.Time
+	for _, tc := range []struct {
+		name    string
+		runs    []*managedv1alpha1.GitOpsDeploymentSyncRun
+		app     *argov1alpha1.Application
+		nudge   *syncRequest
+		recheck time.Duration
+	}{
+		{"asked just now", nil, appOf(d, requested(run), askedAt(run, now, 0)), nil, syncStartGrace},
+		{"asked 5 s ago", nil, appOf(d, requested(run), askedAt(run, now.Add(-5*time.Second), 0)), nil, 10 * time.Second},
+		{"asked the grace ago", nil, appOf(d, requested(run), askedAt(run, now.Add(-syncStartGrace), 0)),
+			&syncRequest{run: run.UID, at: now, nudges: 1}, 30 * time.Second},
+		{"nudged once, 20 s ago", nil, appOf(d, requested(run), askedAt(run, now.Add(-20*time.Second), 1)), nil, 10 * time.Second},
+		{"nudged once, 30 s ago", nil, appOf(d, requested(run), askedAt(run, now.Add(-30*time.Second), 1)),
+			&syncRequest{run: run.UID, at: now, nudges: 2}, time.Minute},
+		{"nudged 9 times, an hour ago", nil, appOf(d, requested(run), askedAt(run, now.Add(-time.Hour), 9)),
+			&syncRequest{run: run.UID, at: now, nudges: 10}, maxNudgeInterval},
+		{"asked ahead of this clock", nil, appOf(d, requested(run), askedAt(run, now.Add(time.Hour), 0)), nil, syncStartGrace},
+		{"a refresh not done yet", nil, appOf(d, requested(run), askedAt(run, now.Add(-time.Minute), 0), func(app *argov1alpha1.Application) {
+			app.Annotations[annotationArgoRefresh] = refreshNormal
+		}), nil, syncStartGrace},
+		{"started", nil, appOf(d, inState(run, phaseRunning, ""), askedAt(run, now.Add(-time.Minute), 0)), nil, 0},
+		{"not started, another SyncRun's state still there", []*managedv1alpha1.GitOpsDeploymentSyncRun{run, syncRun("earlier", srT0, withCondition(succeeded))},
+			appOf(d, inState(other, phaseSucceeded, ""), requested(run), func(app *argov1alpha1.Application) {
+				app.Status.OperationState = &argov1alpha1.OperationState{Operation: *syncOperation(other, d), StartedAt: srT0}
+			}, askedAt(run, now.Add(-time.Minute), 0)),
+			&syncRequest{run: run.UID, at: now, nudges: 1}, 30 * time.Second},
+		{"no request written (an older agent's operation)", nil, appOf(d, requested(run)), nil, 0},
+		{"a request for another SyncRun (left by an older agent's operation)", nil,
+			appOf(d, requested(run), askedAt(other, now.Add(-time.Hour), 0)), nil, 0},
+		{"a request that does not parse", nil, appOf(d, requested(run), func(app *argov1alpha1.Application) {
+			app.Annotations[AnnotationSyncRunRequested] = "yesterday"
+		}), nil, 0},
+		// A SyncRun deleted while its operation waits: the next one waits for that operation.
+		{"its SyncRun deleted", []*managedv1alpha1.GitOpsDeploymentSyncRun{syncRun("sync", srT0, func(r *managedv1alpha1.GitOpsDeploymentSyncRun) {
+			r.DeletionTimestamp = &srLater
+		})}, appOf(d, requested(run), askedAt(run, now.Add(-time.Minute), 0)), &syncRequest{run: run.UID, at: now, nudges: 1}, 30 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := tc.runs
+			if runs == nil {
+				runs = []*managedv1alpha1.GitOpsDeploymentSyncRun{run}
+			}
+			p := planSyncRuns(syncRunWorld{runs: runs, deployment: d, applications: []*argov1alpha1.Application{tc.app}}, metav1.NewTime(now))
+			if !reflect.DeepEqual(p.nudge, tc.nudge) {
+				t.Errorf("nudge %+v, want %+v", p.nudge, tc.nudge)
+			}
+			if p.recheck != tc.recheck {
+				t.Errorf("recheck in %v, want %v", p.recheck, tc.recheck)
+			}
+			if p.refresh != nil || p.start != nil || len(p.terminate) > 0 || len(p.statuses) > 0 {
+				t.Errorf("a waiting operation wants nothing else: %+v", p)
+			}
+		})
+	}
+}
+
+// TestNudgeWritesTheNextRequestAndLooksAgain: the reconcile carries the nudge out (one patch of
+// the request, guarded by the resourceVersion; one Operation per SyncRun) and queues the key
+// again once the next interval has passed.
+func TestNudgeWritesTheNextRequestAndLooksAgain(t *testing.T) {
+	ctx := context.Background()
+	d := manualDeployment()
+	run := syncRun("sync", srT0)
+	app := appOf(d, requested(run), askedAt(run, srT0.Time, 0))
+	gitops := gitopsfake.NewSimpleClientset(run.DeepCopy())
+	argo := argofake.NewSimpleClientset(app.DeepCopy())
+	runs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun})
+	deployments := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{argocd.ByDeployment: argocd.DeploymentKeyOfApplication})
+	for _, add := range []error{runs.Add(run), deployments.Add(d), apps.Add(app)} {
+		if add != nil {
+			t.Fatal(add)
+		}
+	}
+	clock := clocktesting.NewFakeClock(srLater.Time)
+	fw := framework.NewController(Name, nil)
+	fw.Queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: clock})
+	defer fw.Queue.ShutDown()
+	ops := operations.NewRecorder(gitops, "argocd")
+	c := &Controller{Controller: fw, gitops: gitops, argo: argo, runs: runs, deployments: listers.NewGitOpsDeploymentLister(deployments), apps: apps,
+		ops: ops, recorder: record.NewFakeRecorder(10), now: clock.Now}
+	key := d.Namespace + "/" + d.Name
+	if err := c.sync(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	var patches []string
+	for _, a := range argo.Actions() {
+		if p, ok := a.(clienttesting.PatchAction); ok {
+			patches = append(patches, string(p.GetPatch()))
+		}
+	}
+	want := `{"metadata":{"annotations":{"managed-gitops.redhat.com/syncrun-requested":"uid-sync 2025-01-02T03:05:05Z 1"},"resourceVersion":"7"}}`
+	if len(patches) != 1 || patches[0] != want {
+		t.Errorf("patches %q, want one: %s", patches, want)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go ops.Run(runCtx, time.Hour)
+	controllertest.Eventually(t, ctx, "the nudge recorded as an Operation of the SyncRun", func() bool {
+		op, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").Get(ctx, "syncrun-uid-sync-nudge", metav1.GetOptions{})
+		return err == nil && op.Spec.Source == syncRunSource(run) && op.Status.Attempts == 1 &&
+			op.Status.Message == "asked Argo CD again to start the sync on Application "+app.Name
+	})
+	if n := fw.Queue.Len(); n != 0 {
+		t.Errorf("%d keys queued at once, want none before the next interval", n)
+	}
+	clock.Step(nudgeAfter(1) - time.Second)
+	time.Sleep(100 * time.Millisecond)
+	if n := fw.Queue.Len(); n != 0 {
+		t.Errorf("%d keys queued before the next interval", n)
+	}
+	clock.Step(time.Second)
+	controllertest.Eventually(t, ctx, "the key queued again after the next interval", func() bool { return fw.Queue.Len() == 1 })
 }
 
 func TestSyncRunIsKeyedOnItsUID(t *testing.T) {

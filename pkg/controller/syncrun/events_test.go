@@ -20,6 +20,7 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
+	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -103,7 +104,9 @@ func syncRunFixture(t *testing.T, d *managedv1alpha1.GitOpsDeployment, run *mana
 		}
 	}
 	c := &Controller{
-		gitops: gitops, argo: argo, runs: runs, deployments: listers.NewGitOpsDeploymentLister(deployments), apps: apps,
+		// A queue for the rechecks the plan asks for (a real clock: they come after the test).
+		Controller: framework.NewController(Name, nil),
+		gitops:     gitops, argo: argo, runs: runs, deployments: listers.NewGitOpsDeploymentLister(deployments), apps: apps,
 		ops: operations.NewRecorder(gitops, "argocd"), now: func() time.Time { return srLater.Time },
 	}
 	return c, runs, gitops, argo

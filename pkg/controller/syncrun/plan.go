@@ -3,6 +3,9 @@ package syncrun
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +46,57 @@ type syncRunPlan struct {
 	app     *argov1alpha1.Application
 	refresh *managedv1alpha1.GitOpsDeploymentSyncRun
 	start   *managedv1alpha1.GitOpsDeploymentSyncRun
+	// nudge is the next request for app's operation, which Argo CD has not started long
+	// enough after the agent's last request (stalledStart): the agent writes it on app.
+	nudge *syncRequest
+	// recheck is when to decide again though nothing changed (0: only when something does).
+	recheck time.Duration
+}
+
+// syncStartGrace is how long Argo CD may take to start an operation the agent set before the
+// agent writes the Application again. Argo CD looks at an Application's operation after each
+// pass of its refresh queue, which every update of the Application makes, and starts one in
+// well under a second; once (an e2e run, Argo CD 2.14) it had not started one 60 s later, and
+// started it at once when the next update of the Application came. Without one, the next pass
+// is Argo CD's periodic refresh, up to 3 minutes away. The grace doubles with each nudge, up to
+// maxNudgeInterval, so that an Argo CD that never starts it is not written every 15 s.
+const (
+	syncStartGrace   = 15 * time.Second
+	maxNudgeInterval = 3 * time.Minute
+)
+
+// syncRequest is what AnnotationSyncRunRequested says: the SyncRun whose operation the agent
+// last asked Argo CD for, when, and how many times it has nudged Argo CD since it set it.
+type syncRequest struct {
+	run    types.UID
+	at     time.Time
+	nudges int
+}
+
+func (r syncRequest) String() string {
+	return fmt.Sprintf("%s %s %d", r.run, r.at.UTC().Format(time.RFC3339Nano), r.nudges)
+}
+
+func parseSyncRequest(s string) (syncRequest, bool) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return syncRequest{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, f[1])
+	n, nerr := strconv.Atoi(f[2])
+	if err != nil || nerr != nil || n < 0 {
+		return syncRequest{}, false
+	}
+	return syncRequest{run: types.UID(f[0]), at: at, nudges: n}, true
+}
+
+// nudgeAfter is how long after the agent's last request it nudges Argo CD, with nudges made.
+func nudgeAfter(nudges int) time.Duration {
+	d := syncStartGrace
+	for i := 0; i < nudges && d < maxNudgeInterval; i++ {
+		d *= 2
+	}
+	return min(d, maxNudgeInterval)
 }
 
 // planSyncRuns decides, from what the agent sees, what to do about the SyncRuns of one
@@ -150,6 +204,10 @@ func planSyncRuns(w syncRunWorld, now metav1.Time) syncRunPlan {
 		}
 	}
 
+	if running != "" {
+		// Whether its SyncRun still exists or not: the next SyncRun waits for it either way.
+		plan.nudge, plan.recheck = stalledStart(app, running, now)
+	}
 	if app == nil || app.Operation != nil || len(waiting) == 0 {
 		return plan
 	}
@@ -163,6 +221,31 @@ func planSyncRuns(w syncRunWorld, now metav1.Time) syncRunPlan {
 		plan.start = next
 	}
 	return plan
+}
+
+// stalledStart decides about the operation set on app for the SyncRun run: nothing once Argo CD
+// has started it (its operationState names run); otherwise the agent's next request once
+// nudgeAfter has passed since its last, and when to look again. An operation without the
+// agent's request for it (set by an agent before the request was written) is left alone.
+func stalledStart(app *argov1alpha1.Application, run types.UID, now metav1.Time) (*syncRequest, time.Duration) {
+	if st := app.Status.OperationState; st != nil && syncRunOf(st.Operation.Info) == run {
+		return nil, 0
+	}
+	last, ok := parseSyncRequest(app.Annotations[AnnotationSyncRunRequested])
+	if !ok || last.run != run {
+		return nil, 0
+	}
+	wait := nudgeAfter(last.nudges)
+	if app.Annotations[annotationArgoRefresh] != "" {
+		// A refresh Argo CD has not done yet: its pass of the refresh queue is still to come.
+		return nil, wait
+	}
+	// A request ahead of this agent's clock (another agent's, with a clock ahead) counts as now.
+	if waited := max(0, now.Sub(last.at)); waited < wait {
+		return nil, wait - waited
+	}
+	next := syncRequest{run: run, at: now.Time, nudges: last.nudges + 1}
+	return &next, nudgeAfter(next.nudges)
 }
 
 // syncRunFinished tells whether a SyncRun's outcome is recorded. Every ErrorOccurred condition
