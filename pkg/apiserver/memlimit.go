@@ -24,8 +24,8 @@ const liveHeapRatio = 1.25
 
 // GOGC stays Go's 100 below the limit. 400 was tried (issue 37): garbage collection went from
 // 14.6% to 4.1% of this server's CPU while it served make bench's gets, but the get rate
-// against the CRD did not move beyond the machine's noise (1.00× and 1.03× in two profiles),
-// and the fleet benchmark's server at 1,000 tenants grew from 228 to 392 MiB RSS.
+// against the CRD did not move beyond the machine's noise (1.00× in a profile; 1.03× with
+// APF off too), and the fleet benchmark's server at 1,000 tenants grew from 228 to 392 MiB.
 
 // memoryLimitPeriod is how often the limit follows the live heap.
 const memoryLimitPeriod = 10 * time.Second
