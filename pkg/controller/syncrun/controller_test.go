@@ -10,13 +10,11 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	argofake "github.com/argoproj/argo-cd/v2/pkg/client/clientset/versioned/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -353,24 +351,14 @@ func TestNudgeWritesTheNextRequestAndLooksAgain(t *testing.T) {
 	d := manualDeployment()
 	run := syncRun("sync", srT0)
 	app := appOf(d, requested(run), askedAt(run, srT0.Time, 0))
-	gitops := gitopsfake.NewSimpleClientset(run.DeepCopy())
-	argo := argofake.NewSimpleClientset(app.DeepCopy())
-	runs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{bySyncRunDeployment: deploymentKeyOfSyncRun})
-	deployments := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{argocd.ByDeployment: argocd.DeploymentKeyOfApplication})
-	for _, add := range []error{runs.Add(run), deployments.Add(d), apps.Add(app)} {
-		if add != nil {
-			t.Fatal(add)
-		}
-	}
+	c, _, gitops, argo := syncRunFixture(t, d, run, app)
 	clock := clocktesting.NewFakeClock(srLater.Time)
 	fw := framework.NewController(Name, nil)
 	fw.Queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: clock})
 	defer fw.Queue.ShutDown()
-	ops := operations.NewRecorder(gitops, "argocd")
-	c := &Controller{Controller: fw, gitops: gitops, argo: argo, runs: runs, deployments: listers.NewGitOpsDeploymentLister(deployments), apps: apps,
-		ops: ops, recorder: record.NewFakeRecorder(10), now: clock.Now}
+	c.Controller, c.now = fw, clock.Now
+	ops := c.ops
 	key := d.Namespace + "/" + d.Name
 	if err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
