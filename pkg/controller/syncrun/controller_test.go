@@ -21,7 +21,6 @@ import (
 	managedv1alpha1 "github.com/gitops-service/gitops-service/pkg/apis/managedgitops/v1alpha1"
 	"github.com/gitops-service/gitops-service/pkg/controller/argocd"
 	"github.com/gitops-service/gitops-service/pkg/controller/controllertest"
-	"github.com/gitops-service/gitops-service/pkg/controller/framework"
 	"github.com/gitops-service/gitops-service/pkg/controller/operations"
 	gitopsfake "github.com/gitops-service/gitops-service/pkg/generated/clientset/versioned/fake"
 	listers "github.com/gitops-service/gitops-service/pkg/generated/listers/managedgitops/v1alpha1"
@@ -353,12 +352,12 @@ func TestNudgeWritesTheNextRequestAndLooksAgain(t *testing.T) {
 	app := appOf(d, requested(run), askedAt(run, srT0.Time, 0))
 	c, _, gitops, argo := syncRunFixture(t, d, run, app)
 	clock := clocktesting.NewFakeClock(srLater.Time)
-	fw := framework.NewController(Name, nil)
-	fw.Queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+	// The fixture's queue runs on the real clock; this one on the fake clock.
+	c.Queue.ShutDown()
+	c.Queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: clock})
-	defer fw.Queue.ShutDown()
-	c.Controller, c.now = fw, clock.Now
-	ops := c.ops
+	defer c.Queue.ShutDown()
+	c.now = clock.Now
 	key := d.Namespace + "/" + d.Name
 	if err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
@@ -375,22 +374,22 @@ func TestNudgeWritesTheNextRequestAndLooksAgain(t *testing.T) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go ops.Run(runCtx, time.Hour)
+	go c.ops.Run(runCtx, time.Hour)
 	controllertest.Eventually(t, ctx, "the nudge recorded as an Operation of the SyncRun", func() bool {
 		op, err := gitops.ManagedGitopsV1alpha1().Operations("argocd").Get(ctx, "syncrun-uid-sync-nudge", metav1.GetOptions{})
 		return err == nil && op.Spec.Source == syncRunSource(run) && op.Status.Attempts == 1 &&
 			op.Status.Message == "asked Argo CD again to start the sync on Application "+app.Name
 	})
-	if n := fw.Queue.Len(); n != 0 {
+	if n := c.Queue.Len(); n != 0 {
 		t.Errorf("%d keys queued at once, want none before the next interval", n)
 	}
 	clock.Step(nudgeAfter(1) - time.Second)
 	time.Sleep(100 * time.Millisecond)
-	if n := fw.Queue.Len(); n != 0 {
+	if n := c.Queue.Len(); n != 0 {
 		t.Errorf("%d keys queued before the next interval", n)
 	}
 	clock.Step(time.Second)
-	controllertest.Eventually(t, ctx, "the key queued again after the next interval", func() bool { return fw.Queue.Len() == 1 })
+	controllertest.Eventually(t, ctx, "the key queued again after the next interval", func() bool { return c.Queue.Len() == 1 })
 }
 
 func TestSyncRunIsKeyedOnItsUID(t *testing.T) {
